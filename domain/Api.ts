@@ -1,0 +1,34 @@
+/**
+ * The service's HTTP interface: every group of every area, the shared errors, and the OpenAPI
+ * metadata. The server, the OpenAPI document, /docs and the typed client are all built from this.
+ */
+import { HttpApi, HttpApiSchema, OpenApi } from "@effect/platform"
+import { DecodeErrorResponse, InvalidRequestResponse } from "./Errors.ts"
+import { SystemGroup } from "./System.ts"
+
+const BaseApi = HttpApi.make("merchant-platform")
+  .add(SystemGroup)
+  .annotateContext(OpenApi.annotations({
+    title: "Merchant payments and loyalty API",
+    version: "1.0.0",
+    description: [
+      "KHQR payments (USD and KHR), refunds, webhooks, hosted checkout, customers and loyalty.",
+      "",
+      "Errors always have the shape `{ \"error\": { \"code\", \"message\", \"param\" } }`.",
+      "Lists are `{ object: \"list\", data, has_more, next_cursor }`, newest first; `limit` defaults",
+      "to 20 and is clamped to 100; `cursor` is the previous page's `next_cursor`.",
+      "An unknown path answers 404 `not_found`; a known path with another method answers 405",
+      "`method_not_allowed` with an `Allow` header; a malformed JSON body answers 400 `invalid_request`."
+    ].join("\n")
+  }))
+
+/**
+ * The framework's schema-decode failures are rendered in the shared error envelope rather than the
+ * framework's default shape: the API's own error schema is replaced by the envelope transformation.
+ */
+export class Api extends BaseApi {
+  static override readonly errorSchema = HttpApiSchema.UnionUnify(
+    DecodeErrorResponse,
+    InvalidRequestResponse
+  ) as unknown as typeof BaseApi.errorSchema
+}

@@ -1,0 +1,206 @@
+/**
+ * The typed errors of the service and their one wire shape:
+ *
+ *   { "error": { "code": "invalid_request", "message": "…", "param": "amount" } }
+ *
+ * Each error is a `Schema.TaggedError` that services fail with. Its `…Response` schema is what an
+ * HttpApi endpoint declares with `.addError(...)`: a transformation between the wire envelope and the
+ * error class, annotated with the HTTP status, so the server encodes the envelope, the OpenAPI document
+ * shows it, and the typed client decodes it back into the class.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { ParseResult, Schema } from "effect"
+
+export const ErrorCode = Schema.Literal(
+  "invalid_request",
+  "unauthorized",
+  "mfa_required",
+  "forbidden",
+  "not_found",
+  "method_not_allowed",
+  "invalid_state",
+  "idempotency_conflict",
+  "rate_limited",
+  "internal_error",
+  "service_unavailable"
+)
+export type ErrorCode = typeof ErrorCode.Type
+
+/** The envelope every error answer has, whatever route it comes from. */
+export const ErrorEnvelope = Schema.Struct({
+  error: Schema.Struct({
+    code: ErrorCode,
+    message: Schema.String,
+    param: Schema.optional(Schema.String)
+  })
+}).annotations({ identifier: "ErrorEnvelope" })
+export type ErrorEnvelope = typeof ErrorEnvelope.Type
+
+const envelopeOf = <C extends ErrorCode>(code: C) =>
+  Schema.Struct({
+    error: Schema.Struct({
+      code: Schema.Literal(code),
+      message: Schema.String,
+      param: Schema.optional(Schema.String)
+    })
+  })
+
+const errorFields = {
+  message: Schema.String,
+  param: Schema.optional(Schema.String)
+}
+
+interface ErrorFields {
+  readonly message: string
+  readonly param?: string | undefined
+}
+
+/** Builds the wire schema of one error class: the envelope with its code, at its status. */
+const wire = <A extends ErrorFields, Tag extends string, C extends ErrorCode>(
+  self: Schema.Schema<A, ErrorFields & { readonly _tag: Tag }>,
+  tag: Tag,
+  code: C,
+  status: number,
+  description: string
+) =>
+  Schema.transform(envelopeOf(code), self, {
+    strict: false,
+    decode: (body) => ({ _tag: tag, message: body.error.message, param: body.error.param }),
+    encode: (error) => ({
+      error: error.param === undefined
+        ? { code, message: error.message }
+        : { code, message: error.message, param: error.param }
+    })
+  }).annotations({
+    ...HttpApiSchema.annotations({ status }),
+    identifier: `Error_${code}`,
+    description
+  })
+
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", errorFields) {}
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", errorFields) {}
+export class MfaRequired extends Schema.TaggedError<MfaRequired>()("MfaRequired", errorFields) {}
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", errorFields) {}
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", errorFields) {}
+export class InvalidState extends Schema.TaggedError<InvalidState>()("InvalidState", errorFields) {}
+export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>()("IdempotencyConflict", errorFields) {}
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  ...errorFields,
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {}
+
+export const InvalidRequestResponse = wire(
+  InvalidRequest,
+  "InvalidRequest",
+  "invalid_request",
+  400,
+  "The request is malformed or a value is missing, of the wrong type or out of range."
+)
+export const UnauthorizedResponse = wire(
+  Unauthorized,
+  "Unauthorized",
+  "unauthorized",
+  401,
+  "No credential, or an unknown, revoked or expired one."
+)
+export const MfaRequiredResponse = wire(
+  MfaRequired,
+  "MfaRequired",
+  "mfa_required",
+  401,
+  "A TOTP code is required for this operation."
+)
+export const ForbiddenResponse = wire(
+  Forbidden,
+  "Forbidden",
+  "forbidden",
+  403,
+  "Authenticated, but not allowed to do this."
+)
+export const NotFoundResponse = wire(
+  NotFound,
+  "NotFound",
+  "not_found",
+  404,
+  "No such object (objects of other tenants answer the same)."
+)
+export const InvalidStateResponse = wire(
+  InvalidState,
+  "InvalidState",
+  "invalid_state",
+  409,
+  "The object's lifecycle does not allow this transition."
+)
+export const IdempotencyConflictResponse = wire(
+  IdempotencyConflict,
+  "IdempotencyConflict",
+  "idempotency_conflict",
+  409,
+  "The Idempotency-Key was used before with a different request."
+)
+// Retry-After is set as a header by the HTTP layer from `retryAfterSeconds`.
+export const RateLimitedResponse = Schema.transform(envelopeOf("rate_limited"), RateLimited, {
+  strict: false,
+  decode: (body) => ({ _tag: "RateLimited" as const, message: body.error.message, param: body.error.param }),
+  encode: (error) => ({ error: { code: "rate_limited" as const, message: error.message } })
+}).annotations({
+  ...HttpApiSchema.annotations({ status: 429 }),
+  identifier: "Error_rate_limited",
+  description: "Too many requests; retry after the number of seconds in the Retry-After header."
+})
+
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", errorFields) {}
+export const ServiceUnavailableResponse = wire(
+  ServiceUnavailable,
+  "ServiceUnavailable",
+  "service_unavailable",
+  503,
+  "A dependency (the database or the cluster) is not usable right now."
+)
+
+/** Every domain error a service can fail with. */
+export type ApiError =
+  | InvalidRequest
+  | Unauthorized
+  | MfaRequired
+  | Forbidden
+  | NotFound
+  | InvalidState
+  | IdempotencyConflict
+  | RateLimited
+  | ServiceUnavailable
+
+/** Renders a schema decode failure as one readable sentence and the offending parameter. */
+export const describeIssues = (
+  issues: ReadonlyArray<{ readonly path: ReadonlyArray<unknown>; readonly message: string }>,
+  fallback: string
+): { readonly message: string; readonly param: string | undefined } => {
+  const first = issues[0]
+  if (first === undefined) return { message: fallback, param: undefined }
+  const param = first.path.length > 0 ? first.path.map((key) => typeof key === "object" && key !== null && "key" in key ? String(key.key) : String(key)).join(".") : undefined
+  const message = param === undefined ? first.message : `${param}: ${first.message}`
+  return { message, param }
+}
+
+/**
+ * The framework's own decode failure (a body, path, query or header that does not match its schema),
+ * rendered in the shared envelope. Encode-only: the typed client reads such an answer as InvalidRequest.
+ */
+export const DecodeErrorResponse = Schema.transformOrFail(envelopeOf("invalid_request"), HttpApiDecodeError, {
+  strict: false,
+  decode: (_body, _options, ast) =>
+    ParseResult.fail(new ParseResult.Forbidden(ast, _body, "read as InvalidRequest")),
+  encode: (error) => {
+    const { message, param } = describeIssues(error.issues, error.message)
+    return ParseResult.succeed({
+      error: param === undefined
+        ? { code: "invalid_request" as const, message }
+        : { code: "invalid_request" as const, message, param }
+    })
+  }
+}).annotations({
+  ...HttpApiSchema.annotations({ status: 400 }),
+  identifier: "Error_invalid_request_schema",
+  description: "The request did not match the operation's schema."
+})

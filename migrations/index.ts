@@ -1,0 +1,10 @@
+/**
+ * Every migration, in order. A static record (rather than a directory scan) so the same code runs
+ * unchanged on Node and on Deno. Add a new migration here with the next number.
+ */
+import { Migrator } from "@effect/sql"
+import Migration0001 from "./0001_platform.ts"
+
+export const migrations = Migrator.fromRecord({
+  "0001_platform": Migration0001
+})

@@ -1,0 +1,113 @@
+/**
+ * The service's configuration: every environment variable of the Configuration table in API.md,
+ * read only through `Config`, with the documented defaults.
+ */
+import { Cause, Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
+
+const decimalAmount = /^\d+(\.\d+)?$/
+
+const booleanFlag = (name: string) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((raw) => {
+      const value = raw.trim().toLowerCase()
+      if (["true", "1", "yes", "on"].includes(value)) return Either.right(true)
+      if (["false", "0", "no", "off", ""].includes(value)) return Either.right(false)
+      return Either.left(ConfigError.InvalidData([], `expected true or false, got "${raw}"`))
+    }),
+    Config.withDefault(false)
+  )
+
+const positiveInteger = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "expected a positive whole number", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+const masterKey = Config.redacted("MASTER_KEY").pipe(
+  Config.mapOrFail((value) => {
+    const bytes = Buffer.from(Redacted.value(value).trim(), "base64")
+    return bytes.length === 32
+      ? Either.right(Redacted.make(new Uint8Array(bytes)))
+      : Either.left(
+        ConfigError.InvalidData([], `expected 32 bytes encoded in base64, got ${bytes.length} bytes`)
+      )
+  }),
+  Config.option
+)
+
+export const appConfig = Config.all({
+  port: Config.port("PORT").pipe(Config.withDefault(3000)),
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
+  masterKey,
+  publicBaseUrl: Config.url("PUBLIC_BASE_URL").pipe(
+    Config.map((url) => url.toString().replace(/\/$/, "")),
+    Config.option
+  ),
+  webhookAllowPrivateNetworks: booleanFlag("WEBHOOK_ALLOW_PRIVATE_NETWORKS"),
+  platformAdminEmails: Config.string("PLATFORM_ADMIN_EMAILS").pipe(
+    Config.map((raw) =>
+      raw.split(",").map((email) => email.trim().toLowerCase()).filter((email) => email.length > 0)
+    ),
+    Config.withDefault([] as ReadonlyArray<string>)
+  ),
+  paymentDefaultExpirySeconds: positiveInteger("PAYMENT_DEFAULT_EXPIRY_SECONDS", 900),
+  refundMfaThreshold: Config.string("REFUND_MFA_THRESHOLD").pipe(
+    Config.validate({ message: "expected a positive decimal amount such as 500.00", validation: (s) => decimalAmount.test(s) }),
+    Config.option
+  ),
+  production: Config.string("NODE_ENV").pipe(
+    Config.map((env) => env === "production"),
+    Config.withDefault(false)
+  ),
+  /** How long shutdown waits for in-flight requests before closing the remaining connections. */
+  shutdownGraceSeconds: positiveInteger("SHUTDOWN_GRACE_SECONDS", 10)
+})
+
+export type AppConfigShape = Config.Config.Success<typeof appConfig>
+
+export class AppConfig extends Context.Tag("runtime/AppConfig")<AppConfig, AppConfigShape>() {
+  static readonly layer = Layer.effect(AppConfig, Effect.mapError(appConfig, describeConfigError))
+  static readonly make = (overrides: Partial<AppConfigShape> = {}) =>
+    Layer.effect(
+      AppConfig,
+      Effect.map(Effect.mapError(appConfig, describeConfigError), (config) => ({ ...config, ...overrides }))
+    )
+}
+
+/** A start-up failure in configuration: one line naming the variable. */
+export class ConfigurationError extends Error {
+  readonly _tag = "ConfigurationError"
+}
+
+export function describeConfigError(error: ConfigError.ConfigError): ConfigurationError {
+  const lines: Array<string> = []
+  const walk = (e: ConfigError.ConfigError): void => {
+    switch (e._op) {
+      case "And":
+      case "Or":
+        walk(e.left)
+        walk(e.right)
+        return
+      case "InvalidData":
+      case "MissingData":
+      case "SourceUnavailable":
+      case "Unsupported": {
+        const name = e.path.join("_") || "configuration"
+        const reason = e._op === "MissingData" ? "is required" : `is invalid: ${e.message}`
+        lines.push(`${name} ${reason}`)
+        return
+      }
+    }
+  }
+  walk(error)
+  return new ConfigurationError(`Configuration error: ${[...new Set(lines)].join("; ")}`)
+}
+
+/** The origin used in checkout and share links; defaults to the port actually bound. */
+export const publicBaseUrlFor = (config: AppConfigShape, boundPort: number): string =>
+  Option.getOrElse(config.publicBaseUrl, () => `http://localhost:${boundPort}`)
+
+export const isConfigurationError = (cause: Cause.Cause<unknown>): Option.Option<ConfigurationError> =>
+  Option.filter(Cause.failureOption(cause), (e): e is ConfigurationError => e instanceof ConfigurationError)

@@ -1,0 +1,150 @@
+/**
+ * The HTTP server: the HttpApi served by HttpLayerRouter, /openapi.json and /docs from the same
+ * definitions, one request middleware (request id, access log, the shared error envelope for the
+ * framework's own failures), and a graceful shutdown.
+ */
+import { HttpApi, HttpApiScalar, HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Cause, Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { randomUUID } from "node:crypto"
+import { Api } from "../domain/Api.ts"
+import type { ErrorCode } from "../domain/Errors.ts"
+import { SystemHttpLive } from "../src/system/Http.ts"
+import { SystemService } from "../src/system/Service.ts"
+import { AppConfig } from "./Config.ts"
+
+/** Routes served outside the HttpApi (documents and pages), for the method check below. */
+const extraRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
+  ["GET", "/openapi.json"],
+  ["GET", "/docs"]
+]
+
+interface RouteShape {
+  readonly method: string
+  readonly pattern: RegExp
+}
+
+const toPattern = (path: string): RegExp =>
+  new RegExp(
+    "^" + path.split("/").map((segment) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("/") + "/?$"
+  )
+
+/** Every method and path template the server answers, so a wrong method can be told from an unknown path. */
+export const knownRoutes = (api: HttpApi.HttpApi.Any): ReadonlyArray<RouteShape> => {
+  const routes: Array<RouteShape> = []
+  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => {
+      routes.push({ method: endpoint.method, pattern: toPattern(endpoint.path) })
+    }
+  })
+  for (const [method, path] of extraRoutes) routes.push({ method, pattern: toPattern(path) })
+  return routes
+}
+
+const errorResponse = (status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson({ error: { code, message } }, { status, headers })
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/
+
+/**
+ * The outermost middleware. It gives each request an id (echoing a sane `x-request-id`), renders every
+ * failure the handlers did not render themselves in the shared envelope — unknown route, wrong method,
+ * unreadable body, defect — and writes one access-log line per request.
+ */
+export const RequestMiddlewareLive = HttpLayerRouter.middleware(
+  Effect.sync(() => {
+    const routes = knownRoutes(Api)
+
+    const renderFailure = (request: HttpServerRequest.HttpServerRequest, path: string) =>
+    (cause: Cause.Cause<unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
+      const failure = Cause.squash(cause)
+      if (isTagged(failure, "RouteNotFound")) {
+        const allowed = [...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))]
+        return Effect.succeed(
+          allowed.length > 0
+            ? errorResponse(405, "method_not_allowed", `${request.method} is not supported on ${path}; use ${allowed.join(", ")}`, {
+              allow: allowed.join(", ")
+            })
+            : errorResponse(404, "not_found", `No route for ${request.method} ${path}`)
+        )
+      }
+      if (isTagged(failure, "RequestError") && (failure as { readonly reason?: string }).reason === "Decode") {
+        return Effect.succeed(errorResponse(400, "invalid_request", "The request body could not be read as JSON"))
+      }
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      return Effect.as(
+        Effect.logError("request failed", cause),
+        errorResponse(500, "internal_error", "An internal error occurred; it has been logged")
+      )
+    }
+
+    return (httpEffect) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const incomingId = request.headers["x-request-id"]
+        const requestId = incomingId !== undefined && REQUEST_ID_PATTERN.test(incomingId) ? incomingId : randomUUID()
+        const path = request.url.split("?")[0] ?? request.url
+        const started = performance.now()
+        return httpEffect.pipe(
+          Effect.catchAllCause(renderFailure(request, path)),
+          Effect.tap((response) => {
+            const durationMs = Math.round((performance.now() - started) * 10) / 10
+            return Effect.logInfo(`${request.method} ${path} ${response.status} ${durationMs}ms`).pipe(
+              Effect.annotateLogs({ status: response.status, duration_ms: durationMs })
+            )
+          }),
+          Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId)),
+          Effect.annotateLogs("request_id", requestId)
+        )
+      })
+  }),
+  { global: true }
+)
+
+const isTagged = (u: unknown, tag: string): boolean =>
+  typeof u === "object" && u !== null && "_tag" in u && (u as { _tag: unknown })._tag === tag
+
+/** The HttpApi groups of every area. */
+export const ApiGroupsLive = Layer.mergeAll(SystemHttpLive)
+
+/** Every route: the API, its OpenAPI document, the interactive reference. */
+export const RoutesLive = Layer.mergeAll(
+  HttpLayerRouter.addHttpApi(Api, { openapiPath: "/openapi.json" }).pipe(Layer.provide(ApiGroupsLive)),
+  HttpApiScalar.layerHttpLayerRouter({ api: Api, path: "/docs" }),
+  RequestMiddlewareLive
+)
+
+/**
+ * The Node HTTP server. On shutdown it stops accepting at once, lets in-flight requests finish, and
+ * closes whatever connections remain (long-lived streams) after the grace period.
+ */
+export const NodeServerLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const server = createServer()
+    // Built after the server, so released before it: it stops keep-alive idlers at once and bounds
+    // how long the server's own release waits for in-flight requests and open streams.
+    const closeLingeringConnections = Layer.scopedDiscard(Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        server.closeIdleConnections()
+        setTimeout(() => server.closeAllConnections(), config.shutdownGraceSeconds * 1000).unref()
+      })
+    ))
+    return closeLingeringConnections.pipe(
+      Layer.provideMerge(NodeHttpServer.layer(() => server, { port: config.port, host: config.host }))
+    )
+  })
+)
+
+export const logListening = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const server = yield* HttpServer.HttpServer
+  const port = server.address._tag === "TcpAddress" ? server.address.port : config.port
+  yield* Effect.logInfo(`listening on http://${config.host}:${port}`)
+})
+
+/** Serves every route; requires the services the handlers use. */
+export const HttpLive = HttpLayerRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
+  Layer.provide(SystemService.Default)
+)

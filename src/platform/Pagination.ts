@@ -1,0 +1,189 @@
+/**
+ * Cursor pagination of every list route (API.md "Lists"):
+ *
+ *   { "object": "list", "data": [ … ], "has_more": true, "next_cursor": "…" }
+ *
+ * Lists are newest first, ordered by `(created_at DESC, id DESC)`; the id breaks ties between objects
+ * created in the same instant. A cursor names the position of the last object of a page, and the next
+ * page is everything strictly after it in that order: `(created_at, id) < (t, id)`. Unlike an offset,
+ * this position does not move when newer objects are inserted between two requests, so paging never
+ * repeats or skips an object.
+ *
+ * The timestamp in a cursor has millisecond precision (it travels through a JavaScript `Date`), so
+ * `created_at` columns must hold no more than that — `timestamptz(3)` — or objects created in the same
+ * millisecond as a page's last object could be skipped.
+ */
+import type { Statement } from "@effect/sql"
+import { Effect, Either, ParseResult, Schema } from "effect"
+import { InvalidRequest } from "../../domain/Errors.ts"
+
+export const DEFAULT_LIST_LIMIT = 20
+export const MAX_LIST_LIMIT = 100
+
+const WHOLE_NUMBER = /^\d+$/
+
+/** The `limit` query parameter: a decimal string on the wire, a number from 1 to 100 once decoded. */
+export const ListLimit = Schema.transformOrFail(
+  Schema.String,
+  Schema.Int.pipe(Schema.between(1, MAX_LIST_LIMIT)),
+  {
+    strict: true,
+    decode: (raw, _options, ast) => {
+      if (!WHOLE_NUMBER.test(raw)) {
+        return ParseResult.fail(
+          new ParseResult.Type(ast, raw, `must be a whole number from 1 to ${MAX_LIST_LIMIT}, such as "20"`)
+        )
+      }
+      const requested = Number(raw)
+      if (requested === 0) {
+        return ParseResult.fail(new ParseResult.Type(ast, raw, "must be at least 1"))
+      }
+      // Asking for more than the maximum is not an error: the client gets the largest page there is.
+      return ParseResult.succeed(Math.min(requested, MAX_LIST_LIMIT))
+    },
+    encode: (limit) => ParseResult.succeed(String(limit))
+  }
+).annotations({
+  description:
+    `How many objects to return, from 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}; a larger value is treated as ${MAX_LIST_LIMIT}).`,
+  examples: [DEFAULT_LIST_LIMIT]
+})
+
+/** The query parameters every list route takes. */
+export const ListParams = Schema.Struct({
+  limit: Schema.optionalWith(ListLimit, { default: () => DEFAULT_LIST_LIMIT }),
+  cursor: Schema.optional(
+    Schema.String.annotations({
+      description: "The `next_cursor` of the previous page, unchanged. Omit it for the first page."
+    })
+  )
+})
+export type ListParams = typeof ListParams.Type
+
+// ---------------------------------------------------------------------------------------------
+// Cursors
+// ---------------------------------------------------------------------------------------------
+
+/** Where a page ended: the `created_at` and `id` of its last object. */
+export interface PagePosition {
+  readonly createdAt: Date
+  readonly id: string
+}
+
+// Far longer than any cursor we issue; it spares us parsing whatever a client might paste.
+const MAX_CURSOR_LENGTH = 512
+
+// Exactly what `Date.prototype.toISOString` writes, so one position has one cursor.
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+const CursorContent = Schema.Struct({
+  t: Schema.String.pipe(Schema.pattern(ISO_INSTANT)),
+  id: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/))
+})
+const decodeCursorContent = Schema.decodeUnknownEither(CursorContent, { onExcessProperty: "error" })
+
+/** The opaque `next_cursor` for a page that ended at `position`. */
+export const encodeCursor = (position: PagePosition): string =>
+  Buffer.from(JSON.stringify({ t: position.createdAt.toISOString(), id: position.id }), "utf8").toString("base64url")
+
+/** Reads a cursor a client sent back; anything we did not issue fails as an invalid `cursor` parameter. */
+export const decodeCursor = (cursor: string): Effect.Effect<PagePosition, InvalidRequest> => {
+  const invalid = Effect.fail(
+    new InvalidRequest({
+      message: "cursor is not valid: pass the next_cursor of the previous page unchanged",
+      param: "cursor"
+    })
+  )
+  if (cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) return invalid
+  const bytes = Buffer.from(cursor, "base64url")
+  // Only the canonical spelling is ours; Node's decoder would also accept variants of it.
+  if (bytes.toString("base64url") !== cursor) return invalid
+
+  let json: unknown
+  try {
+    json = JSON.parse(bytes.toString("utf8"))
+  } catch {
+    return invalid
+  }
+  const content = decodeCursorContent(json)
+  if (Either.isLeft(content)) return invalid
+  const createdAt = new Date(content.right.t)
+  // The pattern admits impossible dates such as month 13; a round trip rules them out.
+  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== content.right.t) return invalid
+  return Effect.succeed({ createdAt, id: content.right.id })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pages
+// ---------------------------------------------------------------------------------------------
+
+export interface Page<A> {
+  readonly object: "list"
+  readonly data: ReadonlyArray<A>
+  readonly has_more: boolean
+  readonly next_cursor: string | null
+}
+
+/**
+ * Turns the rows of a query run with `LIMIT limit + 1` into a page: the extra row, if it came back,
+ * only tells that there is more, and is not returned.
+ */
+export const toPage = <A>(
+  rows: ReadonlyArray<A>,
+  limit: number,
+  positionOf: (row: A) => PagePosition
+): Page<A> => {
+  const data = rows.slice(0, limit)
+  const last = data[data.length - 1]
+  const hasMore = rows.length > limit && last !== undefined
+  return {
+    object: "list",
+    data,
+    has_more: hasMore,
+    next_cursor: hasMore ? encodeCursor(positionOf(last)) : null
+  }
+}
+
+/** The schema of a page of `item`s, as list routes answer it. */
+export const ListOf = <A, I, R>(item: Schema.Schema<A, I, R>) =>
+  Schema.Struct({
+    object: Schema.Literal("list"),
+    data: Schema.Array(item),
+    has_more: Schema.Boolean,
+    next_cursor: Schema.NullOr(Schema.String)
+  }).annotations({
+    description: "A page of objects, newest first. Pass `next_cursor` as `cursor` to get the next page."
+  })
+
+// ---------------------------------------------------------------------------------------------
+// SQL
+// ---------------------------------------------------------------------------------------------
+
+/** The columns that order a list; qualify them (`"p.created_at"`) when the query joins tables. */
+export interface ListColumns {
+  readonly createdAt: string
+  readonly id: string
+}
+
+const DEFAULT_LIST_COLUMNS: ListColumns = { createdAt: "created_at", id: "id" }
+
+/**
+ * The WHERE condition selecting the rows after `position` in newest-first order (all rows for the
+ * first page). Use it together with `newestFirst` and `LIMIT limit + 1`.
+ *
+ * `sql` is the `SqlClient` (any statement constructor will do).
+ */
+export const keysetAfter = (
+  sql: Statement.Constructor,
+  position: PagePosition | undefined,
+  columns: ListColumns = DEFAULT_LIST_COLUMNS
+): Statement.Fragment =>
+  position === undefined
+    ? sql`TRUE`
+    : sql`(${sql(columns.createdAt)}, ${sql(columns.id)}) < (${position.createdAt.toISOString()}, ${position.id})`
+
+/** The ORDER BY terms of every list: newest first, ties broken by id, matching `keysetAfter`. */
+export const newestFirst = (
+  sql: Statement.Constructor,
+  columns: ListColumns = DEFAULT_LIST_COLUMNS
+): Statement.Fragment => sql`${sql(columns.createdAt)} DESC, ${sql(columns.id)} DESC`
