@@ -18,5 +18,5 @@ const reportStartupFailure = (cause: Cause.Cause<unknown>) => {
 // One line per event (logfmt), so logs stay grep-able and each request is one line.
 NodeRuntime.runMain(
   program.pipe(Effect.tapErrorCause(reportStartupFailure), Effect.provide(Logger.logFmt)),
-  { disableErrorReporting: true }
+  { disableErrorReporting: true, disablePrettyLogger: true }
 )

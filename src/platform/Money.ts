@@ -37,8 +37,8 @@ export const AmountString = Schema.String.annotations({
     message: () => `must be a decimal string such as "12.50": digits, optionally a "." and more digits`
   })
 ).annotations({
-  description:
-    "An amount in the currency's major unit as a decimal string (never a JSON number), with at most as many decimal places as the currency has: \"12.50\" USD, \"5000\" KHR.",
+  description: "An amount in the currency's major unit as a decimal string (never a JSON number), " +
+    "with at most as many decimal places as the currency has: \"12.50\" USD, \"5000\" KHR.",
   examples: ["12.50", "5000"]
 })
 
@@ -62,7 +62,8 @@ export const parseAmount = (
   }
   if (!DECIMAL_AMOUNT.test(input)) {
     return reject(
-      `${param} must be a positive decimal string such as "${sample}": digits and at most one ".", without sign, spaces or exponent`
+      `${param} must be a positive decimal string such as "${sample}": ` +
+        `digits and at most one ".", without sign, spaces or exponent`
     )
   }
 

@@ -22,18 +22,19 @@ export const MAX_LIST_LIMIT = 100
 
 const WHOLE_NUMBER = /^\d+$/
 
+const LIMIT_DESCRIPTION = `How many objects to return, from 1 to ${MAX_LIST_LIMIT} ` +
+  `(default ${DEFAULT_LIST_LIMIT}; a larger value is treated as ${MAX_LIST_LIMIT}).`
+
 /** The `limit` query parameter: a decimal string on the wire, a number from 1 to 100 once decoded. */
 export const ListLimit = Schema.transformOrFail(
-  Schema.String,
-  Schema.Int.pipe(Schema.between(1, MAX_LIST_LIMIT)),
+  Schema.String.pipe(
+    Schema.pattern(WHOLE_NUMBER, { message: () => `must be a whole number from 1 to ${MAX_LIST_LIMIT}, such as "20"` })
+  ),
+  // The OpenAPI generator documents a defaulted property from this side, so the description goes here too.
+  Schema.Int.pipe(Schema.between(1, MAX_LIST_LIMIT)).annotations({ title: "limit", description: LIMIT_DESCRIPTION }),
   {
     strict: true,
     decode: (raw, _options, ast) => {
-      if (!WHOLE_NUMBER.test(raw)) {
-        return ParseResult.fail(
-          new ParseResult.Type(ast, raw, `must be a whole number from 1 to ${MAX_LIST_LIMIT}, such as "20"`)
-        )
-      }
       const requested = Number(raw)
       if (requested === 0) {
         return ParseResult.fail(new ParseResult.Type(ast, raw, "must be at least 1"))
@@ -43,15 +44,11 @@ export const ListLimit = Schema.transformOrFail(
     },
     encode: (limit) => ParseResult.succeed(String(limit))
   }
-).annotations({
-  description:
-    `How many objects to return, from 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}; a larger value is treated as ${MAX_LIST_LIMIT}).`,
-  examples: [DEFAULT_LIST_LIMIT]
-})
+).annotations({ description: LIMIT_DESCRIPTION })
 
 /** The query parameters every list route takes. */
 export const ListParams = Schema.Struct({
-  limit: Schema.optionalWith(ListLimit, { default: () => DEFAULT_LIST_LIMIT }),
+  limit: Schema.optionalWith(ListLimit, { exact: true, default: () => DEFAULT_LIST_LIMIT }),
   cursor: Schema.optional(
     Schema.String.annotations({
       description: "The `next_cursor` of the previous page, unchanged. Omit it for the first page."

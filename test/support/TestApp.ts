@@ -1,0 +1,61 @@
+/**
+ * The whole service, started in the test process on a free loopback port against the suite's own
+ * database, with a typed HttpApiClient and a raw fetch for what the typed client cannot send
+ * (malformed JSON, wrong methods, unknown paths).
+ */
+import { FetchHttpClient, HttpServer } from "@effect/platform"
+import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { type ApiClient, makeApiClient } from "../../domain/Client.ts"
+import { ServiceLive } from "../../runtime/App.ts"
+import { AppConfig, type AppConfigShape } from "../../runtime/Config.ts"
+import { TestDatabase } from "./TestDatabase.ts"
+
+export interface TestAppShape {
+  readonly baseUrl: string
+  readonly client: ApiClient
+  readonly fetch: (path: string, init?: RequestInit) => Promise<Response>
+  readonly database: TestDatabase["Type"]
+}
+
+export class TestApp extends Context.Tag("test/TestApp")<TestApp, TestAppShape>() {}
+
+/** Configuration a test run needs: loopback, a free port, the suite's database and data directory. */
+export const testConfigLayer = (overrides: Partial<AppConfigShape> = {}) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const database = yield* TestDatabase
+    return AppConfig.make({
+      port: 0,
+      host: "127.0.0.1",
+      databaseUrl: database.url,
+      dataDir: database.dataDir,
+      masterKey: Option.some(Redacted.make(new Uint8Array(randomBytes(32)))),
+      webhookAllowPrivateNetworks: true,
+      shutdownGraceSeconds: 1,
+      ...overrides
+    })
+  }))
+
+const makeTestApp = Effect.gen(function*() {
+  const server = yield* HttpServer.HttpServer
+  const database = yield* TestDatabase
+  if (server.address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+  const baseUrl = `http://127.0.0.1:${server.address.port}`
+  const client = yield* makeApiClient(baseUrl).pipe(Effect.provide(FetchHttpClient.layer))
+  return TestApp.of({
+    baseUrl,
+    client,
+    fetch: (path, init) => fetch(new URL(path, baseUrl), init),
+    database
+  })
+})
+
+/** The running service for one suite; torn down (server, cluster, database) when the suite ends. */
+export const testAppLayer = (overrides: Partial<AppConfigShape> = {}) =>
+  Layer.effect(TestApp, makeTestApp).pipe(
+    Layer.provideMerge(ServiceLive),
+    Layer.provideMerge(testConfigLayer(overrides)),
+    Layer.provideMerge(TestDatabase.layer),
+    // Request lines would drown the test report; warnings and errors still show.
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  )
