@@ -4,7 +4,9 @@
  */
 import { Migrator } from "@effect/sql"
 import Migration0001 from "./0001_platform.ts"
+import Migration0002 from "./0002_accounts.ts"
 
 export const migrations = Migrator.fromRecord({
-  "0001_platform": Migration0001
+  "0001_platform": Migration0001,
+  "0002_accounts": Migration0002
 })

@@ -21,7 +21,8 @@ export const IdPrefixes = [
   "lnk", // payment link
   "inv", // invoice
   "jrn", // ledger journal
-  "sess" // session
+  "sess", // session
+  "kyc" // merchant verification (KYC) submission
 ] as const
 
 export type IdPrefix = (typeof IdPrefixes)[number]

@@ -4,7 +4,7 @@
  */
 import { Entity, SingleRunner } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { ClusterSchema } from "@effect/cluster"
 import { Effect, Layer, Schema } from "effect"
 import { DatabaseLive } from "../../runtime/Database.ts"
@@ -47,7 +47,7 @@ const ClusterTestLive = CounterLive.pipe(
 )
 
 describe("cluster", () => {
-  it.layer(ClusterTestLive, { timeout: 120_000, excludeTestServices: true })("single runner on SQL storage", (it) => {
+  layer(ClusterTestLive, { timeout: 120_000, excludeTestServices: true })("single runner on SQL storage", (it) => {
     it.effect("serializes concurrent messages to one entity", () =>
       Effect.gen(function*() {
         const counter = yield* Counter.client

@@ -1,11 +1,11 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
 const json = (response: Response) => response.json() as Promise<any>
 
 describe("HTTP platform", () => {
-  it.layer(testAppLayer(), { timeout: 120_000, excludeTestServices: true })("the running service", (it) => {
+  layer(testAppLayer(), { timeout: 120_000, excludeTestServices: true })("the running service", (it) => {
     it.effect("answers /health and /ready through the typed client", () =>
       Effect.gen(function*() {
         const { client } = yield* TestApp

@@ -1,0 +1,41 @@
+/**
+ * Who is calling: a user with a session token (the console), or an API key acting for its one store
+ * and mode (the merchant API). Every protected group declares the `Authentication` middleware, which
+ * reads `Authorization: Bearer <credential>` and provides the `CurrentPrincipal`.
+ */
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Context } from "effect"
+import { UnauthorizedResponse } from "./Errors.ts"
+
+export interface UserPrincipal {
+  readonly _tag: "User"
+  readonly userId: string
+  readonly email: string
+  readonly sessionId: string
+  readonly platformAdmin: boolean
+}
+
+export interface ApiKeyPrincipal {
+  readonly _tag: "ApiKey"
+  readonly keyId: string
+  readonly storeId: string
+  readonly organizationId: string
+  readonly livemode: boolean
+}
+
+export type Principal = UserPrincipal | ApiKeyPrincipal
+
+export class CurrentPrincipal extends Context.Tag("domain/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
+  provides: CurrentPrincipal,
+  failure: UnauthorizedResponse,
+  security: {
+    bearer: HttpApiSecurity.bearer.pipe(
+      HttpApiSecurity.annotate(
+        OpenApi.Description,
+        "A session token from /auth/login (console routes), or an API key `sk_test_…` / `sk_live_…` (merchant API)."
+      )
+    )
+  }
+}) {}

@@ -1,0 +1,106 @@
+/**
+ * The one authorization layer every store- and organization-scoped route goes through: it resolves the
+ * object, checks that the caller's organization owns it (another tenant's object is 404, as if it did
+ * not exist), then that the caller's role allows the action (403).
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { type ApiKeyPrincipal, CurrentPrincipal, type UserPrincipal } from "../../domain/Auth.ts"
+import { Forbidden, NotFound } from "../../domain/Errors.ts"
+import { decide, type Permission, type Role, Roles } from "./Policy.ts"
+
+/** A store the caller may act on, with the caller's role in its organization. */
+export interface StoreAccess {
+  readonly storeId: string
+  readonly organizationId: string
+  /** The caller's role; API keys act with the Developer role's permissions on their one store. */
+  readonly role: Role
+  readonly principal: UserPrincipal | ApiKeyPrincipal
+}
+
+export interface OrganizationAccess {
+  readonly organizationId: string
+  readonly role: Role
+  readonly principal: UserPrincipal
+}
+
+const RoleSchema = Schema.Literal(...Roles)
+
+export class AccessService extends Effect.Service<AccessService>()("access/AccessService", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const findStoreMembership = SqlSchema.findOne({
+      Request: Schema.Struct({ storeId: Schema.String, userId: Schema.String }),
+      Result: Schema.Struct({ organization_id: Schema.String, role: Schema.NullOr(RoleSchema) }),
+      execute: ({ storeId, userId }) =>
+        sql`
+          SELECT s.organization_id, m.role
+          FROM stores s
+          LEFT JOIN memberships m ON m.organization_id = s.organization_id AND m.user_id = ${userId}
+          WHERE s.id = ${storeId}`
+    })
+
+    const findRole = SqlSchema.findOne({
+      Request: Schema.Struct({ organizationId: Schema.String, userId: Schema.String }),
+      Result: Schema.Struct({ role: RoleSchema }),
+      execute: ({ organizationId, userId }) =>
+        sql`SELECT role FROM memberships WHERE organization_id = ${organizationId} AND user_id = ${userId}`
+    })
+
+    /** The signed-in user; API keys are refused on console routes. */
+    const currentUser = Effect.gen(function*() {
+      const principal = yield* CurrentPrincipal
+      if (principal._tag !== "User") {
+        return yield* new Forbidden({ message: "This route needs a user session token, not an API key" })
+      }
+      return principal
+    })
+
+    const requirePlatformAdmin = Effect.gen(function*() {
+      const user = yield* currentUser
+      if (!user.platformAdmin) {
+        return yield* new Forbidden({ message: "Only platform administrators may use this route" })
+      }
+      return user
+    })
+
+    const storeNotFound = (storeId: string) => new NotFound({ message: `No such store: ${storeId}`, param: "store_id" })
+
+    /** The store `storeId` if the caller may perform `permission` on it. */
+    const store = Effect.fn("Access.store")(function*(storeId: string, permission: Permission) {
+      const principal = yield* CurrentPrincipal
+      if (principal._tag === "ApiKey") {
+        if (principal.storeId !== storeId) return yield* storeNotFound(storeId)
+        const decision = decide("developer", permission)
+        if (!decision.allowed) return yield* new Forbidden({ message: `An API key cannot do this (${permission})` })
+        return { storeId, organizationId: principal.organizationId, role: "developer" as const, principal }
+      }
+      const found = yield* findStoreMembership({ storeId, userId: principal.userId }).pipe(Effect.orDie)
+      if (Option.isNone(found) || found.value.role === null) return yield* storeNotFound(storeId)
+      const role = found.value.role
+      const decision = decide(role, permission)
+      if (!decision.allowed) return yield* new Forbidden({ message: `Not allowed: ${decision.reason}` })
+      return { storeId, organizationId: found.value.organization_id, role, principal } satisfies StoreAccess
+    })
+
+    /** The organization `organizationId` if the signed-in user may perform `permission` in it. */
+    const organization = Effect.fn("Access.organization")(function*(organizationId: string, permission: Permission) {
+      const user = yield* currentUser
+      const found = yield* findRole({ organizationId, userId: user.userId }).pipe(Effect.orDie)
+      if (Option.isNone(found)) {
+        return yield* new NotFound({ message: `No such organization: ${organizationId}`, param: "org_id" })
+      }
+      const decision = decide(found.value.role, permission)
+      if (!decision.allowed) return yield* new Forbidden({ message: `Not allowed: ${decision.reason}` })
+      return { organizationId, role: found.value.role, principal: user } satisfies OrganizationAccess
+    })
+
+    /** The caller's role in an organization, without deciding anything (for the access check route). */
+    const roleIn = Effect.fn("Access.roleIn")(function*(organizationId: string, userId: string) {
+      return Option.map(yield* findRole({ organizationId, userId }).pipe(Effect.orDie), (row) => row.role)
+    })
+
+    return { currentUser, requirePlatformAdmin, store, organization, roleIn } as const
+  })
+}) {}
