@@ -11,8 +11,8 @@ import { randomUUID } from "node:crypto"
 import { Api } from "../domain/Api.ts"
 import type { ErrorCode } from "../domain/Errors.ts"
 import { SystemHttpLive } from "../src/system/Http.ts"
-import { SystemService } from "../src/system/Service.ts"
 import { AppConfig } from "./Config.ts"
+import { ServicesLive } from "./Services.ts"
 
 /** Routes served outside the HttpApi (documents and pages), for the method check below. */
 const extraRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
@@ -105,8 +105,10 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
 const isTagged = (u: unknown, tag: string): boolean =>
   typeof u === "object" && u !== null && "_tag" in u && (u as { _tag: unknown })._tag === tag
 
-/** The HttpApi groups of every area. */
-export const ApiGroupsLive = Layer.mergeAll(SystemHttpLive)
+/** The HttpApi groups of every area, one line each. */
+export const ApiGroupsLive = Layer.mergeAll(
+  SystemHttpLive
+)
 
 /** Every route: the API, its OpenAPI document, the interactive reference. */
 export const RoutesLive = Layer.mergeAll(
@@ -146,5 +148,5 @@ export const logListening = Effect.gen(function*() {
 
 /** Serves every route; requires the services the handlers use. */
 export const HttpLive = HttpLayerRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
-  Layer.provide(SystemService.Default)
+  Layer.provide(ServicesLive)
 )

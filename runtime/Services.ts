@@ -1,0 +1,13 @@
+/**
+ * The business services every HTTP handler, RPC handler and entity may use. A service layer brings
+ * its own repos; what it needs from the outside (SQL client, sharding, master key, configuration) is
+ * provided by the runtime.
+ */
+import { Layer } from "effect"
+import { AccessService } from "../src/access/Service.ts"
+import { SystemService } from "../src/system/Service.ts"
+
+export const ServicesLive = Layer.mergeAll(
+  SystemService.Default,
+  AccessService.Default
+)
