@@ -4,10 +4,15 @@
  */
 import { HttpApi, HttpApiSchema, OpenApi } from "@effect/platform"
 import { DecodeErrorResponse, InvalidRequestResponse } from "./Errors.ts"
+import { AuthGroup, MembersGroup, SessionGroup } from "./Accounts.ts"
 import { SystemGroup } from "./System.ts"
 
 const BaseApi = HttpApi.make("merchant-platform")
   .add(SystemGroup)
+  .add(AuthGroup)
+  .add(SessionGroup)
+  .add(MembersGroup)
+  .addError(InvalidRequestResponse)
   .annotateContext(OpenApi.annotations({
     title: "Merchant payments and loyalty API",
     version: "1.0.0",

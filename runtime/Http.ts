@@ -10,6 +10,8 @@ import { createServer } from "node:http"
 import { randomUUID } from "node:crypto"
 import { Api } from "../domain/Api.ts"
 import type { ErrorCode } from "../domain/Errors.ts"
+import { AuthenticationLive } from "../src/accounts/Authentication.ts"
+import { AuthHttpLive, MembersHttpLive, SessionHttpLive } from "../src/accounts/Http.ts"
 import { SystemHttpLive } from "../src/system/Http.ts"
 import { AppConfig } from "./Config.ts"
 import { ServicesLive } from "./Services.ts"
@@ -107,8 +109,11 @@ const isTagged = (u: unknown, tag: string): boolean =>
 
 /** The HttpApi groups of every area, one line each. */
 export const ApiGroupsLive = Layer.mergeAll(
-  SystemHttpLive
-)
+  SystemHttpLive,
+  AuthHttpLive,
+  SessionHttpLive,
+  MembersHttpLive
+).pipe(Layer.provide(AuthenticationLive))
 
 /** Every route: the API, its OpenAPI document, the interactive reference. */
 export const RoutesLive = Layer.mergeAll(

@@ -5,9 +5,13 @@
  */
 import { Layer } from "effect"
 import { AccessService } from "../src/access/Service.ts"
+import { AccountsService } from "../src/accounts/Service.ts"
+import { ApiKeysRepo } from "../src/apikeys/Repo.ts"
 import { SystemService } from "../src/system/Service.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
-  AccessService.Default
+  AccessService.Default,
+  AccountsService.Default,
+  ApiKeysRepo.Default
 )

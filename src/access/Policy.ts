@@ -9,6 +9,7 @@ export type Role = (typeof Roles)[number]
 /** Every permission a route can require, with what it allows. */
 export const PermissionCatalogue = {
   "organization.read": "See the organization, its members and its verification status",
+  "member.manage": "Add members to the organization and choose their roles",
   "verification.submit": "Submit merchant verification (KYC) documents",
   "store.read": "See stores, branches and their settings (credentials masked)",
   "store.create": "Create stores",
@@ -48,7 +49,9 @@ const readOnly: ReadonlyArray<Permission> = [
 const grants: Record<Role, ReadonlySet<Permission>> = {
   owner: new Set(Permissions),
   admin: new Set(
-    Permissions.filter((p) => p !== "payment.refund.high_value" && p !== "promotion.approve" && p !== "billing.manage")
+    Permissions.filter((p) =>
+      p !== "payment.refund.high_value" && p !== "promotion.approve" && p !== "billing.manage"
+    )
   ),
   developer: new Set<Permission>([
     ...readOnly,

@@ -50,12 +50,22 @@ const makeTestApp = Effect.gen(function*() {
   })
 })
 
+/**
+ * Collects every log line (logfmt, all levels) of a service, for tests that check what is logged;
+ * without one, only warnings and errors reach the console.
+ */
+export const collectLogs = (sink: Array<string>) =>
+  Layer.merge(
+    Logger.replace(Logger.defaultLogger, Logger.map(Logger.logfmtLogger, (line) => void sink.push(line))),
+    Logger.minimumLogLevel(LogLevel.All)
+  )
+
 /** The running service for one suite; torn down (server, cluster, database) when the suite ends. */
-export const testAppLayer = (overrides: Partial<AppConfigShape> = {}) =>
+export const testAppLayer = (overrides: Partial<AppConfigShape> = {}, options: { readonly logs?: Array<string> } = {}) =>
   Layer.effect(TestApp, makeTestApp).pipe(
     Layer.provideMerge(ServiceLive),
     Layer.provideMerge(testConfigLayer(overrides)),
     Layer.provideMerge(TestDatabase.layer),
     // Request lines would drown the test report; warnings and errors still show.
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+    Layer.provide(options.logs ? collectLogs(options.logs) : Logger.minimumLogLevel(LogLevel.Warning))
   )

@@ -1,0 +1,367 @@
+/**
+ * The rules of merchant accounts: registration, login (throttled, with MFA), sessions, password change
+ * and reset, TOTP enrolment, and organization members.
+ */
+import { Effect, Option } from "effect"
+import {
+  Acknowledgement,
+  Me,
+  Member,
+  MemberList,
+  MfaSetup,
+  OrganizationMembership,
+  SessionGrant,
+  User
+} from "../../domain/Accounts.ts"
+import type { UserPrincipal } from "../../domain/Auth.ts"
+import { InvalidRequest, InvalidState, MfaRequired, NotFound, RateLimited, Unauthorized } from "../../domain/Errors.ts"
+import { AppConfig } from "../../runtime/Config.ts"
+import { AccessService } from "../access/Service.ts"
+import type { Role } from "../access/Policy.ts"
+import { hashToken, randomToken, SecretBox } from "../platform/Crypto.ts"
+import { newId } from "../platform/Ids.ts"
+import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
+import { MailSender } from "./Mail.ts"
+import { decoyPasswordHash, hashPassword, verifyPassword } from "./Passwords.ts"
+import { AccountsRepo, type MemberRow, type MembershipRow, type UserRow } from "./Repo.ts"
+import { matchTotp, newTotpSecret, otpauthUrl } from "./Totp.ts"
+
+/** How long a session token is valid. Long enough for a working day in the console, short enough to limit a leak. */
+export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000
+export const PASSWORD_RESET_LIFETIME_MS = 60 * 60 * 1000
+/** Session tokens carry a recognizable prefix so a leaked one is easy to spot and to tell from an API key. */
+const SESSION_TOKEN_PREFIX = "mst_"
+
+/** Login throttle: failures per e-mail and per client address within a window, then a block. */
+const THROTTLE = {
+  perEmail: { limit: 5, windowSeconds: 15 * 60, blockSeconds: 15 * 60 },
+  perAddress: { limit: 20, windowSeconds: 15 * 60, blockSeconds: 15 * 60 }
+} as const
+
+const INVALID_LOGIN = "Invalid e-mail or password"
+
+export class AccountsService extends Effect.Service<AccountsService>()("accounts/AccountsService", {
+  effect: Effect.gen(function*() {
+    const repo = yield* AccountsRepo
+    const secrets = yield* SecretBox
+    const mail = yield* MailSender
+    const access = yield* AccessService
+    const config = yield* AppConfig
+
+    const isPlatformAdmin = (email: string) => config.platformAdminEmails.includes(email.toLowerCase())
+
+    const toUser = (row: UserRow) =>
+      new User({
+        id: row.id,
+        object: "user",
+        email: row.email,
+        name: row.name,
+        mfa_enabled: row.mfa_enabled,
+        platform_admin: isPlatformAdmin(row.email),
+        created_at: row.created_at.toISOString()
+      })
+
+    const toOrganization = (row: MembershipRow) =>
+      new OrganizationMembership({
+        id: row.organization_id,
+        object: "organization",
+        name: row.name,
+        role: row.role,
+        created_at: row.created_at.toISOString()
+      })
+
+    const toMember = (row: MemberRow) =>
+      new Member({
+        object: "member",
+        organization_id: row.organization_id,
+        user_id: row.user_id,
+        email: row.email,
+        name: row.name,
+        role: row.role,
+        created_at: row.created_at.toISOString()
+      })
+
+    const requireUserRow = (userId: string) =>
+      Effect.flatMap(
+        repo.findUserById(userId),
+        Option.match({
+          onNone: () => Effect.fail(new Unauthorized({ message: "The session's user no longer exists" })),
+          onSome: Effect.succeed
+        })
+      )
+
+    const issueSession = Effect.fn("Accounts.issueSession")(function*(user: UserRow) {
+      const token = SESSION_TOKEN_PREFIX + randomToken(32)
+      const expiresAt = new Date(Date.now() + SESSION_LIFETIME_MS)
+      yield* repo.insertSession({ id: newId("sess"), userId: user.id, tokenHash: hashToken(token), expiresAt })
+      const organizations = yield* repo.membershipsOf(user.id)
+      const primary = organizations[0]
+      if (primary === undefined) return yield* Effect.dieMessage(`user ${user.id} has no organization`)
+      return new SessionGrant({
+        user: toUser(user),
+        organization: toOrganization(primary),
+        access_token: token,
+        token_type: "Bearer",
+        expires_at: expiresAt.toISOString()
+      })
+    })
+
+    const register = Effect.fn("Accounts.register")(function*(input: {
+      readonly email: string
+      readonly password: string
+      readonly name?: string | undefined
+      readonly organization_name?: string | undefined
+    }) {
+      const alreadyRegistered = new InvalidRequest({ message: "An account with this e-mail already exists", param: "email" })
+      if (yield* repo.emailTaken(input.email)) return yield* alreadyRegistered
+      const userId = newId("usr")
+      const passwordHash = yield* hashPassword(input.password)
+      yield* repo.createAccount({
+        userId,
+        email: input.email,
+        name: input.name ?? null,
+        passwordHash,
+        organizationId: newId("org"),
+        organizationName: input.organization_name ?? input.name ?? input.email.split("@")[0] ?? input.email
+      }).pipe(
+        // Two registrations of one e-mail at once: the unique index lets one through.
+        Effect.catchTag("SqlError", (error) =>
+          Effect.flatMap(repo.emailTaken(input.email), (taken) => taken ? Effect.fail(alreadyRegistered) : Effect.die(error)))
+      )
+      const user = yield* requireUserRow(userId).pipe(Effect.orDie)
+      return yield* issueSession(user)
+    })
+
+    const throttleKeys = (email: string, clientAddress: Option.Option<string>) => ({
+      email: `login:email:${email.trim().toLowerCase()}`,
+      address: Option.map(clientAddress, (address) => `login:address:${address}`)
+    })
+
+    const refuseIfThrottled = (keys: ReturnType<typeof throttleKeys>) =>
+      Effect.gen(function*() {
+        const blocked = [yield* repo.blockedFor(keys.email)]
+        if (Option.isSome(keys.address)) blocked.push(yield* repo.blockedFor(keys.address.value))
+        const seconds = Math.max(0, ...blocked.map(Option.getOrElse(() => 0)))
+        if (seconds > 0) {
+          return yield* new RateLimited({
+            message: `Too many failed logins; try again in ${seconds} seconds`,
+            retryAfterSeconds: seconds
+          })
+        }
+      })
+
+    const countFailure = (keys: ReturnType<typeof throttleKeys>) =>
+      Effect.gen(function*() {
+        const { limit, windowSeconds, blockSeconds } = THROTTLE.perEmail
+        yield* repo.recordFailure(keys.email, limit, windowSeconds, blockSeconds)
+        if (Option.isSome(keys.address)) {
+          const perAddress = THROTTLE.perAddress
+          yield* repo.recordFailure(keys.address.value, perAddress.limit, perAddress.windowSeconds, perAddress.blockSeconds)
+        }
+      })
+
+    /** Whether `code` is a current TOTP code of the user's enabled secret that was never used before. */
+    const acceptMfaCode = Effect.fn("Accounts.acceptMfaCode")(function*(user: UserRow, code: string) {
+      if (!user.mfa_enabled || user.mfa_secret === null) return false
+      const secret = yield* secrets.open(user.mfa_secret)
+      const step = yield* matchTotp(secret, code)
+      if (Option.isNone(step)) return false
+      return yield* repo.claimTimeStep(user.id, step.value)
+    })
+
+    const login = Effect.fn("Accounts.login")(function*(
+      input: { readonly email: string; readonly password: string; readonly mfa_code?: string | undefined },
+      clientAddress: Option.Option<string>
+    ) {
+      const keys = throttleKeys(input.email, clientAddress)
+      yield* refuseIfThrottled(keys)
+      const found = yield* repo.findUserByEmail(input.email.trim())
+      // The decoy keeps an unknown e-mail as slow as a wrong password.
+      const passwordHash = Option.isSome(found) ? found.value.password_hash : yield* decoyPasswordHash.pipe(Effect.flatten)
+      const passwordMatches = yield* verifyPassword(passwordHash, input.password)
+      if (Option.isNone(found) || !passwordMatches) {
+        yield* countFailure(keys)
+        return yield* new Unauthorized({ message: INVALID_LOGIN })
+      }
+      const user = found.value
+      if (user.mfa_enabled) {
+        if (input.mfa_code === undefined) {
+          return yield* new MfaRequired({ message: "This account uses MFA: send mfa_code with the login", param: "mfa_code" })
+        }
+        if (!(yield* acceptMfaCode(user, input.mfa_code))) {
+          yield* countFailure(keys)
+          return yield* new Unauthorized({ message: "Invalid or already used MFA code", param: "mfa_code" })
+        }
+      }
+      yield* repo.clearFailures(keys.email)
+      return yield* issueSession(user)
+    })
+
+    /** The principal behind a session token; None for an unknown, revoked or expired one. */
+    const authenticateSession = Effect.fn("Accounts.authenticateSession")(function*(token: string) {
+      if (!token.startsWith(SESSION_TOKEN_PREFIX)) return Option.none<UserPrincipal>()
+      const session = yield* repo.findLiveSession(hashToken(token))
+      return Option.map(session, (row): UserPrincipal => ({
+        _tag: "User",
+        userId: row.user_id,
+        email: row.email,
+        sessionId: row.session_id,
+        platformAdmin: isPlatformAdmin(row.email)
+      }))
+    })
+
+    const me = Effect.fn("Accounts.me")(function*() {
+      const principal = yield* access.currentUser
+      const user = yield* requireUserRow(principal.userId)
+      const organizations = yield* repo.membershipsOf(user.id)
+      return new Me({ user: toUser(user), organizations: organizations.map(toOrganization) })
+    })
+
+    const changePassword = Effect.fn("Accounts.changePassword")(function*(input: {
+      readonly current_password: string
+      readonly new_password: string
+    }) {
+      const principal = yield* access.currentUser
+      const user = yield* requireUserRow(principal.userId)
+      if (!(yield* verifyPassword(user.password_hash, input.current_password))) {
+        return yield* new InvalidRequest({ message: "The current password is not correct", param: "current_password" })
+      }
+      const passwordHash = yield* hashPassword(input.new_password)
+      yield* repo.updatePasswordAndRevokeSessions(user.id, passwordHash, principal.sessionId)
+      return new Acknowledgement({ object: "acknowledgement", message: "Password changed; other sessions were signed out" })
+    })
+
+    const sendPasswordReset = (email: string) =>
+      Effect.gen(function*() {
+        const found = yield* repo.findUserByEmail(email.trim())
+        if (Option.isNone(found)) return
+        const token = randomToken(32)
+        yield* repo.insertPasswordReset(found.value.id, hashToken(token), new Date(Date.now() + PASSWORD_RESET_LIFETIME_MS))
+        const link = `${Option.getOrElse(config.publicBaseUrl, () => `http://localhost:${config.port}`)}/reset-password?token=${token}`
+        yield* mail.send({
+          to: found.value.email,
+          subject: "Reset your password",
+          body: `Someone asked to reset the password of this account. If it was you, use this link within one hour:\n\n${link}\n\nReset token: ${token}\n`
+        })
+      })
+
+    const forgotPassword = Effect.fn("Accounts.forgotPassword")(function*(input: { readonly email: string }) {
+      // The answer must not depend on whether the account exists, in content or in time: the lookup and
+      // the mail happen after the answer, in the background.
+      yield* Effect.forkDaemon(
+        sendPasswordReset(input.email).pipe(
+          Effect.catchAllCause((cause) => Effect.logError("password reset mail failed", cause))
+        )
+      )
+      return new Acknowledgement({
+        object: "acknowledgement",
+        message: "If an account exists for this e-mail, a reset link is on its way"
+      })
+    })
+
+    const resetPassword = Effect.fn("Accounts.resetPassword")(function*(input: {
+      readonly token: string
+      readonly password: string
+    }) {
+      const userId = yield* repo.consumePasswordReset(hashToken(input.token))
+      if (Option.isNone(userId)) {
+        return yield* new Unauthorized({ message: "The reset token is invalid, expired or already used", param: "token" })
+      }
+      const passwordHash = yield* hashPassword(input.password)
+      yield* repo.updatePasswordAndRevokeSessions(userId.value, passwordHash, null)
+      return new Acknowledgement({ object: "acknowledgement", message: "Password changed; sign in with the new password" })
+    })
+
+    const mfaSetup = Effect.fn("Accounts.mfaSetup")(function*() {
+      const principal = yield* access.currentUser
+      const user = yield* requireUserRow(principal.userId)
+      if (user.mfa_enabled) {
+        return yield* new InvalidState({ message: "MFA is already enabled; disable it first to enrol a new device" })
+      }
+      const secret = newTotpSecret()
+      yield* repo.setPendingMfaSecret(user.id, yield* secrets.seal(secret))
+      return new MfaSetup({ object: "mfa_setup", secret, otpauth_url: otpauthUrl(secret, user.email) })
+    })
+
+    const mfaEnable = Effect.fn("Accounts.mfaEnable")(function*(input: { readonly code: string }) {
+      const principal = yield* access.currentUser
+      const user = yield* requireUserRow(principal.userId)
+      if (user.mfa_enabled) return yield* new InvalidState({ message: "MFA is already enabled" })
+      if (user.mfa_pending_secret === null) {
+        return yield* new InvalidState({ message: "Start with POST /auth/mfa/setup" })
+      }
+      const step = yield* matchTotp(yield* secrets.open(user.mfa_pending_secret), input.code)
+      if (Option.isNone(step)) return yield* new InvalidRequest({ message: "The code is not valid", param: "code" })
+      yield* repo.enableMfa(user.id, step.value)
+      return toUser(yield* requireUserRow(user.id))
+    })
+
+    const mfaDisable = Effect.fn("Accounts.mfaDisable")(function*(input: { readonly code: string }) {
+      const principal = yield* access.currentUser
+      const user = yield* requireUserRow(principal.userId)
+      if (!user.mfa_enabled) return yield* new InvalidState({ message: "MFA is not enabled" })
+      if (!(yield* acceptMfaCode(user, input.code))) {
+        return yield* new InvalidRequest({ message: "The code is not valid or was already used", param: "code" })
+      }
+      yield* repo.disableMfa(user.id)
+      return toUser(yield* requireUserRow(user.id))
+    })
+
+    /**
+     * For operations gated behind MFA (high-value refunds): the user must have MFA enabled and send a
+     * fresh, never-used code.
+     */
+    const requireFreshMfa = Effect.fn("Accounts.requireFreshMfa")(function*(userId: string, code: string | undefined) {
+      const user = yield* requireUserRow(userId)
+      if (!user.mfa_enabled) {
+        return yield* new MfaRequired({ message: "This operation needs MFA enabled on the account" })
+      }
+      if (code === undefined) return yield* new MfaRequired({ message: "Send a fresh mfa_code", param: "mfa_code" })
+      if (!(yield* acceptMfaCode(user, code))) {
+        return yield* new MfaRequired({ message: "The MFA code is not valid or was already used", param: "mfa_code" })
+      }
+    })
+
+    const listMembers = Effect.fn("Accounts.listMembers")(function*(organizationId: string, params: ListParams) {
+      yield* access.organization(organizationId, "organization.read")
+      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+      const rows = yield* repo.members(organizationId, params.limit, position)
+      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.user_id }))
+      return new MemberList({ ...page, data: page.data.map(toMember) })
+    })
+
+    const addMember = Effect.fn("Accounts.addMember")(function*(
+      organizationId: string,
+      input: { readonly email: string; readonly role: Exclude<Role, "owner"> }
+    ) {
+      yield* access.organization(organizationId, "member.manage")
+      const user = yield* repo.findUserByEmail(input.email)
+      if (Option.isNone(user)) {
+        return yield* new NotFound({ message: "No user with this e-mail; they must register first", param: "email" })
+      }
+      if (!(yield* repo.addMember(organizationId, user.value.id, input.role))) {
+        return yield* new InvalidState({ message: "This user is already a member of the organization" })
+      }
+      const added = yield* repo.findMember(organizationId, user.value.id)
+      if (Option.isNone(added)) return yield* Effect.dieMessage("membership vanished after insert")
+      return toMember(added.value)
+    })
+
+    return {
+      register,
+      login,
+      authenticateSession,
+      me,
+      changePassword,
+      forgotPassword,
+      resetPassword,
+      mfaSetup,
+      mfaEnable,
+      mfaDisable,
+      requireFreshMfa,
+      listMembers,
+      addMember
+    } as const
+  }),
+  dependencies: [AccountsRepo.Default, MailSender.Default, SecretBox.Default, AccessService.Default]
+}) {}
