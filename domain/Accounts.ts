@@ -3,7 +3,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ListParams } from "../src/platform/Pagination.ts"
+import { ListParams } from "./Lists.ts"
 import { Authentication } from "./Auth.ts"
 import {
   ForbiddenResponse,
