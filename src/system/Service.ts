@@ -2,12 +2,20 @@
  * Whether this process can serve traffic: the database answers and the cluster processes messages.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Cause, Effect } from "effect"
 import { ServiceUnavailable } from "../../domain/Errors.ts"
 import { Readiness } from "../../domain/System.ts"
 import { ClusterProbe } from "./ClusterProbe.ts"
 
 const CHECK_TIMEOUT = "3 seconds"
+
+/** One line for the log: readiness is polled often, and a stack trace per poll drowns everything else. */
+const describe = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.squash(cause)
+  const message = failure instanceof Error ? failure.message : String(failure)
+  const reason = failure instanceof Error && failure.cause instanceof Error ? `: ${failure.cause.message}` : ""
+  return `${message}${reason}`
+}
 
 export class SystemService extends Effect.Service<SystemService>()("system/SystemService", {
   effect: Effect.gen(function*() {
@@ -20,12 +28,12 @@ export class SystemService extends Effect.Service<SystemService>()("system/Syste
     const databaseUsable = sql`SELECT 1`.pipe(
       Effect.timeout(CHECK_TIMEOUT),
       Effect.as(true),
-      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("database check failed", cause), false))
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`database check failed: ${describe(cause)}`), false))
     )
     const clusterUsable = Effect.suspend(() => probe(probeIds[nextProbe++ % probeIds.length]!).Ping()).pipe(
       Effect.timeout(CHECK_TIMEOUT),
       Effect.as(true),
-      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("cluster check failed", cause), false))
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`cluster check failed: ${describe(cause)}`), false))
     )
 
     const readiness = Effect.fn("System.readiness")(function*() {
