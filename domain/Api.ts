@@ -5,13 +5,24 @@
 import { HttpApi, HttpApiSchema, OpenApi } from "@effect/platform"
 import { DecodeErrorResponse, InvalidRequestResponse } from "./Errors.ts"
 import { AuthGroup, MembersGroup, SessionGroup } from "./Accounts.ts"
+import { BranchesGroup, StoresGroup } from "./Stores.ts"
 import { SystemGroup } from "./System.ts"
+import { VerificationGroup } from "./Verification.ts"
+import { ApiKeysGroup } from "./ApiKeys.ts"
+import { SettingsGroup } from "./Settings.ts"
+import { AccessGroup } from "./Access.ts"
 
 const BaseApi = HttpApi.make("merchant-platform")
   .add(SystemGroup)
+  .add(StoresGroup)
+  .add(BranchesGroup)
+  .add(VerificationGroup)
   .add(AuthGroup)
   .add(SessionGroup)
   .add(MembersGroup)
+  .add(ApiKeysGroup)
+  .add(SettingsGroup)
+  .add(AccessGroup)
   .addError(InvalidRequestResponse)
   .annotateContext(OpenApi.annotations({
     title: "Merchant payments and loyalty API",

@@ -12,7 +12,12 @@ import { Api } from "../domain/Api.ts"
 import type { ErrorCode } from "../domain/Errors.ts"
 import { AuthenticationLive } from "../src/accounts/Authentication.ts"
 import { AuthHttpLive, MembersHttpLive, SessionHttpLive } from "../src/accounts/Http.ts"
+import { BranchesHttpLive, StoresHttpLive } from "../src/stores/Http.ts"
 import { SystemHttpLive } from "../src/system/Http.ts"
+import { VerificationHttpLive } from "../src/verification/Http.ts"
+import { ApiKeysHttpLive } from "../src/apikeys/Http.ts"
+import { SettingsHttpLive } from "../src/settings/Http.ts"
+import { AccessHttpLive } from "../src/access/Http.ts"
 import { AppConfig } from "./Config.ts"
 import { ServicesLive } from "./Services.ts"
 
@@ -110,9 +115,15 @@ const isTagged = (u: unknown, tag: string): boolean =>
 /** The HttpApi groups of every area, one line each. */
 export const ApiGroupsLive = Layer.mergeAll(
   SystemHttpLive,
+  StoresHttpLive,
+  BranchesHttpLive,
+  VerificationHttpLive,
   AuthHttpLive,
   SessionHttpLive,
-  MembersHttpLive
+  MembersHttpLive,
+  ApiKeysHttpLive,
+  SettingsHttpLive,
+  AccessHttpLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** Every route: the API, its OpenAPI document, the interactive reference. */

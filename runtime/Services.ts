@@ -7,11 +7,21 @@ import { Layer } from "effect"
 import { AccessService } from "../src/access/Service.ts"
 import { AccountsService } from "../src/accounts/Service.ts"
 import { ApiKeysRepo } from "../src/apikeys/Repo.ts"
+import { StoresService } from "../src/stores/Service.ts"
 import { SystemService } from "../src/system/Service.ts"
+import { VerificationService } from "../src/verification/Service.ts"
+import { ApiKeysService } from "../src/apikeys/Service.ts"
+import { SettingsService } from "../src/settings/Service.ts"
+import { AccessConsoleService } from "../src/access/Console.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
+  StoresService.Default,
+  VerificationService.Default,
   AccessService.Default,
   AccountsService.Default,
-  ApiKeysRepo.Default
+  ApiKeysRepo.Default,
+  ApiKeysService.Default,
+  SettingsService.Default,
+  AccessConsoleService.Default
 )

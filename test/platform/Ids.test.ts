@@ -22,7 +22,7 @@ describe("newId", () => {
 
   it("knows every prefix of the wire conventions", () => {
     expect([...IdPrefixes].sort()).toEqual(
-      ["br", "cus", "evt", "inv", "jrn", "key", "lnk", "org", "pay", "re", "sess", "str", "usr", "we", "whd"]
+      ["br", "cus", "evt", "inv", "jrn", "key", "kyc", "lnk", "org", "pay", "re", "sess", "str", "usr", "we", "whd"]
     )
   })
 })

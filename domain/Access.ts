@@ -1,0 +1,93 @@
+/**
+ * The access console: the role-by-permission matrix and attribute policies as the routes enforce them,
+ * and a simulated decision for the current user. Both are computed from `src/access/Policy.ts`, the
+ * module the routes themselves evaluate.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Permissions, Roles } from "../src/access/Policy.ts"
+import { Authentication } from "./Auth.ts"
+import { ForbiddenResponse, InvalidRequestResponse, NotFoundResponse, UnauthorizedResponse } from "./Errors.ts"
+
+export const RoleSchema = Schema.Literal(...Roles)
+
+export const PermissionSchema = Schema.Literal(...Permissions).annotations({
+  // `override`: without it a union reports its first member only ("Expected \"organization.read\"").
+  message: () => ({
+    message: "must be one of the permissions listed by GET /dashboard/orgs/{orgId}/access/matrix",
+    override: true
+  }),
+  description: "A permission of the access matrix."
+})
+
+export const MatrixRow = Schema.Struct({
+  permission: PermissionSchema,
+  description: Schema.String,
+  roles: Schema.Struct(
+    Object.fromEntries(Roles.map((role) => [role, Schema.Boolean])) as { [R in (typeof Roles)[number]]: typeof Schema.Boolean }
+  ).annotations({ description: "Whether each role is granted the permission." })
+})
+
+export const AttributePolicy = Schema.Struct({
+  id: Schema.String,
+  description: Schema.String
+})
+
+export class AccessMatrix extends Schema.Class<AccessMatrix>("AccessMatrix")({
+  object: Schema.Literal("access_matrix"),
+  organization_id: Schema.String,
+  roles: Schema.Array(RoleSchema),
+  permissions: Schema.Array(MatrixRow),
+  attribute_policies: Schema.Array(AttributePolicy).annotations({
+    description: "Rules on top of roles (tenancy, API-key scope, high-value refunds, live mode, platform admins)."
+  }),
+  your_role: RoleSchema
+}) {}
+
+export const AccessCheck = Schema.Struct({
+  permission: PermissionSchema,
+  store_id: Schema.optional(Schema.String.annotations({
+    description: "Ask about one store of this organization; a store of any other organization (or none) is 404."
+  }))
+}).annotations({ identifier: "CheckDto" })
+
+export class AccessDecision extends Schema.Class<AccessDecision>("AccessDecision")({
+  object: Schema.Literal("access_decision"),
+  permission: PermissionSchema,
+  store_id: Schema.NullOr(Schema.String),
+  allowed: Schema.Boolean,
+  role: RoleSchema,
+  reason: Schema.String
+}) {}
+
+const OrgPath = Schema.Struct({ orgId: Schema.String })
+
+export class AccessGroup extends HttpApiGroup.make("access")
+  .add(
+    HttpApiEndpoint.get("matrix", "/dashboard/orgs/:orgId/access/matrix")
+      .setPath(OrgPath)
+      .addSuccess(AccessMatrix)
+      .annotate(OpenApi.Summary, "Role-by-permission matrix and attribute-policy catalogue")
+      .annotate(OpenApi.Description, "Any member of the organization may read it; for anyone else the organization does not exist (404).")
+  )
+  .add(
+    HttpApiEndpoint.post("check", "/dashboard/orgs/:orgId/access/check")
+      .setPath(OrgPath)
+      .setPayload(AccessCheck)
+      .addSuccess(AccessDecision, { status: 201 })
+      .annotate(OpenApi.Summary, "Simulate an access decision for the current user")
+      .annotate(
+        OpenApi.Description,
+        "Evaluates the same role policy the routes enforce, for the calling user in this organization. " +
+          "With `store_id`, the store must belong to this organization: any other store answers 404 " +
+          "`not_found` (param `store_id`), exactly as a store route would. Attribute policies (live mode, " +
+          "high-value refunds) are enforced by the routes they concern and are not simulated here."
+      )
+  )
+  .middleware(Authentication)
+  .addError(UnauthorizedResponse)
+  .addError(ForbiddenResponse)
+  .addError(NotFoundResponse)
+  .addError(InvalidRequestResponse)
+  .annotate(OpenApi.Title, "Access")
+{}

@@ -1,0 +1,145 @@
+/**
+ * Merchant verification (KYC): an organization submits its business details and documents, a platform
+ * administrator approves or rejects the submission. An approved verification is one of the two things
+ * a store needs before it can go live.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ListOf, ListParams } from "./Lists.ts"
+import { Email } from "./Accounts.ts"
+import { Authentication } from "./Auth.ts"
+import {
+  ForbiddenResponse,
+  InvalidRequestResponse,
+  InvalidStateResponse,
+  NotFoundResponse,
+  UnauthorizedResponse
+} from "./Errors.ts"
+import { boundedText, HttpsUrl, PhoneNumber } from "./Stores.ts"
+
+export const MAX_VERIFICATION_DOCUMENTS = 20
+
+export const VerificationStatus = Schema.Literal("pending", "approved", "rejected")
+export type VerificationStatus = typeof VerificationStatus.Type
+
+export const DocumentType = Schema.String.pipe(
+  Schema.pattern(/^[a-z][a-z0-9_]{0,63}$/, {
+    message: () => "must be a lowercase word such as business_registration, owner_id or bank_statement"
+  })
+).annotations({ examples: ["business_registration", "owner_id", "bank_statement"] })
+
+export class VerificationContact extends Schema.Class<VerificationContact>("VerificationContact")({
+  name: Schema.String,
+  email: Schema.String,
+  phone: Schema.NullOr(Schema.String)
+}) {}
+
+export class VerificationDocument extends Schema.Class<VerificationDocument>("VerificationDocument")({
+  type: Schema.String,
+  url: Schema.String
+}) {}
+
+export class Verification extends Schema.Class<Verification>("Verification")({
+  id: Schema.String,
+  object: Schema.Literal("verification"),
+  organization_id: Schema.String,
+  status: VerificationStatus,
+  business_name: Schema.String,
+  registration_number: Schema.String,
+  contact: VerificationContact,
+  documents: Schema.Array(VerificationDocument),
+  rejection_reason: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  reviewed_at: Schema.NullOr(Schema.String)
+}) {}
+
+/** What an organization that never submitted anything has instead of a verification. */
+export class VerificationNotSubmitted extends Schema.Class<VerificationNotSubmitted>("VerificationNotSubmitted")({
+  object: Schema.Literal("verification"),
+  organization_id: Schema.String,
+  status: Schema.Literal("not_submitted")
+}) {}
+
+export class VerificationList extends Schema.Class<VerificationList>("VerificationList")(ListOf(Verification).fields) {}
+
+export const SubmitVerification = Schema.Struct({
+  organization_id: Schema.optional(
+    Schema.String.annotations({ description: "The organization to verify; the user's first one when omitted" })
+  ),
+  business_name: boundedText(200),
+  registration_number: boundedText(100),
+  contact: Schema.Struct({
+    name: boundedText(200),
+    email: Email,
+    phone: Schema.optional(Schema.NullOr(PhoneNumber))
+  }),
+  documents: Schema.Array(Schema.Struct({ type: DocumentType, url: HttpsUrl })).pipe(
+    Schema.minItems(1, { message: () => "must list at least one document" }),
+    Schema.maxItems(MAX_VERIFICATION_DOCUMENTS, {
+      message: () => `must list at most ${MAX_VERIFICATION_DOCUMENTS} documents`
+    })
+  )
+})
+export type SubmitVerification = typeof SubmitVerification.Type
+
+export const ListVerificationsParams = Schema.Struct({
+  ...ListParams.fields,
+  status: Schema.optional(VerificationStatus)
+})
+export type ListVerificationsParams = typeof ListVerificationsParams.Type
+
+const VerificationPath = Schema.Struct({ id: Schema.String })
+
+export class VerificationGroup extends HttpApiGroup.make("verification")
+  .add(
+    HttpApiEndpoint.post("submit", "/verification")
+      .setPayload(SubmitVerification)
+      .addSuccess(Verification, { status: 201 })
+      .addError(InvalidStateResponse)
+      .annotate(OpenApi.Summary, "Submit merchant verification (KYC)")
+      .annotate(
+        OpenApi.Description,
+        "Submits the organization's business details and 1 to 20 documents (https URLs) for review. " +
+          "While a submission is pending another one is refused with 409 `invalid_state`; after a " +
+          "review the organization may submit again. Needs verification.submit (Owner, Admin)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("status", "/verification")
+      .setUrlParams(Schema.Struct({ org_id: Schema.String }))
+      .addSuccess(Schema.Union(Verification, VerificationNotSubmitted))
+      .annotate(OpenApi.Summary, "Verification status of an organization")
+      .annotate(
+        OpenApi.Description,
+        "The organization's latest verification, or `{ object: \"verification\", organization_id, " +
+          "status: \"not_submitted\" }` when it has never submitted one. `org_id` is required."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("adminList", "/admin/verifications")
+      .setUrlParams(ListVerificationsParams)
+      .addSuccess(VerificationList)
+      .annotate(OpenApi.Summary, "List verifications of every organization, optionally by status (platform admin)")
+  )
+  .add(
+    HttpApiEndpoint.post("approve", "/admin/verifications/:id/approve")
+      .setPath(VerificationPath)
+      .addSuccess(Verification, { status: 201 })
+      .addError(InvalidStateResponse)
+      .annotate(OpenApi.Summary, "Approve a pending verification (platform admin)")
+  )
+  .add(
+    HttpApiEndpoint.post("reject", "/admin/verifications/:id/reject")
+      .setPath(VerificationPath)
+      .setPayload(Schema.Struct({ reason: boundedText(1000) }))
+      .addSuccess(Verification, { status: 201 })
+      .addError(InvalidStateResponse)
+      .annotate(OpenApi.Summary, "Reject a pending verification with a reason (platform admin)")
+  )
+  .middleware(Authentication)
+  .addError(UnauthorizedResponse)
+  .addError(ForbiddenResponse)
+  .addError(NotFoundResponse)
+  .addError(InvalidRequestResponse)
+  .annotate(OpenApi.Title, "Merchant verification")
+{}

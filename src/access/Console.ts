@@ -1,0 +1,76 @@
+/**
+ * The access console: what the policy grants, and a simulated decision for the calling user. Both read
+ * `Policy.ts` and `AccessService`, the code the routes enforce, so the console cannot drift from them.
+ */
+import { Effect, Either, Option } from "effect"
+import { AccessDecision, AccessMatrix } from "../../domain/Access.ts"
+import { NotFound } from "../../domain/Errors.ts"
+import { accessMatrix, AttributePolicies, decide, type Permission, Roles } from "./Policy.ts"
+import { AccessConsoleRepo } from "./ConsoleRepo.ts"
+import { AccessService } from "./Service.ts"
+
+export class AccessConsoleService extends Effect.Service<AccessConsoleService>()("access/AccessConsoleService", {
+  effect: Effect.gen(function*() {
+    const access = yield* AccessService
+    const repo = yield* AccessConsoleRepo
+
+    /** The signed-in user's role in the organization; for a non-member the organization does not exist. */
+    const memberRole = (organizationId: string) =>
+      Effect.gen(function*() {
+        const user = yield* access.currentUser
+        const role = yield* access.roleIn(organizationId, user.userId)
+        if (Option.isNone(role)) {
+          return yield* new NotFound({ message: `No such organization: ${organizationId}`, param: "org_id" })
+        }
+        return role.value
+      })
+
+    const matrix = Effect.fn("AccessConsole.matrix")(function*(organizationId: string) {
+      const role = yield* memberRole(organizationId)
+      return new AccessMatrix({
+        object: "access_matrix",
+        organization_id: organizationId,
+        roles: [...Roles],
+        permissions: accessMatrix(),
+        attribute_policies: AttributePolicies.map(({ id, description }) => ({ id, description })),
+        your_role: role
+      })
+    })
+
+    const check = Effect.fn("AccessConsole.check")(function*(
+      organizationId: string,
+      input: { readonly permission: Permission; readonly store_id?: string | undefined }
+    ) {
+      const role = yield* memberRole(organizationId)
+      const decision = decide(role, input.permission)
+      if (input.store_id === undefined) {
+        return new AccessDecision({
+          object: "access_decision",
+          permission: input.permission,
+          store_id: null,
+          allowed: decision.allowed,
+          role,
+          reason: decision.reason
+        })
+      }
+      const storeId = input.store_id
+      const storeNotFound = new NotFound({ message: `No such store in this organization: ${storeId}`, param: "store_id" })
+      const owner = yield* repo.organizationOfStore(storeId)
+      if (Option.isNone(owner) || owner.value !== organizationId) return yield* storeNotFound
+      // The very check a store route makes; its answer is the decision, the policy's reason explains it.
+      const outcome = yield* Effect.either(access.store(storeId, input.permission))
+      if (Either.isLeft(outcome) && outcome.left._tag === "NotFound") return yield* storeNotFound
+      return new AccessDecision({
+        object: "access_decision",
+        permission: input.permission,
+        store_id: storeId,
+        allowed: Either.isRight(outcome),
+        role,
+        reason: decision.reason
+      })
+    })
+
+    return { matrix, check } as const
+  }),
+  dependencies: [AccessService.Default, AccessConsoleRepo.Default]
+}) {}

@@ -1,0 +1,121 @@
+/**
+ * The rules of API keys: who may create, list, revoke and rotate them, how secrets are made, and that a
+ * secret leaves the service once, in the answer that created it.
+ */
+import { Effect, Option } from "effect"
+import { ApiKey, type ApiKeyMode, ApiKeyWithSecret } from "../../domain/ApiKeys.ts"
+import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import { AccessService } from "../access/Service.ts"
+import type { Permission } from "../access/Policy.ts"
+import { hashToken, randomToken } from "../platform/Crypto.ts"
+import { newId } from "../platform/Ids.ts"
+import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
+import { ApiKeysRepo, type ApiKeyRow, type NewApiKey } from "./Repo.ts"
+
+/** 32 bytes of entropy: guessing a key is hopeless, and the hash needs no salt or slow function. */
+const SECRET_BYTES = 32
+
+const prefixOf = (mode: ApiKeyMode) => (mode === "live" ? "sk_live_" : "sk_test_")
+
+const timestamp = (date: Date | null) => (date === null ? null : date.toISOString())
+
+const viewFields = (row: ApiKeyRow) => ({
+  id: row.id,
+  object: "api_key" as const,
+  mode: row.mode,
+  store_id: row.store_id,
+  name: row.name,
+  last4: row.last4,
+  created_at: row.created_at.toISOString(),
+  last_used_at: timestamp(row.last_used_at),
+  revoked_at: timestamp(row.revoked_at),
+  replaced_by: row.replaced_by
+})
+
+const toApiKey = (row: ApiKeyRow) => new ApiKey(viewFields(row))
+
+/** A new key's secret and the row that stores it; the secret itself goes nowhere but the answer. */
+const mintKey = (storeId: string, mode: ApiKeyMode, name: string | null) => {
+  const secret = prefixOf(mode) + randomToken(SECRET_BYTES)
+  const key: NewApiKey = {
+    id: newId("key"),
+    storeId,
+    mode,
+    name,
+    secretHash: hashToken(secret),
+    last4: secret.slice(-4)
+  }
+  return { secret, key }
+}
+
+export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/ApiKeysService", {
+  effect: Effect.gen(function*() {
+    const repo = yield* ApiKeysRepo
+    const access = yield* AccessService
+
+    const keyNotFound = (id: string) => new NotFound({ message: `No such API key: ${id}`, param: "id" })
+
+    /**
+     * The store `storeId` if the signed-in user may do `permission` on it. Keys are managed from a user
+     * session only: a leaked key must not be able to mint or rotate keys (a test key minting a live one).
+     */
+    const storeFor = (storeId: string, permission: Permission) =>
+      Effect.zipRight(access.currentUser, access.store(storeId, permission))
+
+    /** The key `id` if the signed-in user may manage its store; a key of another tenant is 404 like a missing one. */
+    const manageableKey = (id: string) =>
+      Effect.gen(function*() {
+        yield* access.currentUser
+        const found = yield* repo.findById(id)
+        if (Option.isNone(found)) return yield* keyNotFound(id)
+        yield* access.store(found.value.store_id, "api_key.manage").pipe(
+          // The store's "not found" would name the store of a key the caller may not know exists.
+          Effect.catchTag("NotFound", () => Effect.fail(keyNotFound(id)))
+        )
+        return found.value
+      })
+
+    const create = Effect.fn("ApiKeys.create")(function*(input: {
+      readonly store_id: string
+      readonly mode: ApiKeyMode
+      readonly name?: string | undefined
+    }) {
+      const store = yield* storeFor(input.store_id, "api_key.manage")
+      const { secret, key } = mintKey(store.storeId, input.mode, input.name ?? null)
+      const row = yield* repo.insert(key)
+      return new ApiKeyWithSecret({ ...viewFields(row), secret })
+    })
+
+    const list = Effect.fn("ApiKeys.list")(function*(storeId: string, params: ListParams) {
+      const store = yield* storeFor(storeId, "api_key.read")
+      const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+      const rows = yield* repo.listByStore(store.storeId, params.limit, after)
+      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+      return { ...page, data: page.data.map(toApiKey) }
+    })
+
+    const revoke = Effect.fn("ApiKeys.revoke")(function*(id: string) {
+      yield* manageableKey(id)
+      const revoked = yield* repo.revoke(id)
+      if (Option.isNone(revoked)) return yield* keyNotFound(id)
+      return toApiKey(revoked.value)
+    })
+
+    const rotate = Effect.fn("ApiKeys.rotate")(function*(id: string) {
+      const old = yield* manageableKey(id)
+      const revokedAlready = new InvalidState({
+        message: `API key ${id} is revoked and cannot be rotated; create a new key instead`,
+        param: "id"
+      })
+      if (old.revoked_at !== null) return yield* revokedAlready
+      const { secret, key } = mintKey(old.store_id, old.mode, old.name)
+      const issued = yield* repo.rotate(id, key)
+      // Revoked between the read above and the lock (a concurrent revoke or rotate).
+      if (Option.isNone(issued)) return yield* revokedAlready
+      return new ApiKeyWithSecret({ ...viewFields(issued.value), secret })
+    })
+
+    return { create, list, revoke, rotate } as const
+  }),
+  dependencies: [ApiKeysRepo.Default, AccessService.Default]
+}) {}

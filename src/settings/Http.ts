@@ -1,0 +1,13 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../domain/Api.ts"
+import { SettingsService } from "./Service.ts"
+
+export const SettingsHttpLive = HttpApiBuilder.group(Api, "settings", (handlers) =>
+  Effect.gen(function*() {
+    const settings = yield* SettingsService
+    return handlers
+      .handle("list", ({ urlParams }) => settings.list(urlParams))
+      .handle("set", ({ path, payload }) => settings.set(path.key, payload.value))
+      .handle("clear", ({ path }) => settings.clear(path.key))
+  }))

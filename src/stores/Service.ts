@@ -1,0 +1,268 @@
+/**
+ * The rules of stores and branches: who may create and change them, the sealing of provider
+ * credentials, the conditions of live mode, and when a branch is deleted rather than deactivated.
+ */
+import { Effect, Option, Schema } from "effect"
+import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import {
+  Branch,
+  BranchList,
+  type CreateBranch,
+  DeletedBranch,
+  maskBakongAccountId,
+  ProviderCredentials,
+  Store,
+  StoreBranding,
+  StoreCredentialsSummary,
+  StoreList,
+  type UpdateBranch,
+  type UpdateBranding
+} from "../../domain/Stores.ts"
+import { AccessService } from "../access/Service.ts"
+import type { Permission } from "../access/Policy.ts"
+import { SecretBox } from "../platform/Crypto.ts"
+import { newId } from "../platform/Ids.ts"
+import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
+import { VerificationService } from "../verification/Service.ts"
+import { type BranchRow, StoresRepo, type StoreRow } from "./Repo.ts"
+
+export const toStore = (row: StoreRow): Store =>
+  new Store({
+    id: row.id,
+    object: "store",
+    organization_id: row.organization_id,
+    name: row.name,
+    branding: new StoreBranding(row.branding),
+    credentials: row.credentials_summary === null
+      ? null
+      : new StoreCredentialsSummary({ configured: true, ...row.credentials_summary }),
+    live_mode: row.live_mode,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString()
+  })
+
+export const toBranch = (row: BranchRow): Branch =>
+  new Branch({
+    id: row.id,
+    object: "branch",
+    store_id: row.store_id,
+    name: row.name,
+    address: row.address,
+    phone: row.phone,
+    active: row.active,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString()
+  })
+
+const decodeSealedCredentials = Schema.decodeUnknown(Schema.parseJson(ProviderCredentials))
+
+export class StoresService extends Effect.Service<StoresService>()("stores/StoresService", {
+  effect: Effect.gen(function*() {
+    const repo = yield* StoresRepo
+    const access = yield* AccessService
+    const secrets = yield* SecretBox
+    const verification = yield* VerificationService
+
+    const storeNotFound = (storeId: string) => new NotFound({ message: `No such store: ${storeId}`, param: "id" })
+    const branchNotFound = (branchId: string) => new NotFound({ message: `No such branch: ${branchId}`, param: "id" })
+
+    /** The store, if the signed-in user may do `permission` on it. These are console routes: API keys are refused. */
+    const authorizedStore = (storeId: string, permission: Permission) =>
+      Effect.gen(function*() {
+        yield* access.currentUser
+        yield* access.store(storeId, permission)
+        const row = yield* repo.findStore(storeId)
+        if (Option.isNone(row)) return yield* storeNotFound(storeId)
+        return row.value
+      })
+
+    /** The branch, if the signed-in user may do `permission` on its store; another tenant's branch is 404 too. */
+    const authorizedBranch = (branchId: string, permission: Permission) =>
+      Effect.gen(function*() {
+        yield* access.currentUser
+        const branch = yield* repo.findBranch(branchId)
+        if (Option.isNone(branch)) return yield* branchNotFound(branchId)
+        // The store's own "not found" would name the store of another tenant: answer about the branch.
+        yield* access.store(branch.value.store_id, permission).pipe(
+          Effect.catchTag("NotFound", () => Effect.fail(branchNotFound(branchId)))
+        )
+        return branch.value
+      })
+
+    const orNotFound = <A>(found: Option.Option<A>, notFound: NotFound) =>
+      Option.match(found, { onNone: () => Effect.fail(notFound), onSome: Effect.succeed })
+
+    // -------------------------------------------------------------------------------------------
+    // Stores
+    // -------------------------------------------------------------------------------------------
+
+    const create = Effect.fn("Stores.create")(function*(input: {
+      readonly name: string
+      readonly organization_id?: string | undefined
+    }) {
+      const user = yield* access.currentUser
+      const organizationId = input.organization_id ?? Option.getOrUndefined(yield* repo.firstOrganizationOf(user.userId))
+      if (organizationId === undefined) {
+        return yield* new NotFound({ message: "You are not a member of any organization", param: "organization_id" })
+      }
+      yield* access.organization(organizationId, "store.create").pipe(
+        Effect.catchTag("NotFound", () =>
+          Effect.fail(new NotFound({ message: `No such organization: ${organizationId}`, param: "organization_id" })))
+      )
+      return toStore(yield* repo.insertStore({ id: newId("str"), organizationId, name: input.name }))
+    })
+
+    const list = Effect.fn("Stores.list")(function*(params: ListParams) {
+      const user = yield* access.currentUser
+      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+      const rows = yield* repo.storesOfUser(user.userId, params.limit, position)
+      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+      return new StoreList({ ...page, data: page.data.map(toStore) })
+    })
+
+    const retrieve = Effect.fn("Stores.retrieve")(function*(storeId: string) {
+      return toStore(yield* authorizedStore(storeId, "store.read"))
+    })
+
+    const updateBranding = Effect.fn("Stores.updateBranding")(function*(storeId: string, input: UpdateBranding) {
+      yield* authorizedStore(storeId, "store.update")
+      // PUT replaces the branding as a whole; colours are kept in one spelling so they compare equal.
+      const updated = yield* repo.updateBranding(storeId, {
+        display_name: input.display_name ?? null,
+        primary_color: input.primary_color?.toLowerCase() ?? null,
+        accent_color: input.accent_color?.toLowerCase() ?? null,
+        logo_url: input.logo_url ?? null
+      })
+      return toStore(yield* orNotFound(updated, storeNotFound(storeId)))
+    })
+
+    const setCredentials = Effect.fn("Stores.setCredentials")(function*(storeId: string, input: ProviderCredentials) {
+      yield* authorizedStore(storeId, "store.credentials.manage")
+      const credentials = new ProviderCredentials({
+        bakong_account_id: input.bakong_account_id,
+        merchant_name: input.merchant_name,
+        merchant_city: input.merchant_city,
+        acquiring_bank: input.acquiring_bank
+      })
+      const sealed = yield* secrets.seal(JSON.stringify(credentials))
+      const updated = yield* repo.updateCredentials(storeId, sealed, {
+        bakong_account_id: maskBakongAccountId(credentials.bakong_account_id),
+        merchant_name: credentials.merchant_name,
+        merchant_city: credentials.merchant_city,
+        acquiring_bank: credentials.acquiring_bank
+      })
+      return toStore(yield* orNotFound(updated, storeNotFound(storeId)))
+    })
+
+    const setLiveMode = Effect.fn("Stores.setLiveMode")(function*(storeId: string, liveMode: boolean) {
+      const store = yield* authorizedStore(storeId, "store.live_mode.manage")
+      if (liveMode && !store.live_mode) {
+        const missing: Array<string> = []
+        if (store.credentials_summary === null) {
+          missing.push("payment-provider credentials (set them with PUT /stores/{id}/credentials)")
+        }
+        const status = yield* verification.latestStatus(store.organization_id)
+        if (Option.getOrUndefined(status) !== "approved") {
+          const current = Option.match(status, { onNone: () => "not submitted", onSome: (s) => s })
+          missing.push(`an approved merchant verification of the organization (its verification is ${current})`)
+        }
+        if (missing.length > 0) {
+          return yield* new InvalidState({ message: `Live mode cannot be switched on: it needs ${missing.join(" and ")}` })
+        }
+      }
+      const updated = yield* repo.setLiveMode(storeId, liveMode)
+      if (Option.isSome(updated)) return toStore(updated.value)
+      // The store was checked above; only a concurrent change can get here.
+      return yield* new InvalidState({ message: "The store changed while switching live mode; try again" })
+    })
+
+    /** The store, without any authorization: for other areas (checkout, payments) that have checked already. */
+    const getById = Effect.fn("Stores.getById")(function*(storeId: string) {
+      return toStore(yield* orNotFound(yield* repo.findStore(storeId), storeNotFound(storeId)))
+    })
+
+    /**
+     * The store's provider credentials in full, decrypted; None until the merchant sets them. For the
+     * payments engine only: never return them on a route.
+     */
+    const providerCredentials = Effect.fn("Stores.providerCredentials")(function*(storeId: string) {
+      const sealed = yield* repo.findSealedCredentials(storeId)
+      if (Option.isNone(sealed)) return Option.none<ProviderCredentials>()
+      const opened = yield* secrets.open(sealed.value)
+      // We sealed what we decoded with this schema; failing to read it back is corrupted data, a defect.
+      return Option.some(yield* Effect.orDie(decodeSealedCredentials(opened)))
+    })
+
+    // -------------------------------------------------------------------------------------------
+    // Branches
+    // -------------------------------------------------------------------------------------------
+
+    const createBranch = Effect.fn("Stores.createBranch")(function*(storeId: string, input: CreateBranch) {
+      yield* authorizedStore(storeId, "store.update")
+      return toBranch(
+        yield* repo.insertBranch({
+          id: newId("br"),
+          storeId,
+          name: input.name,
+          address: input.address ?? null,
+          phone: input.phone ?? null
+        })
+      )
+    })
+
+    const listBranches = Effect.fn("Stores.listBranches")(function*(storeId: string, params: ListParams) {
+      yield* authorizedStore(storeId, "store.read")
+      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+      const rows = yield* repo.branchesOfStore(storeId, params.limit, position)
+      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+      return new BranchList({ ...page, data: page.data.map(toBranch) })
+    })
+
+    const updateBranch = Effect.fn("Stores.updateBranch")(function*(branchId: string, input: UpdateBranch) {
+      yield* authorizedBranch(branchId, "store.update")
+      const updated = yield* repo.updateBranch(branchId, input)
+      return toBranch(yield* orNotFound(updated, branchNotFound(branchId)))
+    })
+
+    /** Deletes a branch, or deactivates it when it has history, so that the records pointing at it still resolve. */
+    const deleteBranch = Effect.fn("Stores.deleteBranch")(function*(branchId: string) {
+      yield* authorizedBranch(branchId, "store.update")
+      if (yield* repo.deleteBranchWithoutHistory(branchId)) {
+        return new DeletedBranch({ id: branchId, object: "branch", deleted: true })
+      }
+      const deactivated = yield* repo.deactivateBranch(branchId)
+      return toBranch(yield* orNotFound(deactivated, branchNotFound(branchId)))
+    })
+
+    /** The branch, without any authorization (for payments, which check that it belongs to their store). */
+    const findBranch = Effect.fn("Stores.findBranch")(function*(branchId: string) {
+      return Option.map(yield* repo.findBranch(branchId), toBranch)
+    })
+
+    /**
+     * Records that something (a payment) refers to the branch, so deleting it later only deactivates it.
+     * Run it in the transaction that writes the referring record.
+     */
+    const markBranchHasHistory = Effect.fn("Stores.markBranchHasHistory")(function*(branchId: string) {
+      yield* repo.markBranchHasHistory(branchId)
+    })
+
+    return {
+      create,
+      list,
+      retrieve,
+      updateBranding,
+      setCredentials,
+      setLiveMode,
+      getById,
+      providerCredentials,
+      createBranch,
+      listBranches,
+      updateBranch,
+      deleteBranch,
+      findBranch,
+      markBranchHasHistory
+    } as const
+  }),
+  dependencies: [StoresRepo.Default, AccessService.Default, SecretBox.Default, VerificationService.Default]
+}) {}

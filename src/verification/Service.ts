@@ -1,0 +1,117 @@
+/**
+ * The rules of merchant verification: who may submit, one submission under review at a time, and the
+ * platform administrators' review, which decides a pending submission exactly once.
+ */
+import { Effect, Option } from "effect"
+import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import {
+  type ListVerificationsParams,
+  type SubmitVerification,
+  Verification,
+  VerificationContact,
+  VerificationDocument,
+  VerificationList,
+  VerificationNotSubmitted,
+  type VerificationStatus
+} from "../../domain/Verification.ts"
+import { AccessService } from "../access/Service.ts"
+import { newId } from "../platform/Ids.ts"
+import { decodeCursor, toPage } from "../platform/Pagination.ts"
+import { VerificationRepo, type VerificationRow } from "./Repo.ts"
+
+export const toVerification = (row: VerificationRow): Verification =>
+  new Verification({
+    id: row.id,
+    object: "verification",
+    organization_id: row.organization_id,
+    status: row.status,
+    business_name: row.business_name,
+    registration_number: row.registration_number,
+    contact: new VerificationContact(row.contact),
+    documents: row.documents.map((document) => new VerificationDocument(document)),
+    // The review note is shown only as the reason of a rejection; an approval carries none.
+    rejection_reason: row.status === "rejected" ? row.review_note : null,
+    created_at: row.created_at.toISOString(),
+    reviewed_at: row.reviewed_at === null ? null : row.reviewed_at.toISOString()
+  })
+
+export class VerificationService extends Effect.Service<VerificationService>()("verification/VerificationService", {
+  effect: Effect.gen(function*() {
+    const repo = yield* VerificationRepo
+    const access = yield* AccessService
+
+    const submit = Effect.fn("Verification.submit")(function*(input: SubmitVerification) {
+      const user = yield* access.currentUser
+      const organizationId = input.organization_id ?? Option.getOrUndefined(yield* repo.firstOrganizationOf(user.userId))
+      if (organizationId === undefined) {
+        return yield* new NotFound({ message: "You are not a member of any organization", param: "organization_id" })
+      }
+      yield* access.organization(organizationId, "verification.submit").pipe(
+        Effect.catchTag("NotFound", () =>
+          Effect.fail(new NotFound({ message: `No such organization: ${organizationId}`, param: "organization_id" })))
+      )
+      const inserted = yield* repo.insertPending({
+        id: newId("kyc"),
+        organizationId,
+        businessName: input.business_name,
+        registrationNumber: input.registration_number,
+        contact: { name: input.contact.name, email: input.contact.email, phone: input.contact.phone ?? null },
+        documents: input.documents.map(({ type, url }) => ({ type, url })),
+        submittedBy: user.userId
+      })
+      if (Option.isNone(inserted)) {
+        return yield* new InvalidState({
+          message: "This organization already has a verification under review; wait for its decision before submitting again"
+        })
+      }
+      return toVerification(inserted.value)
+    })
+
+    const status = Effect.fn("Verification.status")(function*(organizationId: string) {
+      yield* access.organization(organizationId, "organization.read")
+      const latest = yield* repo.latestOf(organizationId)
+      return Option.match(latest, {
+        onNone: (): Verification | VerificationNotSubmitted =>
+          new VerificationNotSubmitted({
+            object: "verification",
+            organization_id: organizationId,
+            status: "not_submitted"
+          }),
+        onSome: toVerification
+      })
+    })
+
+    /** The status of the organization's latest submission, None when it never submitted one (no authorization: internal). */
+    const latestStatus = Effect.fn("Verification.latestStatus")(function*(organizationId: string) {
+      return Option.map(yield* repo.latestOf(organizationId), (row): VerificationStatus => row.status)
+    })
+
+    const adminList = Effect.fn("Verification.adminList")(function*(params: ListVerificationsParams) {
+      yield* access.requirePlatformAdmin
+      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+      const rows = yield* repo.list(params.status, params.limit, position)
+      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+      return new VerificationList({ ...page, data: page.data.map(toVerification) })
+    })
+
+    const review = Effect.fn("Verification.review")(function*(
+      id: string,
+      decision: { readonly status: "approved" | "rejected"; readonly note: string | null }
+    ) {
+      const admin = yield* access.requirePlatformAdmin
+      const reviewed = yield* repo.review({ id, status: decision.status, reviewedBy: admin.userId, note: decision.note })
+      if (Option.isSome(reviewed)) return toVerification(reviewed.value)
+      const existing = yield* repo.find(id)
+      if (Option.isNone(existing)) return yield* new NotFound({ message: `No such verification: ${id}`, param: "id" })
+      return yield* new InvalidState({
+        message: `Only a pending verification can be reviewed; this one is ${existing.value.status}`
+      })
+    })
+
+    const approve = (id: string) => review(id, { status: "approved", note: null })
+    const reject = (id: string, reason: string) => review(id, { status: "rejected", note: reason })
+
+    return { submit, status, latestStatus, adminList, approve, reject } as const
+  }),
+  dependencies: [VerificationRepo.Default, AccessService.Default]
+}) {}
