@@ -7,26 +7,15 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { currentTotp } from "../../src/accounts/Totp.ts"
 import { addMember, signUp, TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
+import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
 const logs: Array<string> = []
 
-const call = (app: TestAppShape, method: string, path: string, options: { body?: unknown; raw?: string; token?: string } = {}) =>
-  Effect.promise(async () => {
-    const headers: Record<string, string> = {}
-    if (options.body !== undefined || options.raw !== undefined) headers["content-type"] = "application/json"
-    if (options.token) headers["authorization"] = `Bearer ${options.token}`
-    const init: RequestInit = { method, headers }
-    if (options.raw !== undefined) init.body = options.raw
-    else if (options.body !== undefined) init.body = JSON.stringify(options.body)
-    const response = await app.fetch(path, init)
-    const text = await response.text()
-    responses.push(text)
-    return { status: response.status, headers: response.headers, body: text.length > 0 ? JSON.parse(text) as any : null }
-  })
-
 /** Every response body of the suite, to check that no secret ever appears in one. */
 const responses: Array<string> = []
+
+const call = makeCall(responses)
 
 const login = (app: TestAppShape, email: string, password: string, extra: Record<string, unknown> = {}) =>
   call(app, "POST", "/auth/login", { body: { email, password, ...extra } })

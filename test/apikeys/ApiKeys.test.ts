@@ -5,23 +5,13 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { addMember, createStore, signUp } from "../support/Accounts.ts"
+import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
 /** Every response body of the suite, to check where secrets appear. */
 const responses: Array<string> = []
 
-const call = (app: TestAppShape, method: string, path: string, options: { body?: unknown; token?: string } = {}) =>
-  Effect.promise(async () => {
-    const headers: Record<string, string> = {}
-    if (options.body !== undefined) headers["content-type"] = "application/json"
-    if (options.token) headers["authorization"] = `Bearer ${options.token}`
-    const init: RequestInit = { method, headers }
-    if (options.body !== undefined) init.body = JSON.stringify(options.body)
-    const response = await app.fetch(path, init)
-    const text = await response.text()
-    responses.push(text)
-    return { status: response.status, body: text.length > 0 ? JSON.parse(text) as any : null }
-  })
+const call = makeCall(responses)
 
 const owner = (app: TestAppShape) =>
   Effect.promise(async () => {

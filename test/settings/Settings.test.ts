@@ -7,6 +7,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { SettingsService } from "../../src/settings/Service.ts"
 import { signUp } from "../support/Accounts.ts"
+import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
 const ADMIN_EMAIL = "admin@example.test"
@@ -14,18 +15,7 @@ const ADMIN_EMAIL = "admin@example.test"
 /** Every response body of the suite, to check that no raw value ever appears in one. */
 const responses: Array<string> = []
 
-const call = (app: TestAppShape, method: string, path: string, options: { body?: unknown; token?: string } = {}) =>
-  Effect.promise(async () => {
-    const headers: Record<string, string> = {}
-    if (options.body !== undefined) headers["content-type"] = "application/json"
-    if (options.token) headers["authorization"] = `Bearer ${options.token}`
-    const init: RequestInit = { method, headers }
-    if (options.body !== undefined) init.body = JSON.stringify(options.body)
-    const response = await app.fetch(path, init)
-    const text = await response.text()
-    responses.push(text)
-    return { status: response.status, body: text.length > 0 ? JSON.parse(text) as any : null }
-  })
+const call = makeCall(responses)
 
 let adminToken: string | undefined
 const admin = (app: TestAppShape) =>

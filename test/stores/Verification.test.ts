@@ -5,19 +5,10 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { addMember, signUp, TEST_PASSWORD } from "../support/Accounts.ts"
+import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
-const call = (app: TestAppShape, method: string, path: string, options: { body?: unknown; token?: string } = {}) =>
-  Effect.promise(async () => {
-    const headers: Record<string, string> = {}
-    if (options.body !== undefined) headers["content-type"] = "application/json"
-    if (options.token) headers["authorization"] = `Bearer ${options.token}`
-    const init: RequestInit = { method, headers }
-    if (options.body !== undefined) init.body = JSON.stringify(options.body)
-    const response = await app.fetch(path, init)
-    const text = await response.text()
-    return { status: response.status, body: text.length > 0 ? JSON.parse(text) as any : null }
-  })
+const call = makeCall()
 
 const expectError = (response: { status: number; body: any }, status: number, code: string, param?: string) => {
   expect(response.status).toBe(status)
