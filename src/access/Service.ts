@@ -96,11 +96,37 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       return { organizationId, role: found.value.role, principal: user } satisfies OrganizationAccess
     })
 
+    const findFirstOrganization = (userId: string) =>
+      sql<{ organization_id: string }>`
+        SELECT organization_id FROM memberships
+        WHERE user_id = ${userId}
+        ORDER BY created_at, organization_id
+        LIMIT 1`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.organization_id)), Effect.orDie)
+
+    /**
+     * For routes that take an optional `organization_id`: that organization, or the one the user joined
+     * first, if the user may perform `permission` in it. Errors name `organization_id`.
+     */
+    const organizationOrFirst = Effect.fn("Access.organizationOrFirst")(function*(
+      organizationId: string | undefined,
+      permission: Permission
+    ) {
+      const user = yield* currentUser
+      const chosen = organizationId ?? Option.getOrUndefined(yield* findFirstOrganization(user.userId))
+      if (chosen === undefined) {
+        return yield* new NotFound({ message: "You are not a member of any organization", param: "organization_id" })
+      }
+      return yield* organization(chosen, permission).pipe(
+        Effect.catchTag("NotFound", () =>
+          Effect.fail(new NotFound({ message: `No such organization: ${chosen}`, param: "organization_id" })))
+      )
+    })
+
     /** The caller's role in an organization, without deciding anything (for the access check route). */
     const roleIn = Effect.fn("Access.roleIn")(function*(organizationId: string, userId: string) {
       return Option.map(yield* findRole({ organizationId, userId }).pipe(Effect.orDie), (row) => row.role)
     })
 
-    return { currentUser, requirePlatformAdmin, store, organization, roleIn } as const
+    return { currentUser, requirePlatformAdmin, store, organization, organizationOrFirst, roleIn } as const
   })
 }) {}

@@ -77,13 +77,6 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     const storeColumns = sql.literal(STORE_COLUMNS.join(", "))
     const qualifiedStoreColumns = sql.literal(STORE_COLUMNS.map((column) => `s.${column}`).join(", "))
 
-    /** The organization a user joined first: where their stores and submissions go unless they say otherwise. */
-    const firstOrganizationOf = (userId: string) =>
-      sql<{ organization_id: string }>`
-        SELECT organization_id FROM memberships
-        WHERE user_id = ${userId}
-        ORDER BY created_at, organization_id
-        LIMIT 1`.pipe(Effect.map((rows) => Option.map(first(rows), (row) => row.organization_id)), Effect.orDie)
 
     const insertStore = (input: { readonly id: string; readonly organizationId: string; readonly name: string }) =>
       sql`
@@ -202,7 +195,6 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
       sql`UPDATE branches SET has_history = true WHERE id = ${id} AND NOT has_history`.pipe(Effect.asVoid, Effect.orDie)
 
     return {
-      firstOrganizationOf,
       insertStore,
       findStore,
       storesOfUser,

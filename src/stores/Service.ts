@@ -100,15 +100,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       readonly name: string
       readonly organization_id?: string | undefined
     }) {
-      const user = yield* access.currentUser
-      const organizationId = input.organization_id ?? Option.getOrUndefined(yield* repo.firstOrganizationOf(user.userId))
-      if (organizationId === undefined) {
-        return yield* new NotFound({ message: "You are not a member of any organization", param: "organization_id" })
-      }
-      yield* access.organization(organizationId, "store.create").pipe(
-        Effect.catchTag("NotFound", () =>
-          Effect.fail(new NotFound({ message: `No such organization: ${organizationId}`, param: "organization_id" })))
-      )
+      const { organizationId } = yield* access.organizationOrFirst(input.organization_id, "store.create")
       return toStore(yield* repo.insertStore({ id: newId("str"), organizationId, name: input.name }))
     })
 

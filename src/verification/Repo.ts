@@ -45,12 +45,6 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
     const rows = (result: ReadonlyArray<unknown>) => Schema.decodeUnknown(Schema.Array(VerificationRow))(result)
     const columns = sql.literal(COLUMNS.join(", "))
 
-    const firstOrganizationOf = (userId: string) =>
-      sql<{ organization_id: string }>`
-        SELECT organization_id FROM memberships
-        WHERE user_id = ${userId}
-        ORDER BY created_at, organization_id
-        LIMIT 1`.pipe(Effect.map((result) => Option.map(first(result), (row) => row.organization_id)), Effect.orDie)
 
     /**
      * Records a submission; None when the organization already has one pending (the partial unique
@@ -110,6 +104,6 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
         WHERE id = ${input.id} AND status = 'pending'
         RETURNING ${columns}`.pipe(Effect.flatMap(rows), Effect.map(first), Effect.orDie)
 
-    return { firstOrganizationOf, insertPending, latestOf, find, list, review } as const
+    return { insertPending, latestOf, find, list, review } as const
   })
 }) {}

@@ -41,15 +41,7 @@ export class VerificationService extends Effect.Service<VerificationService>()("
     const access = yield* AccessService
 
     const submit = Effect.fn("Verification.submit")(function*(input: SubmitVerification) {
-      const user = yield* access.currentUser
-      const organizationId = input.organization_id ?? Option.getOrUndefined(yield* repo.firstOrganizationOf(user.userId))
-      if (organizationId === undefined) {
-        return yield* new NotFound({ message: "You are not a member of any organization", param: "organization_id" })
-      }
-      yield* access.organization(organizationId, "verification.submit").pipe(
-        Effect.catchTag("NotFound", () =>
-          Effect.fail(new NotFound({ message: `No such organization: ${organizationId}`, param: "organization_id" })))
-      )
+      const { organizationId, principal: user } = yield* access.organizationOrFirst(input.organization_id, "verification.submit")
       const inserted = yield* repo.insertPending({
         id: newId("kyc"),
         organizationId,
