@@ -5,7 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ListOf, ListParams } from "../src/platform/Pagination.ts"
+import { ListOf, ListParams } from "./Lists.ts"
 import { Authentication } from "./Auth.ts"
 import {
   ForbiddenResponse,

@@ -3,14 +3,12 @@
  * in the service and the database it is a `bigint` count of minor units (1250 cents, 5000 riel).
  * Floating point never touches an amount: binary fractions cannot hold 0.10 exactly.
  */
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
+// The wire schemas live in the domain, where the typed client can see them.
+import { AmountString, Currency } from "../../domain/Money.ts"
 
-export const Currency = Schema.Literal("USD", "KHR").annotations({
-  description: "ISO 4217 currency code: USD (2 decimal places) or KHR (no decimal places).",
-  examples: ["USD", "KHR"]
-})
-export type Currency = typeof Currency.Type
+export { AmountString, Currency }
 
 const DECIMAL_PLACES: Record<Currency, number> = { USD: 2, KHR: 0 }
 
@@ -28,19 +26,6 @@ export const minorUnitsOf = (currency: Currency): number => DECIMAL_PLACES[curre
 const MAX_INTEGER_DIGITS = 12
 
 const DECIMAL_AMOUNT = /^\d+(\.\d+)?$/
-
-/** A decimal amount string as it appears in request and response bodies. */
-export const AmountString = Schema.String.annotations({
-  message: () => `must be a decimal string such as "12.50"; JSON numbers are not accepted as they can lose precision`
-}).pipe(
-  Schema.pattern(DECIMAL_AMOUNT, {
-    message: () => `must be a decimal string such as "12.50": digits, optionally a "." and more digits`
-  })
-).annotations({
-  description: "An amount in the currency's major unit as a decimal string (never a JSON number), " +
-    "with at most as many decimal places as the currency has: \"12.50\" USD, \"5000\" KHR.",
-  examples: ["12.50", "5000"]
-})
 
 /**
  * Reads a wire amount into minor units of `currency`, or fails with an `InvalidRequest` naming `param`

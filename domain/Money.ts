@@ -1,0 +1,27 @@
+/**
+ * Money on the wire: a currency code and a decimal amount string in the currency's major unit.
+ * Conversion to and from integer minor units is in src/platform/Money.ts.
+ */
+import { Schema } from "effect"
+
+export const Currency = Schema.Literal("USD", "KHR").annotations({
+  description: "ISO 4217 currency code: USD (2 decimal places) or KHR (no decimal places).",
+  examples: ["USD", "KHR"]
+})
+export type Currency = typeof Currency.Type
+
+const DECIMAL_AMOUNT = /^\d+(\.\d+)?$/
+
+/** A decimal amount string as it appears in request and response bodies. */
+export const AmountString = Schema.String.annotations({
+  message: () => `must be a decimal string such as "12.50"; JSON numbers are not accepted as they can lose precision`
+}).pipe(
+  Schema.pattern(DECIMAL_AMOUNT, {
+    message: () => `must be a decimal string such as "12.50": digits, optionally a "." and more digits`
+  })
+).annotations({
+  description: "An amount in the currency's major unit as a decimal string (never a JSON number), " +
+    "with at most as many decimal places as the currency has: \"12.50\" USD, \"5000\" KHR.",
+  examples: ["12.50", "5000"]
+})
+
