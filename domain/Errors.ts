@@ -51,20 +51,32 @@ const errorFields = {
   param: Schema.optional(Schema.String)
 }
 
+/** The status and code each domain error is answered with. */
+const wireOf = {
+  InvalidRequest: { status: 400, code: "invalid_request" },
+  Unauthorized: { status: 401, code: "unauthorized" },
+  MfaRequired: { status: 401, code: "mfa_required" },
+  Forbidden: { status: 403, code: "forbidden" },
+  NotFound: { status: 404, code: "not_found" },
+  InvalidState: { status: 409, code: "invalid_state" },
+  IdempotencyConflict: { status: 409, code: "idempotency_conflict" },
+  RateLimited: { status: 429, code: "rate_limited" },
+  ServiceUnavailable: { status: 503, code: "service_unavailable" }
+} as const satisfies Record<string, { readonly status: number; readonly code: ErrorCode }>
+
 interface ErrorFields {
   readonly message: string
   readonly param?: string | undefined
 }
 
 /** Builds the wire schema of one error class: the envelope with its code, at its status. */
-const wire = <A extends ErrorFields, Tag extends string, C extends ErrorCode>(
+const wire = <A extends ErrorFields, Tag extends keyof typeof wireOf>(
   self: Schema.Schema<A, ErrorFields & { readonly _tag: Tag }>,
   tag: Tag,
-  code: C,
-  status: number,
   description: string
-) =>
-  Schema.transform(envelopeOf(code), self, {
+) => {
+  const { code, status } = wireOf[tag]
+  return Schema.transform(envelopeOf(code), self, {
     strict: false,
     decode: (body) => ({ _tag: tag, message: body.error.message, param: body.error.param }),
     encode: (error) => ({
@@ -77,6 +89,7 @@ const wire = <A extends ErrorFields, Tag extends string, C extends ErrorCode>(
     identifier: `Error_${code}`,
     description
   })
+}
 
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", errorFields) {}
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", errorFields) {}
@@ -93,50 +106,36 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
 export const InvalidRequestResponse = wire(
   InvalidRequest,
   "InvalidRequest",
-  "invalid_request",
-  400,
   "The request is malformed or a value is missing, of the wrong type or out of range."
 )
 export const UnauthorizedResponse = wire(
   Unauthorized,
   "Unauthorized",
-  "unauthorized",
-  401,
   "No credential, or an unknown, revoked or expired one."
 )
 export const MfaRequiredResponse = wire(
   MfaRequired,
   "MfaRequired",
-  "mfa_required",
-  401,
   "A TOTP code is required for this operation."
 )
 export const ForbiddenResponse = wire(
   Forbidden,
   "Forbidden",
-  "forbidden",
-  403,
   "Authenticated, but not allowed to do this."
 )
 export const NotFoundResponse = wire(
   NotFound,
   "NotFound",
-  "not_found",
-  404,
   "No such object (objects of other tenants answer the same)."
 )
 export const InvalidStateResponse = wire(
   InvalidState,
   "InvalidState",
-  "invalid_state",
-  409,
   "The object's lifecycle does not allow this transition."
 )
 export const IdempotencyConflictResponse = wire(
   IdempotencyConflict,
   "IdempotencyConflict",
-  "idempotency_conflict",
-  409,
   "The Idempotency-Key was used before with a different request."
 )
 // Retry-After is set as a header by the HTTP layer from `retryAfterSeconds`.
@@ -154,8 +153,6 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
 export const ServiceUnavailableResponse = wire(
   ServiceUnavailable,
   "ServiceUnavailable",
-  "service_unavailable",
-  503,
   "A dependency (the database or the cluster) is not usable right now."
 )
 
@@ -203,4 +200,14 @@ export const DecodeErrorResponse = Schema.transformOrFail(envelopeOf("invalid_re
   ...HttpApiSchema.annotations({ status: 400 }),
   identifier: "Error_invalid_request_schema",
   description: "The request did not match the operation's schema."
+})
+
+
+export const errorStatus = (error: ApiError): number => wireOf[error._tag].status
+
+/** The envelope an error is answered with, for answers that are stored and replayed. */
+export const toErrorEnvelope = (error: ApiError): ErrorEnvelope => ({
+  error: error.param === undefined
+    ? { code: wireOf[error._tag].code, message: error.message }
+    : { code: wireOf[error._tag].code, message: error.message, param: error.param }
 })

@@ -3,6 +3,7 @@
  * migrations, cluster and keys, then the HTTP server (which only listens once all of those are up).
  */
 import { Effect, Layer } from "effect"
+import { PublicBaseUrl } from "../src/platform/PublicUrl.ts"
 import { ClusterLive } from "./Cluster.ts"
 import { AppConfig } from "./Config.ts"
 import { DatabaseLive } from "./Database.ts"
@@ -11,7 +12,7 @@ import { MasterKeyLive } from "./MasterKey.ts"
 import { MigrationsLive } from "./Migrations.ts"
 
 /** Everything below HTTP: the database (migrated), the single-runner cluster and the master key. */
-export const InfrastructureLive = Layer.mergeAll(ClusterLive, MasterKeyLive).pipe(
+export const InfrastructureLive = Layer.mergeAll(ClusterLive, MasterKeyLive, PublicBaseUrl.layer).pipe(
   Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(DatabaseLive)
 )

@@ -13,6 +13,7 @@ import type { ErrorCode } from "../domain/Errors.ts"
 import { AuthenticationLive } from "../src/accounts/Authentication.ts"
 import { AuthHttpLive, MembersHttpLive, SessionHttpLive } from "../src/accounts/Http.ts"
 import { BranchesHttpLive, StoresHttpLive } from "../src/stores/Http.ts"
+import { PublicBaseUrl } from "../src/platform/PublicUrl.ts"
 import { SystemHttpLive } from "../src/system/Http.ts"
 import { VerificationHttpLive } from "../src/verification/Http.ts"
 import { ApiKeysHttpLive } from "../src/apikeys/Http.ts"
@@ -159,6 +160,7 @@ export const logListening = Effect.gen(function*() {
   const config = yield* AppConfig
   const server = yield* HttpServer.HttpServer
   const port = server.address._tag === "TcpAddress" ? server.address.port : config.port
+  yield* (yield* PublicBaseUrl).serverBound(port)
   yield* Effect.logInfo(`listening on http://${config.host}:${port}`)
 })
 

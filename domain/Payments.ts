@@ -1,0 +1,241 @@
+/**
+ * Payments and refunds of the merchant API (`/v1`), as API.md "Payments" describes them.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "./Auth.ts"
+import {
+  ForbiddenResponse,
+  IdempotencyConflictResponse,
+  InvalidStateResponse,
+  MfaRequiredResponse,
+  NotFoundResponse,
+  UnauthorizedResponse
+} from "./Errors.ts"
+import { ListOf, ListParams } from "./Lists.ts"
+import { AmountString, Currency } from "./Money.ts"
+
+export const PaymentStatus = Schema.Literal(
+  "pending",
+  "scanned",
+  "paid",
+  "expired",
+  "failed",
+  "cancelled",
+  "refunded",
+  "partially_refunded"
+)
+export type PaymentStatus = typeof PaymentStatus.Type
+
+/** Statuses from which a payment still moves without a refund: it can be scanned, paid, expire or fail. */
+export const OpenStatuses: ReadonlyArray<PaymentStatus> = ["pending", "scanned"]
+
+export const MAX_METADATA_KEYS = 50
+export const MAX_METADATA_VALUE_LENGTH = 500
+export const MAX_METADATA_KEY_LENGTH = 40
+export const MAX_DESCRIPTION_LENGTH = 500
+export const MAX_REFERENCE_ID_LENGTH = 64
+export const MIN_EXPIRES_IN = 1
+export const MAX_EXPIRES_IN = 7 * 24 * 60 * 60
+
+const text = (max: number, what: string) =>
+  Schema.String.pipe(
+    Schema.maxLength(max, { message: () => `${what} must be at most ${max} characters` })
+  )
+
+export const Metadata = Schema.Record({
+  key: Schema.String.pipe(
+    Schema.minLength(1, { message: () => "metadata keys must not be empty" }),
+    Schema.maxLength(MAX_METADATA_KEY_LENGTH, {
+      message: () => `metadata keys must be at most ${MAX_METADATA_KEY_LENGTH} characters`
+    })
+  ),
+  value: Schema.String.annotations({ message: () => "metadata values must be strings" }).pipe(
+    Schema.maxLength(MAX_METADATA_VALUE_LENGTH, {
+      message: () => `metadata values must be at most ${MAX_METADATA_VALUE_LENGTH} characters`
+    })
+  )
+}).pipe(
+  Schema.filter((record) => Object.keys(record).length <= MAX_METADATA_KEYS, {
+    message: () => `metadata may have at most ${MAX_METADATA_KEYS} keys`
+  })
+).annotations({
+  description: `Your own key/value pairs (at most ${MAX_METADATA_KEYS} keys, string values of at most ` +
+    `${MAX_METADATA_VALUE_LENGTH} characters), echoed back on the payment and in webhooks.`
+})
+
+export const CreatePayment = Schema.Struct({
+  amount: AmountString,
+  currency: Currency,
+  reference_id: Schema.optional(
+    text(MAX_REFERENCE_ID_LENGTH, "reference_id").pipe(Schema.minLength(1, { message: () => "reference_id must not be empty" }))
+  ),
+  description: Schema.optional(text(MAX_DESCRIPTION_LENGTH, "description")),
+  expires_in: Schema.optional(
+    Schema.Number.pipe(
+      Schema.int({ message: () => "expires_in must be a whole number of seconds" }),
+      Schema.between(MIN_EXPIRES_IN, MAX_EXPIRES_IN, {
+        message: () => `expires_in must be between ${MIN_EXPIRES_IN} and ${MAX_EXPIRES_IN} seconds`
+      })
+    )
+  ),
+  metadata: Schema.optional(Metadata)
+}).annotations({ identifier: "CreatePaymentDto" })
+export type CreatePayment = typeof CreatePayment.Type
+
+export class PaymentQr extends Schema.Class<PaymentQr>("PaymentQr")({
+  payload: Schema.String.annotations({ description: "The KHQR (EMVCo merchant-presented) string to show as a QR code" }),
+  md5: Schema.String.annotations({ description: "Lowercase MD5 hex of the payload; the provider's transaction key" })
+}) {}
+
+export class Payment extends Schema.Class<Payment>("Payment")({
+  id: Schema.String,
+  object: Schema.Literal("payment"),
+  status: PaymentStatus,
+  amount: Schema.String,
+  currency: Currency,
+  amount_refunded: Schema.String,
+  reference_id: Schema.NullOr(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
+  livemode: Schema.Boolean,
+  store_id: Schema.String,
+  expires_at: Schema.String,
+  paid_at: Schema.NullOr(Schema.String),
+  checkout_url: Schema.String,
+  qr: PaymentQr,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}) {}
+
+export class PaymentList extends Schema.Class<PaymentList>("PaymentList")(ListOf(Payment).fields) {}
+
+export const CreateRefund = Schema.Struct({
+  amount: Schema.optional(AmountString.annotations({
+    description: "The amount to refund; omitted, the whole remaining balance is refunded"
+  })),
+  reason: Schema.optional(text(MAX_DESCRIPTION_LENGTH, "reason")),
+  mfa_code: Schema.optional(Schema.String.annotations({
+    description: "A fresh TOTP code; needed for refunds at or above the high-value threshold"
+  }))
+}).annotations({ identifier: "CreateRefundDto" })
+export type CreateRefund = typeof CreateRefund.Type
+
+export class Refund extends Schema.Class<Refund>("Refund")({
+  id: Schema.String,
+  object: Schema.Literal("refund"),
+  payment_id: Schema.String,
+  amount: Schema.String,
+  currency: Currency,
+  reason: Schema.NullOr(Schema.String),
+  status: Schema.Literal("succeeded"),
+  created_at: Schema.String
+}) {}
+
+export class RefundList extends Schema.Class<RefundList>("RefundList")(ListOf(Refund).fields) {}
+
+export const SimulateStatus = Schema.Literal("scanned", "paid", "failed", "expired")
+export const SimulatePayment = Schema.Struct({ status: SimulateStatus }).annotations({ identifier: "SimulateDto" })
+
+const Timestamp = Schema.String.annotations({
+  description: "An ISO 8601 timestamp or Unix seconds"
+})
+
+export const PaymentListParams = Schema.Struct({
+  ...ListParams.fields,
+  status: Schema.optional(PaymentStatus),
+  reference_id: Schema.optional(Schema.String),
+  "created[gte]": Schema.optional(Timestamp),
+  "created[lte]": Schema.optional(Timestamp)
+})
+export type PaymentListParams = typeof PaymentListParams.Type
+
+const IdPath = Schema.Struct({ id: Schema.String })
+
+export const IdempotencyHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(
+    Schema.String.pipe(
+      Schema.minLength(1, { message: () => "Idempotency-Key must not be empty" }),
+      Schema.maxLength(255, { message: () => "Idempotency-Key must be at most 255 characters" })
+    )
+  )
+})
+
+export class PaymentsGroup extends HttpApiGroup.make("payments")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/payments")
+      .setPayload(CreatePayment)
+      .setHeaders(IdempotencyHeaders)
+      .addSuccess(Payment, { status: 201 })
+      .addError(IdempotencyConflictResponse)
+      .annotate(OpenApi.Summary, "Create a QR payment")
+      .annotate(
+        OpenApi.Description,
+        "Needs an API key; the payment belongs to the key's store and mode. With `Idempotency-Key`, a retry " +
+          "with the same body answers the original payment (same status) and creates nothing; the same key " +
+          "with another body is 409 `idempotency_conflict`. Keys are kept at least 24 hours."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/payments")
+      .setUrlParams(PaymentListParams)
+      .addSuccess(PaymentList)
+      .annotate(OpenApi.Summary, "List payments, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("retrieve", "/v1/payments/:id")
+      .setPath(IdPath)
+      .addSuccess(Payment)
+      .annotate(OpenApi.Summary, "Retrieve a payment")
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/v1/payments/:id/cancel")
+      .setPath(IdPath)
+      .addSuccess(Payment, { status: 201 })
+      .addError(InvalidStateResponse)
+      .annotate(OpenApi.Summary, "Cancel a pending payment")
+  )
+  .add(
+    HttpApiEndpoint.post("refund", "/v1/payments/:id/refund")
+      .setPath(IdPath)
+      .setPayload(CreateRefund)
+      .setHeaders(IdempotencyHeaders)
+      .addSuccess(Refund, { status: 201 })
+      .addError(InvalidStateResponse)
+      .addError(IdempotencyConflictResponse)
+      .addError(MfaRequiredResponse)
+      .annotate(OpenApi.Summary, "Refund a paid payment in full or in part")
+      .annotate(
+        OpenApi.Description,
+        "Omit `amount` to refund the whole remaining balance. The refunds of a payment never add up to more " +
+          "than its amount: a larger request is 400 `invalid_request`; a payment that is not paid is 409 " +
+          "`invalid_state`. At or above REFUND_MFA_THRESHOLD (in the payment's currency) a refund needs an " +
+          "Owner session with MFA enabled and a fresh `mfa_code` (API keys get 403)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("refunds", "/v1/payments/:id/refunds")
+      .setPath(IdPath)
+      .setUrlParams(ListParams)
+      .addSuccess(RefundList)
+      .annotate(OpenApi.Summary, "List refunds of a payment, newest first")
+  )
+  .add(
+    HttpApiEndpoint.post("simulate", "/v1/payments/:id/simulate")
+      .setPath(IdPath)
+      .setPayload(SimulatePayment)
+      .addSuccess(Payment, { status: 201 })
+      .addError(InvalidStateResponse)
+      .annotate(OpenApi.Summary, "Drive a test payment to a new status (test-mode keys only)")
+      .annotate(
+        OpenApi.Description,
+        "Moves a test payment as the mock provider would: pending → scanned → paid, pending → failed, " +
+          "pending or scanned → expired. Any other move is 409 `invalid_state`; a live key gets 403."
+      )
+  )
+  .middleware(Authentication)
+  .addError(UnauthorizedResponse)
+  .addError(ForbiddenResponse)
+  .addError(NotFoundResponse)
+  .annotate(OpenApi.Title, "Payments")
+{}

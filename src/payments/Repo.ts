@@ -1,0 +1,273 @@
+/**
+ * SQL of payments, refunds, their outbox events and ledger journals. The writes that change a
+ * payment run inside the Payment entity's transaction (see Entity.ts); reads go straight here.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import type { PaymentStatus } from "../../domain/Payments.ts"
+import { PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
+import type { Currency } from "../platform/Money.ts"
+import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+
+const Timestamp = Schema.DateFromSelf
+const NullableTimestamp = Schema.NullOr(Schema.DateFromSelf)
+
+export const PaymentRow = Schema.Struct({
+  id: Schema.String,
+  store_id: Schema.String,
+  livemode: Schema.Boolean,
+  status: PaymentStatusSchema,
+  amount: Schema.BigInt,
+  currency: Schema.Literal("USD", "KHR"),
+  amount_refunded: Schema.BigInt,
+  reference_id: Schema.NullOr(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
+  provider: Schema.String,
+  qr_payload: Schema.String,
+  qr_md5: Schema.String,
+  expires_at: Timestamp,
+  scanned_at: NullableTimestamp,
+  paid_at: NullableTimestamp,
+  failed_at: NullableTimestamp,
+  expired_at: NullableTimestamp,
+  cancelled_at: NullableTimestamp,
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+export type PaymentRow = typeof PaymentRow.Type
+
+export const RefundRow = Schema.Struct({
+  id: Schema.String,
+  payment_id: Schema.String,
+  store_id: Schema.String,
+  livemode: Schema.Boolean,
+  amount: Schema.BigInt,
+  currency: Schema.Literal("USD", "KHR"),
+  reason: Schema.NullOr(Schema.String),
+  status: Schema.Literal("succeeded"),
+  request_key: Schema.String,
+  created_at: Timestamp
+})
+export type RefundRow = typeof RefundRow.Type
+
+export interface NewPayment {
+  readonly id: string
+  readonly storeId: string
+  readonly livemode: boolean
+  readonly amount: bigint
+  readonly currency: Currency
+  readonly referenceId: string | null
+  readonly description: string | null
+  readonly metadata: Record<string, string>
+  readonly provider: string
+  readonly qrPayload: string
+  readonly qrMd5: string
+  readonly expiresAt: Date
+  readonly createdAt: Date
+}
+
+export interface PaymentFilters {
+  readonly status?: PaymentStatus | undefined
+  readonly referenceId?: string | undefined
+  readonly createdFrom?: Date | undefined
+  readonly createdTo?: Date | undefined
+}
+
+/** The timestamp column each status sets when a payment enters it. */
+const statusTimestampColumn: Partial<Record<PaymentStatus, string>> = {
+  scanned: "scanned_at",
+  paid: "paid_at",
+  failed: "failed_at",
+  expired: "expired_at",
+  cancelled: "cancelled_at"
+}
+
+export interface JournalLine {
+  readonly account: "provider_clearing" | "merchant_payable" | "refunds"
+  readonly debit: bigint
+  readonly credit: bigint
+}
+
+export interface OutboxEvent {
+  readonly eventId: string
+  readonly storeId: string
+  readonly livemode: boolean
+  readonly type: string
+  readonly payload: unknown
+}
+
+const decodeAll = <A, I>(schema: Schema.Schema<A, I>) => (rows: ReadonlyArray<unknown>) =>
+  Schema.decodeUnknown(Schema.Array(schema))(rows)
+
+export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/PaymentsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const payments = decodeAll(PaymentRow)
+    const refunds = decodeAll(RefundRow)
+
+    const insert = (payment: NewPayment) =>
+      sql`
+        INSERT INTO payments (id, store_id, livemode, status, amount, currency, reference_id, description, metadata,
+          provider, qr_payload, qr_md5, expires_at, created_at, updated_at)
+        VALUES (${payment.id}, ${payment.storeId}, ${payment.livemode}, 'pending', ${payment.amount.toString()},
+          ${payment.currency}, ${payment.referenceId}, ${payment.description}, ${JSON.stringify(payment.metadata)}::jsonb,
+          ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
+          ${payment.createdAt})
+        RETURNING *`.pipe(Effect.flatMap(payments), Effect.map((rows) => rows[0]!), Effect.orDie)
+
+    const find = (id: string) =>
+      sql`SELECT * FROM payments WHERE id = ${id}`.pipe(
+        Effect.flatMap(payments),
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    /** The payment, locked for the rest of the transaction. */
+    const findForUpdate = (id: string) =>
+      sql`SELECT * FROM payments WHERE id = ${id} FOR UPDATE`.pipe(
+        Effect.flatMap(payments),
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    const list = (storeId: string, livemode: boolean, filters: PaymentFilters, limit: number, position?: PagePosition) =>
+      sql`
+        SELECT * FROM payments
+        WHERE store_id = ${storeId} AND livemode = ${livemode}
+          AND ${filters.status === undefined ? sql`TRUE` : sql`status = ${filters.status}`}
+          AND ${filters.referenceId === undefined ? sql`TRUE` : sql`reference_id = ${filters.referenceId}`}
+          AND ${filters.createdFrom === undefined ? sql`TRUE` : sql`created_at >= ${filters.createdFrom}`}
+          AND ${filters.createdTo === undefined ? sql`TRUE` : sql`created_at <= ${filters.createdTo}`}
+          AND ${keysetAfter(sql, position)}
+        ORDER BY ${newestFirst(sql)}
+        LIMIT ${limit + 1}`.pipe(Effect.flatMap(payments), Effect.orDie)
+
+    const setStatus = (id: string, status: PaymentStatus, at: Date) => {
+      const column = statusTimestampColumn[status]
+      return sql`
+        UPDATE payments SET status = ${status}, updated_at = ${at}
+          ${column === undefined ? sql`` : sql`, ${sql(column)} = ${at}`}
+        WHERE id = ${id}
+        RETURNING *`.pipe(Effect.flatMap(payments), Effect.map((rows) => rows[0]!), Effect.orDie)
+    }
+
+    const addRefunded = (id: string, amount: bigint, status: PaymentStatus, at: Date) =>
+      sql`
+        UPDATE payments SET amount_refunded = amount_refunded + ${amount.toString()}, status = ${status}, updated_at = ${at}
+        WHERE id = ${id}
+        RETURNING *`.pipe(Effect.flatMap(payments), Effect.map((rows) => rows[0]!), Effect.orDie)
+
+    /** Whether the request `requestKey` already changed this payment (a replayed message). */
+    const transitionApplied = (paymentId: string, requestKey: string) =>
+      sql`SELECT 1 FROM payment_transitions WHERE payment_id = ${paymentId} AND request_key = ${requestKey}`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
+    const recordTransition = (paymentId: string, requestKey: string, transition: string) =>
+      sql`
+        INSERT INTO payment_transitions (payment_id, request_key, transition)
+        VALUES (${paymentId}, ${requestKey}, ${transition})`.pipe(Effect.asVoid, Effect.orDie)
+
+    const insertRefund = (refund: {
+      readonly id: string
+      readonly paymentId: string
+      readonly storeId: string
+      readonly livemode: boolean
+      readonly amount: bigint
+      readonly currency: Currency
+      readonly reason: string | null
+      readonly requestKey: string
+      readonly createdAt: Date
+    }) =>
+      sql`
+        INSERT INTO refunds (id, payment_id, store_id, livemode, amount, currency, reason, request_key, created_at)
+        VALUES (${refund.id}, ${refund.paymentId}, ${refund.storeId}, ${refund.livemode}, ${refund.amount.toString()},
+          ${refund.currency}, ${refund.reason}, ${refund.requestKey}, ${refund.createdAt})
+        RETURNING *`.pipe(Effect.flatMap(refunds), Effect.map((rows) => rows[0]!), Effect.orDie)
+
+    const findRefundByRequestKey = (paymentId: string, requestKey: string) =>
+      sql`SELECT * FROM refunds WHERE payment_id = ${paymentId} AND request_key = ${requestKey}`.pipe(
+        Effect.flatMap(refunds),
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    const listRefunds = (paymentId: string, limit: number, position?: PagePosition) =>
+      sql`
+        SELECT * FROM refunds
+        WHERE payment_id = ${paymentId} AND ${keysetAfter(sql, position)}
+        ORDER BY ${newestFirst(sql)}
+        LIMIT ${limit + 1}`.pipe(Effect.flatMap(refunds), Effect.orDie)
+
+    const insertOutbox = (event: OutboxEvent) =>
+      sql`
+        INSERT INTO outbox (event_id, store_id, livemode, type, payload)
+        VALUES (${event.eventId}, ${event.storeId}, ${event.livemode}, ${event.type}, ${JSON.stringify(event.payload)}::jsonb)`
+        .pipe(Effect.asVoid, Effect.orDie)
+
+    /** Posts one balanced journal entry; the database refuses to commit an unbalanced one. */
+    const postJournal = (entry: {
+      readonly id: string
+      readonly storeId: string
+      readonly livemode: boolean
+      readonly currency: Currency
+      readonly kind: "payment" | "refund"
+      readonly paymentId: string
+      readonly refundId: string | null
+      readonly memo: string
+      readonly lines: ReadonlyArray<JournalLine>
+      readonly at: Date
+    }) =>
+      Effect.gen(function*() {
+        yield* sql`
+          INSERT INTO journal_entries (id, store_id, livemode, currency, kind, payment_id, refund_id, memo, created_at)
+          VALUES (${entry.id}, ${entry.storeId}, ${entry.livemode}, ${entry.currency}, ${entry.kind}, ${entry.paymentId},
+            ${entry.refundId}, ${entry.memo}, ${entry.at})`
+        yield* sql`INSERT INTO journal_lines ${
+          sql.insert(entry.lines.map((line, index) => ({
+            entry_id: entry.id,
+            line: index + 1,
+            account: line.account,
+            debit: line.debit.toString(),
+            credit: line.credit.toString()
+          })))
+        }`
+      }).pipe(Effect.orDie)
+
+    /** Ids of open payments whose expiry has passed, oldest first. */
+    const overdue = (limit: number) =>
+      sql<{ id: string }>`
+        SELECT id FROM payments
+        WHERE status IN ('pending', 'scanned') AND expires_at <= now()
+        ORDER BY expires_at
+        LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie)
+
+    /** Open live payments, for asking the provider whether they were paid. */
+    const openLive = (limit: number) =>
+      sql<{ id: string; qr_md5: string; store_id: string }>`
+        SELECT id, qr_md5, store_id FROM payments
+        WHERE livemode AND status IN ('pending', 'scanned') AND expires_at > now()
+        ORDER BY created_at
+        LIMIT ${limit}`.pipe(Effect.orDie)
+
+    return {
+      insert,
+      find,
+      findForUpdate,
+      list,
+      setStatus,
+      addRefunded,
+      transitionApplied,
+      recordTransition,
+      insertRefund,
+      findRefundByRequestKey,
+      listRefunds,
+      insertOutbox,
+      postJournal,
+      overdue,
+      openLive
+    } as const
+  })
+}) {}

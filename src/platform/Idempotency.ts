@@ -1,0 +1,162 @@
+/**
+ * Idempotency keys of the merchant API (API.md "Payments"): the same key with the same request answers
+ * the original response (same status) and does nothing again; the same key with another request is
+ * 409 `idempotency_conflict`. Keys are scoped to a store and mode.
+ *
+ * The first request with a key claims it (a row with no response yet); concurrent requests with that key
+ * wait for the answer and replay it. A request that dies without answering leaves its claim behind; after
+ * a lease, the next request with the key takes it over, so a crashed attempt can be retried.
+ * Client errors (4xx) are remembered like successes; a defect releases the key.
+ */
+import { HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Cause, Duration, Effect, Exit, Option, Schema } from "effect"
+import { createHash } from "node:crypto"
+import { type ApiError, errorStatus, IdempotencyConflict, toErrorEnvelope } from "../../domain/Errors.ts"
+
+export interface IdempotencyScope {
+  readonly storeId: string
+  readonly livemode: boolean
+  readonly key: string
+}
+
+/** How long a claimed key waits for its owner before it counts as abandoned. */
+export const IDEMPOTENCY_LEASE = Duration.seconds(30)
+/** How long a concurrent request waits for the owner's answer before it is told to retry. */
+const WAIT_FOR_OWNER = Duration.seconds(15)
+const POLL_INTERVAL = Duration.millis(25)
+/** Keys are kept at least 24 hours (API.md); the purge removes them a little later. */
+export const IDEMPOTENCY_RETENTION = Duration.hours(25)
+
+/** A stable digest of the request: method, path and the body with its keys in a canonical order. */
+export const requestFingerprint = (method: string, path: string, body: unknown): string =>
+  createHash("sha256").update(JSON.stringify([method, path, canonical(body)])).digest("hex")
+
+const canonical = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(canonical)
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])])
+    )
+  }
+  return value
+}
+
+const StoredRow = Schema.Struct({
+  fingerprint: Schema.String,
+  status_code: Schema.NullOr(Schema.Number),
+  response: Schema.NullOr(Schema.Unknown),
+  abandoned: Schema.Boolean
+})
+
+type Claim =
+  | { readonly _tag: "Owned" }
+  | { readonly _tag: "Replay"; readonly status: number; readonly body: unknown }
+
+export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempotency", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const leaseSeconds = Duration.toSeconds(IDEMPOTENCY_LEASE)
+
+    const tryClaim = (scope: IdempotencyScope, fingerprint: string) =>
+      sql`
+        INSERT INTO idempotency_keys (store_id, livemode, key, fingerprint)
+        VALUES (${scope.storeId}, ${scope.livemode}, ${scope.key}, ${fingerprint})
+        ON CONFLICT DO NOTHING
+        RETURNING key`.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
+
+    const read = (scope: IdempotencyScope) =>
+      sql`
+        SELECT fingerprint, status_code, response,
+          (response IS NULL AND locked_at < now() - make_interval(secs => ${leaseSeconds})) AS abandoned
+        FROM idempotency_keys
+        WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(StoredRow))),
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    const takeOver = (scope: IdempotencyScope) =>
+      sql`
+        UPDATE idempotency_keys SET locked_at = now()
+        WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}
+          AND response IS NULL AND locked_at < now() - make_interval(secs => ${leaseSeconds})
+        RETURNING key`.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
+
+    const conflict = (message: string) => new IdempotencyConflict({ message, param: "Idempotency-Key" })
+
+    const claim = (scope: IdempotencyScope, fingerprint: string): Effect.Effect<Claim, IdempotencyConflict> =>
+      Effect.gen(function*() {
+        const deadline = Date.now() + Duration.toMillis(WAIT_FOR_OWNER)
+        while (true) {
+          if (yield* tryClaim(scope, fingerprint)) return { _tag: "Owned" } as const
+          const stored = yield* read(scope)
+          if (Option.isNone(stored)) continue // released between the insert and the read: claim again
+          if (stored.value.fingerprint !== fingerprint) {
+            return yield* conflict("This Idempotency-Key was already used with a different request")
+          }
+          if (stored.value.status_code !== null) {
+            return { _tag: "Replay", status: stored.value.status_code, body: stored.value.response } as const
+          }
+          if (stored.value.abandoned && (yield* takeOver(scope))) return { _tag: "Owned" } as const
+          if (Date.now() > deadline) {
+            return yield* conflict("A request with this Idempotency-Key is still in progress; retry shortly")
+          }
+          yield* Effect.sleep(POLL_INTERVAL)
+        }
+      })
+
+    const remember = (scope: IdempotencyScope, status: number, body: unknown) =>
+      sql`
+        UPDATE idempotency_keys SET status_code = ${status}, response = ${JSON.stringify(body)}::jsonb
+        WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    const release = (scope: IdempotencyScope) =>
+      sql`
+        DELETE FROM idempotency_keys
+        WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}
+          AND response IS NULL`.pipe(Effect.asVoid, Effect.orDie)
+
+    /**
+     * Runs `operation` once per key: its answer (encoded with `encode`, at `successStatus`) or its client
+     * error is remembered and replayed, as a raw response, to every later request with the same key.
+     */
+    const run = <A, E extends ApiError, R>(
+      scope: IdempotencyScope | undefined,
+      fingerprint: string,
+      successStatus: number,
+      encode: (value: A) => unknown,
+      operation: Effect.Effect<A, E, R>
+    ): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E | IdempotencyConflict, R> => {
+      if (scope === undefined) return operation
+      return Effect.gen(function*() {
+        const claimed = yield* claim(scope, fingerprint)
+        if (claimed._tag === "Replay") {
+          return HttpServerResponse.unsafeJson(claimed.body, {
+            status: claimed.status,
+            headers: { "idempotent-replayed": "true" }
+          })
+        }
+        return yield* operation.pipe(
+          Effect.tap((value) => remember(scope, successStatus, encode(value))),
+          Effect.tapError((error) => remember(scope, errorStatus(error), toErrorEnvelope(error))),
+          Effect.onExit((exit) =>
+            Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause)) ? release(scope) : Effect.void
+          ),
+          // A claimed key must end answered or released, even if the caller goes away meanwhile.
+          Effect.uninterruptible
+        )
+      })
+    }
+
+    /** Forgets keys past their retention; run on a schedule. */
+    const purgeExpired = sql`
+      DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => ${Duration.toSeconds(IDEMPOTENCY_RETENTION)})`
+      .pipe(Effect.asVoid, Effect.orDie)
+
+    return { run, purgeExpired } as const
+  })
+}) {}
