@@ -11,6 +11,7 @@ import { VerificationGroup } from "./Verification.ts"
 import { ApiKeysGroup } from "./ApiKeys.ts"
 import { SettingsGroup } from "./Settings.ts"
 import { AccessGroup } from "./Access.ts"
+import { PaymentsGroup } from "./Payments.ts"
 
 const BaseApi = HttpApi.make("merchant-platform")
   .add(SystemGroup)
@@ -23,6 +24,7 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(ApiKeysGroup)
   .add(SettingsGroup)
   .add(AccessGroup)
+  .add(PaymentsGroup)
   .addError(InvalidRequestResponse)
   .annotateContext(OpenApi.annotations({
     title: "Merchant payments and loyalty API",

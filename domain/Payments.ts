@@ -168,6 +168,7 @@ export class PaymentsGroup extends HttpApiGroup.make("payments")
       .setHeaders(IdempotencyHeaders)
       .addSuccess(Payment, { status: 201 })
       .addError(IdempotencyConflictResponse)
+      .addError(InvalidStateResponse)
       .annotate(OpenApi.Summary, "Create a QR payment")
       .annotate(
         OpenApi.Description,

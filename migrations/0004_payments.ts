@@ -20,6 +20,7 @@ export default Effect.gen(function*() {
       amount           bigint NOT NULL CHECK (amount > 0),
       currency         text NOT NULL CHECK (currency IN ('USD', 'KHR')),
       amount_refunded  bigint NOT NULL DEFAULT 0,
+      version          integer NOT NULL DEFAULT 1,
       reference_id     text,
       description      text,
       metadata         jsonb NOT NULL DEFAULT '{}'::jsonb,
@@ -97,6 +98,8 @@ export default Effect.gen(function*() {
   // When the request that owns an idempotency key started; a request that died leaves its key in
   // progress, and after a lease another request may take the key over.
   yield* sql`ALTER TABLE idempotency_keys ADD COLUMN locked_at timestamptz(3) NOT NULL DEFAULT now()`
+  // json, not jsonb: a replayed answer is the original, byte for byte (jsonb would reorder its keys).
+  yield* sql`ALTER TABLE idempotency_keys ALTER COLUMN response TYPE json USING response::json`
 
   yield* sql.unsafe(`
     CREATE FUNCTION journal_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -12,7 +12,8 @@ import { MasterKeyLive } from "./MasterKey.ts"
 import { MigrationsLive } from "./Migrations.ts"
 
 /** Everything below HTTP: the database (migrated), the single-runner cluster and the master key. */
-export const InfrastructureLive = Layer.mergeAll(ClusterLive, MasterKeyLive, PublicBaseUrl.layer).pipe(
+export const InfrastructureLive = ClusterLive.pipe(
+  Layer.provideMerge(Layer.mergeAll(MasterKeyLive, PublicBaseUrl.layer)),
   Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(DatabaseLive)
 )

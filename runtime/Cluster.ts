@@ -4,12 +4,20 @@
  */
 import { SingleRunner } from "@effect/cluster"
 import { Layer } from "effect"
+import { PaymentEntityLive } from "../src/payments/Entity.ts"
+import { PaymentJobsLive } from "../src/payments/Jobs.ts"
+import { PaymentsRepo } from "../src/payments/Repo.ts"
 import { ClusterProbeLive } from "../src/system/ClusterProbe.ts"
 
 /** Every entity hosted by a runner. */
-export const entityLayers = [ClusterProbeLive] as const
+export const entityLayers = [ClusterProbeLive, PaymentEntityLive] as const
 
-export const EntitiesLive = Layer.mergeAll(...entityLayers)
+/** Every singleton and cron job, run by exactly one runner of the cluster. */
+export const singletonLayers = [PaymentJobsLive] as const
+
+export const EntitiesLive = Layer.mergeAll(...entityLayers, ...singletonLayers).pipe(
+  Layer.provide(PaymentsRepo.Default)
+)
 
 /** One process that is its own (and only) runner, with runner and message storage in SQL. */
 export const SingleRunnerLive = SingleRunner.layer({

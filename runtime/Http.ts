@@ -13,6 +13,7 @@ import type { ErrorCode } from "../domain/Errors.ts"
 import { AuthenticationLive } from "../src/accounts/Authentication.ts"
 import { AuthHttpLive, MembersHttpLive, SessionHttpLive } from "../src/accounts/Http.ts"
 import { BranchesHttpLive, StoresHttpLive } from "../src/stores/Http.ts"
+import { PaymentsHttpLive } from "../src/payments/Http.ts"
 import { PublicBaseUrl } from "../src/platform/PublicUrl.ts"
 import { SystemHttpLive } from "../src/system/Http.ts"
 import { VerificationHttpLive } from "../src/verification/Http.ts"
@@ -124,7 +125,8 @@ export const ApiGroupsLive = Layer.mergeAll(
   MembersHttpLive,
   ApiKeysHttpLive,
   SettingsHttpLive,
-  AccessHttpLive
+  AccessHttpLive,
+  PaymentsHttpLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** Every route: the API, its OpenAPI document, the interactive reference. */

@@ -13,6 +13,7 @@ import { VerificationService } from "../src/verification/Service.ts"
 import { ApiKeysService } from "../src/apikeys/Service.ts"
 import { SettingsService } from "../src/settings/Service.ts"
 import { AccessConsoleService } from "../src/access/Console.ts"
+import { PaymentsService } from "../src/payments/Service.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
@@ -23,5 +24,6 @@ export const ServicesLive = Layer.mergeAll(
   ApiKeysRepo.Default,
   ApiKeysService.Default,
   SettingsService.Default,
-  AccessConsoleService.Default
+  AccessConsoleService.Default,
+  PaymentsService.Default
 )

@@ -9,6 +9,9 @@ import { PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
 import type { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 
+/** The LISTEN/NOTIFY channel on which payment changes are announced. */
+export const PAYMENT_CHANNEL = "payment_changes"
+
 const Timestamp = Schema.DateFromSelf
 const NullableTimestamp = Schema.NullOr(Schema.DateFromSelf)
 
@@ -20,6 +23,7 @@ export const PaymentRow = Schema.Struct({
   amount: Schema.BigInt,
   currency: Schema.Literal("USD", "KHR"),
   amount_refunded: Schema.BigInt,
+  version: Schema.Number,
   reference_id: Schema.NullOr(Schema.String),
   description: Schema.NullOr(Schema.String),
   metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
@@ -146,7 +150,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
     const setStatus = (id: string, status: PaymentStatus, at: Date) => {
       const column = statusTimestampColumn[status]
       return sql`
-        UPDATE payments SET status = ${status}, updated_at = ${at}
+        UPDATE payments SET status = ${status}, updated_at = ${at}, version = version + 1
           ${column === undefined ? sql`` : sql`, ${sql(column)} = ${at}`}
         WHERE id = ${id}
         RETURNING *`.pipe(Effect.flatMap(payments), Effect.map((rows) => rows[0]!), Effect.orDie)
@@ -154,7 +158,8 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
 
     const addRefunded = (id: string, amount: bigint, status: PaymentStatus, at: Date) =>
       sql`
-        UPDATE payments SET amount_refunded = amount_refunded + ${amount.toString()}, status = ${status}, updated_at = ${at}
+        UPDATE payments SET amount_refunded = amount_refunded + ${amount.toString()}, status = ${status}, updated_at = ${at},
+          version = version + 1
         WHERE id = ${id}
         RETURNING *`.pipe(Effect.flatMap(payments), Effect.map((rows) => rows[0]!), Effect.orDie)
 
@@ -236,6 +241,21 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         }`
       }).pipe(Effect.orDie)
 
+    /**
+     * Tells every process listening on PAYMENT_CHANNEL that a payment changed; sent inside the change's
+     * transaction, so it is delivered exactly when the change commits.
+     */
+    const notifyChange = (payment: PaymentRow) =>
+      sql`SELECT pg_notify(${PAYMENT_CHANNEL}, ${
+        JSON.stringify({
+          id: payment.id,
+          store_id: payment.store_id,
+          livemode: payment.livemode,
+          status: payment.status,
+          version: payment.version
+        })
+      })`.pipe(Effect.asVoid, Effect.orDie)
+
     /** Ids of open payments whose expiry has passed, oldest first. */
     const overdue = (limit: number) =>
       sql<{ id: string }>`
@@ -266,6 +286,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       listRefunds,
       insertOutbox,
       postJournal,
+      notifyChange,
       overdue,
       openLive
     } as const

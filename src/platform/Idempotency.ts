@@ -108,7 +108,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
 
     const remember = (scope: IdempotencyScope, status: number, body: unknown) =>
       sql`
-        UPDATE idempotency_keys SET status_code = ${status}, response = ${JSON.stringify(body)}::jsonb
+        UPDATE idempotency_keys SET status_code = ${status}, response = ${JSON.stringify(body)}::json
         WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}`.pipe(
         Effect.asVoid,
         Effect.orDie

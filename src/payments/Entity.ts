@@ -1,0 +1,171 @@
+/**
+ * The Payment entity: every change of one payment — scan, pay, fail, expire, cancel, refund — is a
+ * message to the entity of that payment's id, so changes to one payment are applied one at a time
+ * however many requests race. Messages are persisted with a primary key: a retry, or a replay after a
+ * crash, is answered once.
+ *
+ * Each change is one SQL transaction: the new state, the refund row, the journal entry, the outbox event
+ * and the change notification commit together or not at all. Within it the handler also records the
+ * message's key, so a message replayed after its transaction committed (but before the reply was
+ * stored) finds its own work and answers with it instead of applying it again.
+ */
+import { ClusterSchema, Entity } from "@effect/cluster"
+import { Rpc } from "@effect/rpc"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import { newId } from "../platform/Ids.ts"
+import { PublicBaseUrl } from "../platform/PublicUrl.ts"
+import { eventTypeOf, nextStatus, type PaymentAction, PaymentActions, refundOutcome } from "./Lifecycle.ts"
+import { type JournalLine, PaymentRow, PaymentsRepo, RefundRow } from "./Repo.ts"
+import { paymentEvent, toPayment } from "./View.ts"
+
+/** A payment row as messages carry it: the same type, with dates and amounts encoded for storage. */
+export const PaymentState = Schema.Struct({
+  ...PaymentRow.fields,
+  expires_at: Schema.Date,
+  scanned_at: Schema.NullOr(Schema.Date),
+  paid_at: Schema.NullOr(Schema.Date),
+  failed_at: Schema.NullOr(Schema.Date),
+  expired_at: Schema.NullOr(Schema.Date),
+  cancelled_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+
+export const RefundState = Schema.Struct({ ...RefundRow.fields, created_at: Schema.Date })
+
+export const PaymentEntity = Entity.make("Payment", [
+  Rpc.make("Transition", {
+    payload: { action: Schema.Literal(...PaymentActions), requestKey: Schema.String },
+    success: PaymentState,
+    error: Schema.Union(InvalidState, NotFound),
+    primaryKey: (payload) => `${payload.action}:${payload.requestKey}`
+  }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("Refund", {
+    payload: {
+      requestKey: Schema.String,
+      refundId: Schema.String,
+      amount: Schema.NullOr(Schema.BigInt),
+      reason: Schema.NullOr(Schema.String)
+    },
+    success: Schema.Struct({ payment: PaymentState, refund: RefundState }),
+    error: Schema.Union(InvalidState, InvalidRequest, NotFound),
+    primaryKey: (payload) => `refund:${payload.requestKey}`
+  }).annotate(ClusterSchema.Persisted, true)
+])
+
+/** Journal lines of a paid payment: the provider owes the money, the store is owed it. */
+const paymentLines = (amount: bigint): ReadonlyArray<JournalLine> => [
+  { account: "provider_clearing", debit: amount, credit: 0n },
+  { account: "merchant_payable", debit: 0n, credit: amount }
+]
+
+/** Journal lines of a refund: the money goes back out through the provider. */
+const refundLines = (amount: bigint): ReadonlyArray<JournalLine> => [
+  { account: "refunds", debit: amount, credit: 0n },
+  { account: "provider_clearing", debit: 0n, credit: amount }
+]
+
+export const PaymentEntityLive = PaymentEntity.toLayer(
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* PaymentsRepo
+    const publicUrl = yield* PublicBaseUrl
+    const paymentId = (yield* Entity.CurrentAddress).entityId
+
+    const notFound = () => new NotFound({ message: `No such payment: ${paymentId}`, param: "id" })
+
+    const lockPayment = Effect.flatMap(
+      repo.findForUpdate(paymentId),
+      Option.match({ onNone: () => Effect.fail(notFound()), onSome: Effect.succeed })
+    )
+
+    /** The outbox event and the change notification of a payment that just changed. */
+    const announce = (payment: PaymentRow, type: string, at: Date) =>
+      Effect.gen(function*() {
+        const eventId = newId("evt")
+        const view = toPayment(payment, yield* publicUrl.get)
+        yield* repo.insertOutbox({
+          eventId,
+          storeId: payment.store_id,
+          livemode: payment.livemode,
+          type,
+          payload: paymentEvent(eventId, type, view, at)
+        })
+        yield* repo.notifyChange(payment)
+      })
+
+    const transition = (action: PaymentAction, requestKey: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const current = yield* lockPayment
+        if (yield* repo.transitionApplied(paymentId, `${action}:${requestKey}`)) return current
+        const status = yield* nextStatus(current.status, action)
+        const at = new Date()
+        const updated = yield* repo.setStatus(paymentId, status, at)
+        yield* repo.recordTransition(paymentId, `${action}:${requestKey}`, action)
+        if (status === "paid") {
+          yield* repo.postJournal({
+            id: newId("jrn"),
+            storeId: updated.store_id,
+            livemode: updated.livemode,
+            currency: updated.currency,
+            kind: "payment",
+            paymentId,
+            refundId: null,
+            memo: `payment ${paymentId} paid`,
+            lines: paymentLines(updated.amount),
+            at
+          })
+        }
+        yield* announce(updated, eventTypeOf[action], at)
+        return updated
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    const refund = (input: {
+      readonly requestKey: string
+      readonly refundId: string
+      readonly amount: bigint | null
+      readonly reason: string | null
+    }) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const current = yield* lockPayment
+        const earlier = yield* repo.findRefundByRequestKey(paymentId, input.requestKey)
+        if (Option.isSome(earlier)) return { payment: current, refund: earlier.value }
+        const outcome = yield* refundOutcome(current, input.amount)
+        const at = new Date()
+        const refundRow = yield* repo.insertRefund({
+          id: input.refundId,
+          paymentId,
+          storeId: current.store_id,
+          livemode: current.livemode,
+          amount: outcome.amount,
+          currency: current.currency,
+          reason: input.reason,
+          requestKey: input.requestKey,
+          createdAt: at
+        })
+        const updated = yield* repo.addRefunded(paymentId, outcome.amount, outcome.status, at)
+        yield* repo.postJournal({
+          id: newId("jrn"),
+          storeId: updated.store_id,
+          livemode: updated.livemode,
+          currency: updated.currency,
+          kind: "refund",
+          paymentId,
+          refundId: refundRow.id,
+          memo: `refund ${refundRow.id} of payment ${paymentId}`,
+          lines: refundLines(outcome.amount),
+          at
+        })
+        yield* announce(updated, eventTypeOf.refund, at)
+        return { payment: updated, refund: refundRow }
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    return PaymentEntity.of({
+      Transition: ({ payload }) => transition(payload.action, payload.requestKey),
+      Refund: ({ payload }) => refund(payload)
+    })
+  }),
+  { maxIdleTime: "2 minutes" }
+)

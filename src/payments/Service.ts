@@ -1,0 +1,298 @@
+/**
+ * The rules of payments and refunds: who may see and change which payment, how a payment is created
+ * (validated amounts, the KHQR payload, idempotency), and the lifecycle changes, which are sent as
+ * messages to the payment's entity.
+ */
+import { Effect, Option, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import type { ApiKeyPrincipal } from "../../domain/Auth.ts"
+import { CurrentPrincipal } from "../../domain/Auth.ts"
+import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import {
+  type CreatePayment,
+  type CreateRefund,
+  Payment,
+  PaymentList,
+  type PaymentListParams,
+  Refund,
+  RefundList
+} from "../../domain/Payments.ts"
+import type { ListParams } from "../../domain/Lists.ts"
+import { AppConfig } from "../../runtime/Config.ts"
+import { AccessService } from "../access/Service.ts"
+import { AccountsService } from "../accounts/Service.ts"
+import { newId } from "../platform/Ids.ts"
+import { Idempotency, requestFingerprint } from "../platform/Idempotency.ts"
+import { type Currency, minorUnitsOf, parseAmount } from "../platform/Money.ts"
+import { decodeCursor, toPage } from "../platform/Pagination.ts"
+import { PublicBaseUrl } from "../platform/PublicUrl.ts"
+import { StoresService } from "../stores/Service.ts"
+import { PaymentEntity } from "./Entity.ts"
+import { buildKhqr, TEST_MERCHANT } from "./Khqr.ts"
+import type { PaymentAction } from "./Lifecycle.ts"
+import { PaymentsRepo, type PaymentRow } from "./Repo.ts"
+import { toPayment, toRefund } from "./View.ts"
+
+/** A KHQR bill number holds 25 characters; a longer reference_id is shown cut, and kept whole on the payment. */
+const BILL_NUMBER_LENGTH = 25
+
+const simulateActions: Record<"scanned" | "paid" | "failed" | "expired", PaymentAction> = {
+  scanned: "scan",
+  paid: "pay",
+  failed: "fail",
+  expired: "expire"
+}
+
+/** Reads `created[gte]`-style bounds: ISO 8601 or Unix seconds. */
+const parseTimestamp = (value: string | undefined, param: string) => {
+  if (value === undefined) return Effect.succeed(undefined)
+  const date = /^\d+$/.test(value) ? new Date(Number(value) * 1000) : new Date(value)
+  return Number.isNaN(date.getTime())
+    ? Effect.fail(new InvalidRequest({ message: `${param} must be an ISO 8601 timestamp or Unix seconds`, param }))
+    : Effect.succeed(date)
+}
+
+/** Whether `amount` (minor units of `currency`) is at or above a decimal threshold such as "500.00". */
+export const reachesThreshold = (amount: bigint, currency: Currency, threshold: string): boolean => {
+  const [whole = "0", fraction = ""] = threshold.split(".")
+  const thresholdScaled = BigInt(whole + fraction)
+  const amountScale = BigInt(minorUnitsOf(currency))
+  // Compare amount / 10^minor >= threshold / 10^fraction.length without leaving integers.
+  return amount * 10n ** BigInt(fraction.length) >= thresholdScaled * 10n ** amountScale
+}
+
+export class PaymentsService extends Effect.Service<PaymentsService>()("payments/PaymentsService", {
+  effect: Effect.gen(function*() {
+    const repo = yield* PaymentsRepo
+    const stores = yield* StoresService
+    const access = yield* AccessService
+    const accounts = yield* AccountsService
+    const idempotency = yield* Idempotency
+    const publicUrl = yield* PublicBaseUrl
+    const config = yield* AppConfig
+    const entity = yield* PaymentEntity.client
+
+    const view = (row: PaymentRow) => Effect.map(publicUrl.get, (baseUrl) => toPayment(row, baseUrl))
+    const encodePayment = Schema.encodeSync(Payment)
+    const encodeRefund = Schema.encodeSync(Refund)
+
+    const requireApiKey = Effect.gen(function*() {
+      const principal = yield* CurrentPrincipal
+      if (principal._tag !== "ApiKey") {
+        return yield* new Forbidden({ message: "This route needs an API key (sk_test_… or sk_live_…)" })
+      }
+      return principal
+    })
+
+    const notFound = (id: string) => new NotFound({ message: `No such payment: ${id}`, param: "id" })
+
+    /**
+     * The payment `id` if the caller may act on it: an API key sees its own store's payments of its own
+     * mode; a user sees the payments of stores they may `permission`. Anything else does not exist.
+     */
+    const accessiblePayment = (id: string, permission: "payment.read" | "payment.write" | "payment.refund") =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        const found = yield* repo.find(id)
+        if (Option.isNone(found)) return yield* notFound(id)
+        const payment = found.value
+        if (principal._tag === "ApiKey") {
+          if (payment.store_id !== principal.storeId || payment.livemode !== principal.livemode) {
+            return yield* notFound(id)
+          }
+          return payment
+        }
+        yield* access.store(payment.store_id, permission).pipe(Effect.catchTag("NotFound", () => Effect.fail(notFound(id))))
+        return payment
+      })
+
+    /** The merchant account a payment of this store is paid into. */
+    const merchantFor = Effect.fn("Payments.merchantFor")(function*(key: ApiKeyPrincipal) {
+      const credentials = yield* stores.providerCredentials(key.storeId)
+      if (key.livemode) {
+        const store = yield* stores.getById(key.storeId)
+        if (!store.live_mode || Option.isNone(credentials)) {
+          return yield* new InvalidState({
+            message: "This store is not in live mode: set its provider credentials and activate live mode first"
+          })
+        }
+      }
+      return Option.match(credentials, {
+        onNone: () => TEST_MERCHANT,
+        onSome: (c) => ({
+          merchantType: "individual" as const,
+          bakongAccountId: c.bakong_account_id,
+          merchantName: c.merchant_name,
+          merchantCity: c.merchant_city,
+          acquiringBank: c.acquiring_bank
+        })
+      })
+    })
+
+    const createPayment = (key: ApiKeyPrincipal, input: CreatePayment) =>
+      Effect.gen(function*() {
+        const amount = yield* parseAmount(input.amount, input.currency)
+        const merchant = yield* merchantFor(key)
+        const createdAt = new Date()
+        const expiresAt = new Date(createdAt.getTime() + (input.expires_in ?? config.paymentDefaultExpirySeconds) * 1000)
+        const qr = yield* buildKhqr({
+          ...merchant,
+          currency: input.currency,
+          amountMinor: amount,
+          billNumber: input.reference_id?.slice(0, BILL_NUMBER_LENGTH),
+          createdAt,
+          expiresAt
+        }).pipe(
+          Effect.mapError((invalid) =>
+            invalid.toInvalidRequest(
+              invalid.field === "billNumber" ? "reference_id" : invalid.field === "amountMinor" ? "amount" : undefined
+            )
+          )
+        )
+        const row = yield* repo.insert({
+          id: newId("pay"),
+          storeId: key.storeId,
+          livemode: key.livemode,
+          amount,
+          currency: input.currency,
+          referenceId: input.reference_id ?? null,
+          description: input.description ?? null,
+          metadata: input.metadata ?? {},
+          provider: key.livemode ? "bakong" : "mock",
+          qrPayload: qr.payload,
+          qrMd5: qr.md5,
+          expiresAt,
+          createdAt
+        })
+        return yield* view(row)
+      })
+
+    const create = Effect.fn("Payments.create")(function*(input: CreatePayment, idempotencyKey: string | undefined) {
+      const key = yield* requireApiKey
+      const scope = idempotencyKey === undefined
+        ? undefined
+        : { storeId: key.storeId, livemode: key.livemode, key: idempotencyKey }
+      return yield* idempotency.run(
+        scope,
+        requestFingerprint("POST", "/v1/payments", input),
+        201,
+        encodePayment,
+        createPayment(key, input)
+      )
+    })
+
+    const retrieve = Effect.fn("Payments.retrieve")(function*(id: string) {
+      return yield* view(yield* accessiblePayment(id, "payment.read"))
+    })
+
+    const list = Effect.fn("Payments.list")(function*(params: PaymentListParams) {
+      const key = yield* requireApiKey
+      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+      const filters = {
+        status: params.status,
+        referenceId: params.reference_id,
+        createdFrom: yield* parseTimestamp(params["created[gte]"], "created[gte]"),
+        createdTo: yield* parseTimestamp(params["created[lte]"], "created[lte]")
+      }
+      const rows = yield* repo.list(key.storeId, key.livemode, filters, params.limit, position)
+      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+      const baseUrl = yield* publicUrl.get
+      return new PaymentList({ ...page, data: page.data.map((row) => toPayment(row, baseUrl)) })
+    })
+
+    /** Sends one lifecycle change to the payment's entity and answers the payment as it is after it. */
+    const applyTransition = (id: string, action: PaymentAction, requestKey: string) =>
+      entity(id).Transition({ action, requestKey }).pipe(
+        Effect.catchTags({
+          // Mailbox full, persistence trouble: the infrastructure failed, not the client.
+          MailboxFull: Effect.die,
+          AlreadyProcessingMessage: Effect.die,
+          PersistenceError: Effect.die
+        }),
+        Effect.flatMap(view)
+      )
+
+    const cancel = Effect.fn("Payments.cancel")(function*(id: string) {
+      yield* accessiblePayment(id, "payment.write")
+      return yield* applyTransition(id, "cancel", randomUUID())
+    })
+
+    const simulate = Effect.fn("Payments.simulate")(function*(
+      id: string,
+      status: "scanned" | "paid" | "failed" | "expired"
+    ) {
+      const key = yield* requireApiKey
+      if (key.livemode) {
+        return yield* new Forbidden({ message: "Simulate works with test-mode keys only" })
+      }
+      yield* accessiblePayment(id, "payment.write")
+      return yield* applyTransition(id, simulateActions[status], randomUUID())
+    })
+
+    /**
+     * A refund at or above the threshold needs an Owner session with MFA and a fresh code; an API key
+     * or another role is refused before anything is sent to the payment.
+     */
+    const authorizeHighValue = (payment: PaymentRow, amount: bigint, mfaCode: string | undefined) =>
+      Effect.gen(function*() {
+        const threshold = config.refundMfaThreshold
+        if (Option.isNone(threshold) || !reachesThreshold(amount, payment.currency, threshold.value)) return
+        const principal = yield* CurrentPrincipal
+        if (principal._tag !== "User") {
+          return yield* new Forbidden({
+            message: `Refunds of ${threshold.value} ${payment.currency} or more need an Owner session with MFA; API keys cannot make them`
+          })
+        }
+        yield* access.store(payment.store_id, "payment.refund.high_value")
+        yield* accounts.requireFreshMfa(principal.userId, mfaCode)
+      })
+
+    const refund = Effect.fn("Payments.refund")(function*(
+      id: string,
+      input: CreateRefund,
+      idempotencyKey: string | undefined
+    ) {
+      const payment = yield* accessiblePayment(id, "payment.refund")
+      const requested = input.amount === undefined ? null : yield* parseAmount(input.amount, payment.currency)
+      if (requested === 0n) return yield* new InvalidRequest({ message: "amount must be greater than zero", param: "amount" })
+      yield* authorizeHighValue(payment, requested ?? payment.amount - payment.amount_refunded, input.mfa_code)
+      const scope = idempotencyKey === undefined
+        ? undefined
+        : { storeId: payment.store_id, livemode: payment.livemode, key: idempotencyKey }
+      const fingerprintBody = { amount: input.amount ?? null, reason: input.reason ?? null }
+      return yield* idempotency.run(
+        scope,
+        requestFingerprint("POST", `/v1/payments/${id}/refund`, fingerprintBody),
+        201,
+        encodeRefund,
+        entity(id).Refund({
+          // With an Idempotency-Key the refund message carries it, so even a retry after a crash is one refund.
+          requestKey: idempotencyKey === undefined ? randomUUID() : `key:${idempotencyKey}`,
+          refundId: newId("re"),
+          amount: requested,
+          reason: input.reason ?? null
+        }).pipe(
+          Effect.catchTags({ MailboxFull: Effect.die, AlreadyProcessingMessage: Effect.die, PersistenceError: Effect.die }),
+          Effect.map(({ refund }) => toRefund(refund))
+        )
+      )
+    })
+
+    const refunds = Effect.fn("Payments.refunds")(function*(id: string, params: ListParams) {
+      yield* accessiblePayment(id, "payment.read")
+      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+      const rows = yield* repo.listRefunds(id, params.limit, position)
+      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+      return new RefundList({ ...page, data: page.data.map(toRefund) })
+    })
+
+    return { create, retrieve, list, cancel, simulate, refund, refunds, applyTransition } as const
+  }),
+  dependencies: [
+    PaymentsRepo.Default,
+    StoresService.Default,
+    AccessService.Default,
+    AccountsService.Default,
+    Idempotency.Default
+  ]
+}) {}

@@ -1,0 +1,51 @@
+/**
+ * How payments and refunds look on the wire (API.md "Payments"), and the events that carry them.
+ */
+import { Payment, PaymentQr, Refund } from "../../domain/Payments.ts"
+import { formatAmount } from "../platform/Money.ts"
+import type { PaymentRow, RefundRow } from "./Repo.ts"
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString())
+
+export const toPayment = (row: PaymentRow, baseUrl: string): Payment =>
+  new Payment({
+    id: row.id,
+    object: "payment",
+    status: row.status,
+    amount: formatAmount(row.amount, row.currency),
+    currency: row.currency,
+    amount_refunded: formatAmount(row.amount_refunded, row.currency),
+    reference_id: row.reference_id,
+    description: row.description,
+    metadata: row.metadata,
+    livemode: row.livemode,
+    store_id: row.store_id,
+    expires_at: row.expires_at.toISOString(),
+    paid_at: iso(row.paid_at),
+    checkout_url: `${baseUrl}/checkout/${row.id}`,
+    qr: new PaymentQr({ payload: row.qr_payload, md5: row.qr_md5 }),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString()
+  })
+
+export const toRefund = (row: RefundRow): Refund =>
+  new Refund({
+    id: row.id,
+    object: "refund",
+    payment_id: row.payment_id,
+    amount: formatAmount(row.amount, row.currency),
+    currency: row.currency,
+    reason: row.reason,
+    status: row.status,
+    created_at: row.created_at.toISOString()
+  })
+
+/** The body of a webhook event about a payment (API.md "Webhooks"). */
+export const paymentEvent = (eventId: string, type: string, payment: Payment, at: Date) => ({
+  id: eventId,
+  object: "event",
+  type,
+  created_at: at.toISOString(),
+  livemode: payment.livemode,
+  data: { object: payment }
+})
