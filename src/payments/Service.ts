@@ -5,7 +5,6 @@
  */
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import type { ApiKeyPrincipal } from "../../domain/Auth.ts"
 import { CurrentPrincipal } from "../../domain/Auth.ts"
 import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import {
@@ -32,6 +31,12 @@ import { buildKhqr, TEST_MERCHANT } from "./Khqr.ts"
 import type { PaymentAction } from "./Lifecycle.ts"
 import { PaymentsRepo, type PaymentRow } from "./Repo.ts"
 import { toPayment, toRefund } from "./View.ts"
+
+/** The store and mode a payment belongs to. */
+export interface PaymentOwner {
+  readonly storeId: string
+  readonly livemode: boolean
+}
 
 /** A KHQR bill number holds 25 characters; a longer reference_id is shown cut, and kept whole on the payment. */
 const BILL_NUMBER_LENGTH = 25
@@ -107,7 +112,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       })
 
     /** The merchant account a payment of this store is paid into. */
-    const merchantFor = Effect.fn("Payments.merchantFor")(function*(key: ApiKeyPrincipal) {
+    const merchantFor = Effect.fn("Payments.merchantFor")(function*(key: PaymentOwner) {
       const credentials = yield* stores.providerCredentials(key.storeId)
       if (key.livemode) {
         const store = yield* stores.getById(key.storeId)
@@ -129,7 +134,11 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       })
     })
 
-    const createPayment = (key: ApiKeyPrincipal, input: CreatePayment) =>
+    /**
+     * Creates a payment of a store in a mode. Callers have authorized the store already: an API key of
+     * it, or a public payment link of it.
+     */
+    const createFor = (key: PaymentOwner, input: CreatePayment) =>
       Effect.gen(function*() {
         const amount = yield* parseAmount(input.amount, input.currency)
         const merchant = yield* merchantFor(key)
@@ -177,7 +186,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         requestFingerprint("POST", "/v1/payments", input),
         201,
         encodePayment,
-        createPayment(key, input)
+        createFor(key, input)
       )
     })
 
@@ -286,7 +295,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       return new RefundList({ ...page, data: page.data.map(toRefund) })
     })
 
-    return { create, retrieve, list, cancel, simulate, refund, refunds, applyTransition } as const
+    return { create, createFor, retrieve, list, cancel, simulate, refund, refunds, applyTransition } as const
   }),
   dependencies: [
     PaymentsRepo.Default,
