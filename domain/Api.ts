@@ -12,6 +12,10 @@ import { ApiKeysGroup } from "./ApiKeys.ts"
 import { SettingsGroup } from "./Settings.ts"
 import { AccessGroup } from "./Access.ts"
 import { PaymentsGroup } from "./Payments.ts"
+import { WebhooksGroup } from "./Webhooks.ts"
+import { CheckoutGroup } from "./Checkout.ts"
+import { LinksGroup, PublicLinksGroup } from "./Links.ts"
+import { EcosystemGroup } from "./Ecosystem.ts"
 
 const BaseApi = HttpApi.make("merchant-platform")
   .add(SystemGroup)
@@ -25,6 +29,11 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(SettingsGroup)
   .add(AccessGroup)
   .add(PaymentsGroup)
+  .add(WebhooksGroup)
+  .add(CheckoutGroup)
+  .add(LinksGroup)
+  .add(PublicLinksGroup)
+  .add(EcosystemGroup)
   .addError(InvalidRequestResponse)
   .annotateContext(OpenApi.annotations({
     title: "Merchant payments and loyalty API",

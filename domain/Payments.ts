@@ -43,25 +43,27 @@ const text = (max: number, what: string) =>
     Schema.maxLength(max, { message: () => `${what} must be at most ${max} characters` })
   )
 
+// Keys are checked by the filter rather than by the record's key schema: a key that fails a key
+// schema is treated as an unknown property and silently dropped, and the merchant's data would be lost.
 export const Metadata = Schema.Record({
-  key: Schema.String.pipe(
-    Schema.minLength(1, { message: () => "metadata keys must not be empty" }),
-    Schema.maxLength(MAX_METADATA_KEY_LENGTH, {
-      message: () => `metadata keys must be at most ${MAX_METADATA_KEY_LENGTH} characters`
-    })
-  ),
+  key: Schema.String,
   value: Schema.String.annotations({ message: () => "metadata values must be strings" }).pipe(
     Schema.maxLength(MAX_METADATA_VALUE_LENGTH, {
       message: () => `metadata values must be at most ${MAX_METADATA_VALUE_LENGTH} characters`
     })
   )
 }).pipe(
-  Schema.filter((record) => Object.keys(record).length <= MAX_METADATA_KEYS, {
-    message: () => `metadata may have at most ${MAX_METADATA_KEYS} keys`
+  Schema.filter((record) => {
+    const keys = Object.keys(record)
+    if (keys.length > MAX_METADATA_KEYS) return `metadata may have at most ${MAX_METADATA_KEYS} keys`
+    if (keys.some((key) => key.length === 0)) return "metadata keys must not be empty"
+    const long = keys.find((key) => key.length > MAX_METADATA_KEY_LENGTH)
+    if (long !== undefined) return `metadata keys must be at most ${MAX_METADATA_KEY_LENGTH} characters`
+    return true
   })
 ).annotations({
-  description: `Your own key/value pairs (at most ${MAX_METADATA_KEYS} keys, string values of at most ` +
-    `${MAX_METADATA_VALUE_LENGTH} characters), echoed back on the payment and in webhooks.`
+  description: `Your own key/value pairs (at most ${MAX_METADATA_KEYS} keys of at most ${MAX_METADATA_KEY_LENGTH} ` +
+    `characters, string values of at most ${MAX_METADATA_VALUE_LENGTH} characters), echoed back on the payment and in webhooks.`
 })
 
 export const CreatePayment = Schema.Struct({

@@ -100,6 +100,9 @@ export default Effect.gen(function*() {
   yield* sql`ALTER TABLE idempotency_keys ADD COLUMN locked_at timestamptz(3) NOT NULL DEFAULT now()`
   // json, not jsonb: a replayed answer is the original, byte for byte (jsonb would reorder its keys).
   yield* sql`ALTER TABLE idempotency_keys ALTER COLUMN response TYPE json USING response::json`
+  // The identity of the work a key stands for: a retry that takes an abandoned key over continues the
+  // same work (the same entity message); the same key used again after it expired starts new work.
+  yield* sql`ALTER TABLE idempotency_keys ADD COLUMN request_token text NOT NULL DEFAULT md5(random()::text)`
 
   yield* sql.unsafe(`
     CREATE FUNCTION journal_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$

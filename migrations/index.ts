@@ -7,10 +7,14 @@ import Migration0001 from "./0001_platform.ts"
 import Migration0002 from "./0002_accounts.ts"
 import Migration0003 from "./0003_stores.ts"
 import Migration0004 from "./0004_payments.ts"
+import Migration0005 from "./0005_webhooks.ts"
+import Migration0006 from "./0006_links.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_platform": Migration0001,
   "0002_accounts": Migration0002,
   "0003_stores": Migration0003,
-  "0004_payments": Migration0004
+  "0004_payments": Migration0004,
+  "0005_webhooks": Migration0005,
+  "0006_links": Migration0006
 })

@@ -36,7 +36,11 @@ const masterKey = Config.redacted("MASTER_KEY").pipe(
 )
 
 export const appConfig = Config.all({
-  port: Config.port("PORT").pipe(Config.withDefault(3000)),
+  // Config.port refuses 0, which API.md documents as "pick a free port".
+  port: Config.integer("PORT").pipe(
+    Config.validate({ message: "expected a port number from 0 to 65535", validation: (n) => n >= 0 && n <= 65535 }),
+    Config.withDefault(3000)
+  ),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),

@@ -7,9 +7,11 @@ import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { mkdirSync } from "node:fs"
 import { resolve } from "node:path"
+import pg from "pg"
+import { ChangeFeed, makeChangeFeed } from "../src/platform/ChangeFeed.ts"
 import { AppConfig } from "./Config.ts"
 
 /** What the rest of the process may need to know about where its data lives. */
@@ -56,26 +58,67 @@ export class EmbeddedDatabaseError extends Error {
   }
 }
 
-const clientLayer = (url: Redacted.Redacted<string>, embedded: boolean) =>
-  PgClient.layer({
-    url,
-    // The embedded backend runs one query at a time; a small pool avoids queueing in the socket server.
-    maxConnections: embedded ? 8 : 20,
-    connectTimeout: Duration.seconds(10),
-    idleTimeout: Duration.seconds(30),
-    applicationName: "merchant-platform"
+/** Receives the notifications that reach pooled connections (see ChangeFeed: the embedded case). */
+type NotificationSink = (channel: string, payload: string) => void
+
+const clientLayer = (url: Redacted.Redacted<string>, embedded: boolean, onNotification?: NotificationSink) =>
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.sync(() => {
+        const pool = new pg.Pool({
+          connectionString: Redacted.value(url),
+          // The embedded backend runs one query at a time; a small pool avoids queueing in the socket server.
+          max: embedded ? 8 : 20,
+          connectionTimeoutMillis: 10_000,
+          idleTimeoutMillis: 30_000,
+          application_name: "merchant-platform"
+        })
+        // An idle connection the server closes (restart, failover) emits an error on the pool; without a
+        // listener that would crash the process. The pool drops the connection and opens a new one.
+        pool.on("error", () => {})
+        if (onNotification !== undefined) {
+          pool.on("connect", (client) => {
+            client.on("notification", (message) => {
+              if (message.payload !== undefined) onNotification(message.channel, message.payload)
+            })
+          })
+        }
+        return pool
+      }),
+      (pool) => Effect.promise(() => pool.end()).pipe(Effect.ignore)
+    )
   })
 
-/** The SQL client for the configured database; the embedded server lives as long as the layer. */
-export const DatabaseLive: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown, AppConfig> = Layer
-  .unwrapScoped(
-    Effect.gen(function*() {
-      const config = yield* AppConfig
-      if (Option.isSome(config.databaseUrl)) {
-        return clientLayer(config.databaseUrl.value, false)
-      }
-      const url = yield* serveEmbeddedDatabase(config.dataDir)
-      yield* Effect.logInfo("using the embedded database").pipe(Effect.annotateLogs("data_dir", resolve(config.dataDir)))
-      return clientLayer(url, true)
-    })
-  )
+/**
+ * The SQL client for the configured database, and the change feed fed by it; the embedded server lives
+ * as long as the layer.
+ */
+export const DatabaseLive: Layer.Layer<
+  PgClient.PgClient | SqlClient.SqlClient | ChangeFeed,
+  unknown,
+  AppConfig
+> = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    if (Option.isSome(config.databaseUrl)) {
+      const feed = Layer.unwrapEffect(
+        Effect.map(PgClient.PgClient, (client) => makeChangeFeed({ _tag: "Server", listen: client.listen }))
+      )
+      return feed.pipe(Layer.provideMerge(clientLayer(config.databaseUrl.value, false)))
+    }
+    const url = yield* serveEmbeddedDatabase(config.dataDir)
+    yield* Effect.logInfo("using the embedded database").pipe(Effect.annotateLogs("data_dir", resolve(config.dataDir)))
+    // The feed exists before the pool, so the pool's connections can hand it what they receive.
+    let forward: NotificationSink = () => {}
+    const feed = Layer.unwrapEffect(Effect.map(SqlClient.SqlClient, (sql) =>
+      makeChangeFeed({
+        _tag: "Embedded",
+        startListening: (channel) => sql`LISTEN ${sql(channel)}`.pipe(Effect.asVoid, Effect.orDie)
+      }))).pipe(
+        Layer.tap((context) => Effect.sync(() => {
+          forward = Context.get(context, ChangeFeed).publishLocal
+        }))
+      )
+    return feed.pipe(Layer.provideMerge(clientLayer(url, true, (channel, payload) => forward(channel, payload))))
+  })
+)

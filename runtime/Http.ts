@@ -13,6 +13,7 @@ import type { ErrorCode } from "../domain/Errors.ts"
 import { AuthenticationLive } from "../src/accounts/Authentication.ts"
 import { AuthHttpLive, MembersHttpLive, SessionHttpLive } from "../src/accounts/Http.ts"
 import { BranchesHttpLive, StoresHttpLive } from "../src/stores/Http.ts"
+import { CheckoutHttpLive } from "../src/checkout/Http.ts"
 import { PaymentsHttpLive } from "../src/payments/Http.ts"
 import { PublicBaseUrl } from "../src/platform/PublicUrl.ts"
 import { SystemHttpLive } from "../src/system/Http.ts"
@@ -20,6 +21,9 @@ import { VerificationHttpLive } from "../src/verification/Http.ts"
 import { ApiKeysHttpLive } from "../src/apikeys/Http.ts"
 import { SettingsHttpLive } from "../src/settings/Http.ts"
 import { AccessHttpLive } from "../src/access/Http.ts"
+import { WebhooksHttpLive } from "../src/webhooks/Http.ts"
+import { LinksHttpLive, PublicLinksHttpLive } from "../src/links/Http.ts"
+import { EcosystemHttpLive } from "../src/ecosystem/Http.ts"
 import { AppConfig } from "./Config.ts"
 import { ServicesLive } from "./Services.ts"
 
@@ -126,7 +130,12 @@ export const ApiGroupsLive = Layer.mergeAll(
   ApiKeysHttpLive,
   SettingsHttpLive,
   AccessHttpLive,
-  PaymentsHttpLive
+  WebhooksHttpLive,
+  PaymentsHttpLive,
+  CheckoutHttpLive,
+  LinksHttpLive,
+  PublicLinksHttpLive,
+  EcosystemHttpLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** Every route: the API, its OpenAPI document, the interactive reference. */

@@ -14,6 +14,10 @@ import { ApiKeysService } from "../src/apikeys/Service.ts"
 import { SettingsService } from "../src/settings/Service.ts"
 import { AccessConsoleService } from "../src/access/Console.ts"
 import { PaymentsService } from "../src/payments/Service.ts"
+import { WebhooksService } from "../src/webhooks/Service.ts"
+import { CheckoutService } from "../src/checkout/Service.ts"
+import { LinksService } from "../src/links/Service.ts"
+import { EcosystemService } from "../src/ecosystem/Service.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
@@ -25,5 +29,9 @@ export const ServicesLive = Layer.mergeAll(
   ApiKeysService.Default,
   SettingsService.Default,
   AccessConsoleService.Default,
-  PaymentsService.Default
+  WebhooksService.Default,
+  PaymentsService.Default,
+  CheckoutService.Default,
+  LinksService.Default,
+  EcosystemService.Default
 )

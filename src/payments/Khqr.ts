@@ -68,7 +68,11 @@ export class KhqrInvalid extends Data.TaggedError("KhqrInvalid")<{
    * (e.g. `reference_id` for `billNumber`); without it the field name is used.
    */
   toInvalidRequest(param?: string): InvalidRequest {
-    return new InvalidRequest({ message: this.message, param: param ?? this.field })
+    // Messages start with the KHQR field's name; the client knows its own parameter's name instead.
+    const message = param !== undefined && this.message.startsWith(this.field)
+      ? param + this.message.slice(this.field.length)
+      : this.message
+    return new InvalidRequest({ message, param: param ?? this.field })
   }
 }
 

@@ -6,11 +6,35 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { PaymentStatus } from "../../domain/Payments.ts"
 import { PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
-import type { Currency } from "../platform/Money.ts"
+import { type Currency, formatAmount } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 
 /** The LISTEN/NOTIFY channel on which payment changes are announced. */
 export const PAYMENT_CHANNEL = "payment_changes"
+
+/** What a change notice says: enough for a live status frame without reading the payment again. */
+export const PaymentChange = Schema.Struct({
+  id: Schema.String,
+  store_id: Schema.String,
+  livemode: Schema.Boolean,
+  version: Schema.Number,
+  status: PaymentStatusSchema,
+  amount: Schema.String,
+  currency: Schema.Literal("USD", "KHR"),
+  amount_refunded: Schema.String
+})
+export type PaymentChange = typeof PaymentChange.Type
+
+export const paymentChangeOf = (payment: PaymentRow): PaymentChange => ({
+  id: payment.id,
+  store_id: payment.store_id,
+  livemode: payment.livemode,
+  version: payment.version,
+  status: payment.status,
+  amount: formatAmount(payment.amount, payment.currency),
+  currency: payment.currency,
+  amount_refunded: formatAmount(payment.amount_refunded, payment.currency)
+})
 
 const Timestamp = Schema.DateFromSelf
 const NullableTimestamp = Schema.NullOr(Schema.DateFromSelf)
@@ -247,13 +271,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
      */
     const notifyChange = (payment: PaymentRow) =>
       sql`SELECT pg_notify(${PAYMENT_CHANNEL}, ${
-        JSON.stringify({
-          id: payment.id,
-          store_id: payment.store_id,
-          livemode: payment.livemode,
-          status: payment.status,
-          version: payment.version
-        })
+        JSON.stringify(paymentChangeOf(payment))
       })`.pipe(Effect.asVoid, Effect.orDie)
 
     /** Ids of open payments whose expiry has passed, oldest first. */

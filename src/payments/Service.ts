@@ -186,7 +186,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         requestFingerprint("POST", "/v1/payments", input),
         201,
         encodePayment,
-        createFor(key, input)
+        () => createFor(key, input)
       )
     })
 
@@ -274,16 +274,18 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         requestFingerprint("POST", `/v1/payments/${id}/refund`, fingerprintBody),
         201,
         encodeRefund,
-        entity(id).Refund({
-          // With an Idempotency-Key the refund message carries it, so even a retry after a crash is one refund.
-          requestKey: idempotencyKey === undefined ? randomUUID() : `key:${idempotencyKey}`,
-          refundId: newId("re"),
-          amount: requested,
-          reason: input.reason ?? null
-        }).pipe(
-          Effect.catchTags({ MailboxFull: Effect.die, AlreadyProcessingMessage: Effect.die, PersistenceError: Effect.die }),
-          Effect.map(({ refund }) => toRefund(refund))
-        )
+        // The refund message is keyed by the request: a retry that takes over a crashed attempt sends the
+        // same message again and gets the one refund.
+        (requestToken) =>
+          entity(id).Refund({
+            requestKey: requestToken,
+            refundId: newId("re"),
+            amount: requested,
+            reason: input.reason ?? null
+          }).pipe(
+            Effect.catchTags({ MailboxFull: Effect.die, AlreadyProcessingMessage: Effect.die, PersistenceError: Effect.die }),
+            Effect.map(({ refund }) => toRefund(refund))
+          )
       )
     })
 

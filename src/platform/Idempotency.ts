@@ -11,7 +11,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Cause, Duration, Effect, Exit, Option, Schema } from "effect"
-import { createHash } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import { type ApiError, errorStatus, IdempotencyConflict, toErrorEnvelope } from "../../domain/Errors.ts"
 
 export interface IdempotencyScope {
@@ -50,7 +50,7 @@ const StoredRow = Schema.Struct({
 })
 
 type Claim =
-  | { readonly _tag: "Owned" }
+  | { readonly _tag: "Owned"; readonly token: string }
   | { readonly _tag: "Replay"; readonly status: number; readonly body: unknown }
 
 export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempotency", {
@@ -59,11 +59,11 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
     const leaseSeconds = Duration.toSeconds(IDEMPOTENCY_LEASE)
 
     const tryClaim = (scope: IdempotencyScope, fingerprint: string) =>
-      sql`
-        INSERT INTO idempotency_keys (store_id, livemode, key, fingerprint)
-        VALUES (${scope.storeId}, ${scope.livemode}, ${scope.key}, ${fingerprint})
+      sql<{ request_token: string }>`
+        INSERT INTO idempotency_keys (store_id, livemode, key, fingerprint, request_token)
+        VALUES (${scope.storeId}, ${scope.livemode}, ${scope.key}, ${fingerprint}, ${randomUUID()})
         ON CONFLICT DO NOTHING
-        RETURNING key`.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
+        RETURNING request_token`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.request_token)), Effect.orDie)
 
     const read = (scope: IdempotencyScope) =>
       sql`
@@ -77,11 +77,11 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
       )
 
     const takeOver = (scope: IdempotencyScope) =>
-      sql`
+      sql<{ request_token: string }>`
         UPDATE idempotency_keys SET locked_at = now()
         WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}
           AND response IS NULL AND locked_at < now() - make_interval(secs => ${leaseSeconds})
-        RETURNING key`.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
+        RETURNING request_token`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.request_token)), Effect.orDie)
 
     const conflict = (message: string) => new IdempotencyConflict({ message, param: "Idempotency-Key" })
 
@@ -89,7 +89,8 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
       Effect.gen(function*() {
         const deadline = Date.now() + Duration.toMillis(WAIT_FOR_OWNER)
         while (true) {
-          if (yield* tryClaim(scope, fingerprint)) return { _tag: "Owned" } as const
+          const claimed = yield* tryClaim(scope, fingerprint)
+          if (Option.isSome(claimed)) return { _tag: "Owned", token: claimed.value } as const
           const stored = yield* read(scope)
           if (Option.isNone(stored)) continue // released between the insert and the read: claim again
           if (stored.value.fingerprint !== fingerprint) {
@@ -98,7 +99,10 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
           if (stored.value.status_code !== null) {
             return { _tag: "Replay", status: stored.value.status_code, body: stored.value.response } as const
           }
-          if (stored.value.abandoned && (yield* takeOver(scope))) return { _tag: "Owned" } as const
+          if (stored.value.abandoned) {
+            const taken = yield* takeOver(scope)
+            if (Option.isSome(taken)) return { _tag: "Owned", token: taken.value } as const
+          }
           if (Date.now() > deadline) {
             return yield* conflict("A request with this Idempotency-Key is still in progress; retry shortly")
           }
@@ -123,15 +127,17 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
     /**
      * Runs `operation` once per key: its answer (encoded with `encode`, at `successStatus`) or its client
      * error is remembered and replayed, as a raw response, to every later request with the same key.
+     * `operation` gets the request token: the same for a retry that takes over an abandoned attempt, so
+     * work it hands on (an entity message) can be keyed by it and happen once.
      */
     const run = <A, E extends ApiError, R>(
       scope: IdempotencyScope | undefined,
       fingerprint: string,
       successStatus: number,
       encode: (value: A) => unknown,
-      operation: Effect.Effect<A, E, R>
+      operation: (requestToken: string) => Effect.Effect<A, E, R>
     ): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E | IdempotencyConflict, R> => {
-      if (scope === undefined) return operation
+      if (scope === undefined) return Effect.suspend(() => operation(randomUUID()))
       return Effect.gen(function*() {
         const claimed = yield* claim(scope, fingerprint)
         if (claimed._tag === "Replay") {
@@ -140,7 +146,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
             headers: { "idempotent-replayed": "true" }
           })
         }
-        return yield* operation.pipe(
+        return yield* operation(claimed.token).pipe(
           Effect.tap((value) => remember(scope, successStatus, encode(value))),
           Effect.tapError((error) => remember(scope, errorStatus(error), toErrorEnvelope(error))),
           Effect.onExit((exit) =>

@@ -308,8 +308,10 @@ describe("buildKhqr rejections", () => {
     const asRequest = error.toInvalidRequest("reference_id")
     expect(asRequest).toBeInstanceOf(InvalidRequest)
     expect(asRequest.param).toBe("reference_id")
-    expect(asRequest.message).toBe(error.message)
+    // The message speaks of the client's parameter, not the KHQR field behind it.
+    expect(asRequest.message).toBe(error.message.replace(/^billNumber/, "reference_id"))
     expect(error.toInvalidRequest().param).toBe("billNumber")
+    expect(error.toInvalidRequest().message).toBe(error.message)
   })
 
   it.effect("fails an Effect with KhqrInvalid when yielded there", () =>

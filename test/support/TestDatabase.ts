@@ -26,7 +26,7 @@ const serverUrl = (): string => process.env["TEST_DATABASE_URL"] ?? "postgres://
 
 const withAdminClient = <A>(f: (client: pg.Client) => Promise<A>) =>
   Effect.tryPromise(async () => {
-    const client = new pg.Client({ connectionString: serverUrl(), connectionTimeoutMillis: 2_000 })
+    const client = new pg.Client({ connectionString: serverUrl(), connectionTimeoutMillis: 5_000 })
     await client.connect()
     try {
       return await f(client)

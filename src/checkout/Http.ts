@@ -1,0 +1,37 @@
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../domain/Api.ts"
+import { checkoutPage, prefersHtml, receiptPage } from "./Page.ts"
+import { CheckoutService } from "./Service.ts"
+
+const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
+
+/** `Last-Event-ID` as the number of the last frame the client has; anything else counts as none. */
+const lastEventId = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  const raw = request.headers["last-event-id"]
+  return raw !== undefined && /^\d{1,12}$/.test(raw.trim()) ? Number(raw.trim()) : undefined
+})
+
+export const CheckoutHttpLive = HttpApiBuilder.group(Api, "checkout", (handlers) =>
+  Effect.gen(function*() {
+    const checkout = yield* CheckoutService
+    return handlers
+      .handle("view", ({ path }) =>
+        Effect.gen(function*() {
+          const view = yield* checkout.view(path.id)
+          return prefersHtml(yield* acceptHeader) ? checkoutPage(view) : view
+        }))
+      .handle("events", ({ path }) =>
+        Effect.gen(function*() {
+          const frames = yield* checkout.statusStream(path.id, yield* lastEventId)
+          return HttpServerResponse.stream(frames, {
+            contentType: "text/event-stream",
+            headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+          })
+        }))
+      .handle("receipt", ({ path }) =>
+        Effect.gen(function*() {
+          const receipt = yield* checkout.receipt(path.id)
+          return prefersHtml(yield* acceptHeader) ? receiptPage(receipt) : receipt
+        }))
+  }))

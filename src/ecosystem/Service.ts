@@ -1,0 +1,43 @@
+/**
+ * The public catalog of products, paged like every list. The catalog is a constant in a fixed order, so
+ * a cursor names the last product of a page; a product removed from the catalog in a later release
+ * makes its cursor invalid (400), which a client recovers from by starting over.
+ */
+import { Effect } from "effect"
+import { EcosystemProduct, EcosystemProductList } from "../../domain/Ecosystem.ts"
+import { InvalidRequest } from "../../domain/Errors.ts"
+import type { ListParams } from "../platform/Pagination.ts"
+import { type CatalogEntry, ECOSYSTEM_CATALOG } from "./Catalog.ts"
+
+const encodeCursor = (entry: CatalogEntry) => Buffer.from(entry.id, "utf8").toString("base64url")
+
+const invalidCursor = new InvalidRequest({
+  message: "cursor is not valid: pass the next_cursor of the previous page unchanged",
+  param: "cursor"
+})
+
+/** Where the page after `cursor` starts in the catalog. */
+const startAfter = (cursor: string | undefined) => {
+  if (cursor === undefined) return Effect.succeed(0)
+  const index = ECOSYSTEM_CATALOG.findIndex((entry) => encodeCursor(entry) === cursor)
+  return index < 0 ? Effect.fail(invalidCursor) : Effect.succeed(index + 1)
+}
+
+const toProduct = (entry: CatalogEntry) => new EcosystemProduct({ ...entry, object: "ecosystem_product", status: "available" })
+
+export class EcosystemService extends Effect.Service<EcosystemService>()("ecosystem/EcosystemService", {
+  succeed: {
+    products: Effect.fn("Ecosystem.products")(function*(params: ListParams) {
+      const start = yield* startAfter(params.cursor)
+      const entries = ECOSYSTEM_CATALOG.slice(start, start + params.limit)
+      const last = entries[entries.length - 1]
+      const hasMore = start + params.limit < ECOSYSTEM_CATALOG.length && last !== undefined
+      return new EcosystemProductList({
+        object: "list",
+        data: entries.map(toProduct),
+        has_more: hasMore,
+        next_cursor: hasMore ? encodeCursor(last) : null
+      })
+    })
+  }
+}) {}

@@ -1,0 +1,169 @@
+/**
+ * SQL of payment links and invoices. A link's payment count and (for invoices) when it was paid are
+ * read from the payments started through it, so they can never disagree with the payments.
+ */
+import { SqlClient, SqlError } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+
+export const LinkRow = Schema.Struct({
+  id: Schema.String,
+  kind: Schema.Literal("link", "invoice"),
+  store_id: Schema.String,
+  livemode: Schema.Boolean,
+  title: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  amount: Schema.NullOr(Schema.BigInt),
+  min_amount: Schema.NullOr(Schema.BigInt),
+  max_amount: Schema.NullOr(Schema.BigInt),
+  currency: Schema.Literal("USD", "KHR"),
+  active: Schema.Boolean,
+  reference_id: Schema.NullOr(Schema.String),
+  customer_email: Schema.NullOr(Schema.String),
+  due_date: Schema.NullOr(Schema.String),
+  expires_at: Schema.NullOr(Schema.DateFromSelf),
+  deleted_at: Schema.NullOr(Schema.DateFromSelf),
+  payments_count: Schema.Number,
+  paid_at: Schema.NullOr(Schema.DateFromSelf),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type LinkRow = typeof LinkRow.Type
+
+export interface NewLink {
+  readonly id: string
+  readonly kind: "link" | "invoice"
+  readonly storeId: string
+  readonly livemode: boolean
+  readonly title: string
+  readonly description: string | null
+  readonly amount: bigint | null
+  readonly minAmount: bigint | null
+  readonly maxAmount: bigint | null
+  readonly currency: "USD" | "KHR"
+  readonly referenceId: string | null
+  readonly customerEmail: string | null
+  readonly dueDate: string | null
+  readonly expiresAt: Date | null
+}
+
+export interface LinkFilters {
+  readonly kind?: "link" | "invoice" | undefined
+  readonly active?: boolean | undefined
+}
+
+export interface LinkChanges {
+  readonly active: boolean
+  readonly title?: string | undefined
+  readonly description?: string | null | undefined
+}
+
+const decodeLinks = Schema.decodeUnknown(Schema.Array(LinkRow))
+
+const bigintOrNull = (value: bigint | null) => (value === null ? null : value.toString())
+
+export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    // Every read goes through this projection, so the derived columns are the same everywhere.
+    const selectLinks = sql`
+      SELECT l.id, l.kind, l.store_id, l.livemode, l.title, l.description, l.amount, l.min_amount, l.max_amount,
+        l.currency, l.active, l.reference_id, l.customer_email, to_char(l.due_date, 'YYYY-MM-DD') AS due_date,
+        l.expires_at, l.deleted_at, l.created_at, l.updated_at,
+        (SELECT count(*)::int FROM link_payments lp WHERE lp.link_id = l.id) AS payments_count,
+        (SELECT min(p.paid_at) FROM link_payments lp JOIN payments p ON p.id = lp.payment_id
+          WHERE lp.link_id = l.id AND p.paid_at IS NOT NULL) AS paid_at
+      FROM payment_links l`
+
+    const findOne = (id: string) =>
+      sql`${selectLinks} WHERE l.id = ${id}`.pipe(
+        Effect.flatMap(decodeLinks),
+        Effect.map((rows) => Option.fromNullable(rows[0]))
+      )
+
+    const insert = (link: NewLink) =>
+      sql`
+        INSERT INTO payment_links (id, kind, store_id, livemode, title, description, amount, min_amount, max_amount,
+          currency, reference_id, customer_email, due_date, expires_at)
+        VALUES (${link.id}, ${link.kind}, ${link.storeId}, ${link.livemode}, ${link.title}, ${link.description},
+          ${bigintOrNull(link.amount)}, ${bigintOrNull(link.minAmount)}, ${bigintOrNull(link.maxAmount)},
+          ${link.currency}, ${link.referenceId}, ${link.customerEmail}, ${link.dueDate}::date, ${link.expiresAt})`.pipe(
+        Effect.zipRight(findOne(link.id)),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.dieMessage("an inserted payment link was not found"),
+          onSome: Effect.succeed
+        })),
+        Effect.orDie
+      )
+
+    /** The link, deleted or not: the service decides what a deleted link answers. */
+    const find = (id: string) => findOne(id).pipe(Effect.orDie)
+
+    /** One page of a store's links that are not deleted, newest first; `limit + 1` rows to tell if there is more. */
+    const listByStore = (storeId: string, filters: LinkFilters, limit: number, after: PagePosition | undefined) =>
+      sql`
+        ${selectLinks}
+        WHERE l.store_id = ${storeId} AND l.deleted_at IS NULL
+          AND ${filters.kind === undefined ? sql`TRUE` : sql`l.kind = ${filters.kind}`}
+          AND ${filters.active === undefined ? sql`TRUE` : sql`l.active = ${filters.active}`}
+          AND ${keysetAfter(sql, after, { createdAt: "l.created_at", id: "l.id" })}
+        ORDER BY ${newestFirst(sql, { createdAt: "l.created_at", id: "l.id" })}
+        LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeLinks), Effect.orDie)
+
+    /** Applies `changes` to a link that is not deleted; None when there is no such link. */
+    const update = (id: string, changes: LinkChanges) =>
+      Effect.gen(function*() {
+        const updated = yield* sql`
+          UPDATE payment_links SET
+            active = ${changes.active},
+            title = ${changes.title === undefined ? sql`title` : sql`${changes.title}`},
+            description = ${changes.description === undefined ? sql`description` : sql`${changes.description}`},
+            updated_at = now()
+          WHERE id = ${id} AND deleted_at IS NULL
+          RETURNING id`
+        return updated.length === 0 ? Option.none<LinkRow>() : yield* findOne(id)
+      }).pipe(Effect.orDie)
+
+    /**
+     * Deletes a link that is not deleted yet: for good when no payment was started through it, otherwise
+     * by marking it deleted (its payments keep pointing at it). The row is locked first, so a payment
+     * being started at the same moment either is counted here or finds the link gone.
+     */
+    const remove = (id: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const locked = yield* sql`SELECT 1 FROM payment_links WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`
+        if (locked.length === 0) return false
+        const used = yield* sql`SELECT 1 FROM link_payments WHERE link_id = ${id} LIMIT 1`
+        if (used.length === 0) {
+          yield* sql`DELETE FROM payment_links WHERE id = ${id}`
+        } else {
+          yield* sql`UPDATE payment_links SET deleted_at = now(), active = false, updated_at = now() WHERE id = ${id}`
+        }
+        return true
+      })).pipe(Effect.orDie)
+
+    /**
+     * Runs `use` on the link inside one transaction that holds the link's row lock: payments of one link
+     * are started one at a time (so an invoice's "already paid?" check and a delete do not interleave
+     * with them), and the payment and its record under the link commit together or not at all.
+     */
+    const withLockedLink = <A, E, R>(id: string, use: (link: Option.Option<LinkRow>) => Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT 1 FROM payment_links WHERE id = ${id} FOR UPDATE`.pipe(Effect.orDie)
+        // Read after the lock, in a new statement, so the derived columns see what committed before it.
+        return yield* use(yield* find(id))
+      })).pipe(
+        // Only BEGIN or COMMIT can fail with it here: infrastructure, not the client's doing.
+        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
+      )
+
+    const recordPayment = (linkId: string, paymentId: string) =>
+      sql`INSERT INTO link_payments (payment_id, link_id) VALUES (${paymentId}, ${linkId})`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    return { insert, find, listByStore, update, remove, withLockedLink, recordPayment } as const
+  })
+}) {}

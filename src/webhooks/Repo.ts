@@ -1,0 +1,361 @@
+/**
+ * SQL of webhooks: endpoints and their sealed secrets for the service, and the delivery queue for the
+ * dispatcher. Secrets come and go sealed; only the service and the dispatcher open them.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+
+export const EndpointRow = Schema.Struct({
+  id: Schema.String,
+  store_id: Schema.String,
+  url: Schema.String,
+  events: Schema.Array(Schema.String),
+  enabled: Schema.Boolean,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type EndpointRow = typeof EndpointRow.Type
+
+export const DeliveryRow = Schema.Struct({
+  id: Schema.String,
+  endpoint_id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  attempt: Schema.Number,
+  status_code: Schema.NullOr(Schema.Number),
+  duration_ms: Schema.Number,
+  error: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf
+})
+export type DeliveryRow = typeof DeliveryRow.Type
+
+/** The oldest waiting job of an endpoint, with what it takes to deliver it. */
+export const NextJobRow = Schema.Struct({
+  id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  body: Schema.String,
+  attempts: Schema.Number,
+  due: Schema.Boolean,
+  url: Schema.String,
+  enabled: Schema.Boolean,
+  secrets_sealed: Schema.Array(Schema.String)
+})
+export type NextJobRow = typeof NextJobRow.Type
+
+/** How an attempt ended, for the job: done, to be tried again after a delay, or over. */
+export type AttemptOutcome =
+  | { readonly _tag: "Delivered" }
+  | { readonly _tag: "RetryIn"; readonly millis: number }
+  | { readonly _tag: "GiveUp" }
+  /** The receiver answered 410 Gone: the endpoint is disabled and its waiting jobs dropped. */
+  | { readonly _tag: "Gone" }
+
+export interface AttemptRecord {
+  readonly deliveryId: string
+  readonly endpointId: string
+  readonly jobId: string
+  readonly startedAt: Date
+  readonly statusCode: number | null
+  readonly durationMs: number
+  readonly error: string | null
+  readonly outcome: AttemptOutcome
+}
+
+const ENDPOINT_COLUMNS = "id, store_id, url, events, enabled, created_at, updated_at"
+const DELIVERY_COLUMNS = "id, endpoint_id, event_id, event_type, attempt, status_code, duration_ms, error, created_at"
+
+const decodeEndpoints = Schema.decodeUnknown(Schema.Array(EndpointRow))
+const decodeDeliveries = Schema.decodeUnknown(Schema.Array(DeliveryRow))
+const decodeNextJob = Schema.decodeUnknown(Schema.Array(NextJobRow))
+
+export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/WebhooksRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const endpointColumns = sql.literal(ENDPOINT_COLUMNS)
+    const deliveryColumns = sql.literal(DELIVERY_COLUMNS)
+
+    const firstEndpoint = (rows: ReadonlyArray<unknown>) =>
+      Effect.map(decodeEndpoints(rows), (decoded) => Option.fromNullable(decoded[0]))
+
+    // -------------------------------------------------------------------------------------------
+    // Endpoints
+    // -------------------------------------------------------------------------------------------
+
+    const insertEndpoint = (endpoint: {
+      readonly id: string
+      readonly storeId: string
+      readonly url: string
+      readonly events: ReadonlyArray<string>
+      readonly enabled: boolean
+      readonly secretSealed: string
+    }) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql`
+          INSERT INTO webhook_endpoints (id, store_id, url, events, enabled)
+          VALUES (${endpoint.id}, ${endpoint.storeId}, ${endpoint.url}, ${endpoint.events}::text[], ${endpoint.enabled})
+          RETURNING ${endpointColumns}`
+        yield* sql`
+          INSERT INTO webhook_endpoint_secrets (endpoint_id, secret_sealed)
+          VALUES (${endpoint.id}, ${endpoint.secretSealed})`
+        const decoded = yield* decodeEndpoints(rows)
+        return decoded[0] ?? (yield* Effect.dieMessage("INSERT … RETURNING gave no row"))
+      })).pipe(Effect.orDie)
+
+    const findEndpoint = (id: string) =>
+      sql`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${id}`.pipe(
+        Effect.flatMap(firstEndpoint),
+        Effect.orDie
+      )
+
+    /** One page of a store's endpoints, newest first; `limit + 1` rows so the caller can tell if there is more. */
+    const listEndpoints = (storeId: string, limit: number, after: PagePosition | undefined) =>
+      sql`
+        SELECT ${endpointColumns} FROM webhook_endpoints
+        WHERE store_id = ${storeId} AND ${keysetAfter(sql, after)}
+        ORDER BY ${newestFirst(sql)}
+        LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeEndpoints), Effect.orDie)
+
+    /**
+     * Changes the fields given. Disabling drops the endpoint's waiting jobs in the same transaction, so
+     * a later enable does not replay a backlog from the time it was off.
+     */
+    const updateEndpoint = (id: string, changes: {
+      readonly url?: string | undefined
+      readonly events?: ReadonlyArray<string> | undefined
+      readonly enabled?: boolean | undefined
+    }) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql`
+          UPDATE webhook_endpoints SET
+            url = COALESCE(${changes.url ?? null}, url),
+            events = COALESCE(${changes.events ?? null}::text[], events),
+            enabled = COALESCE(${changes.enabled ?? null}::boolean, enabled),
+            updated_at = now()
+          WHERE id = ${id}
+          RETURNING ${endpointColumns}`
+        const updated = yield* firstEndpoint(rows)
+        if (Option.isSome(updated) && !updated.value.enabled) yield* cancelWaitingJobs(id)
+        return updated
+      })).pipe(Effect.orDie)
+
+    const cancelWaitingJobs = (endpointId: string) =>
+      sql`
+        UPDATE webhook_jobs SET status = 'cancelled', updated_at = now()
+        WHERE endpoint_id = ${endpointId} AND status = 'pending'`
+
+    /** Deletes the endpoint with its secrets, jobs and delivery records; false when there was none. */
+    const deleteEndpoint = (id: string) =>
+      sql`DELETE FROM webhook_endpoints WHERE id = ${id} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
+    /** The sealed secret that new rotations replace and reveal shows. */
+    const activeSecret = (endpointId: string) =>
+      sql<{ secret_sealed: string }>`
+        SELECT secret_sealed FROM webhook_endpoint_secrets
+        WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0]?.secret_sealed)),
+        Effect.orDie
+      )
+
+    /**
+     * Makes `secretSealed` the active secret; the one it replaces keeps signing for `overlapMillis`.
+     * Secrets whose window has passed are removed on the way. The endpoint row is locked first, so
+     * two racing rotations apply one after the other and each leaves exactly one active secret.
+     */
+    const rotateSecret = (endpointId: string, secretSealed: string, overlapMillis: number) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const locked = yield* sql`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${endpointId} FOR UPDATE`
+        const endpoint = yield* firstEndpoint(locked)
+        if (Option.isNone(endpoint)) return endpoint
+        yield* sql`
+          DELETE FROM webhook_endpoint_secrets
+          WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL AND expires_at <= now()`
+        yield* sql`
+          UPDATE webhook_endpoint_secrets SET expires_at = now() + ${overlapMillis} * interval '1 millisecond'
+          WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`
+        yield* sql`
+          INSERT INTO webhook_endpoint_secrets (endpoint_id, secret_sealed)
+          VALUES (${endpointId}, ${secretSealed})`
+        return endpoint
+      })).pipe(Effect.orDie)
+
+    // -------------------------------------------------------------------------------------------
+    // Deliveries
+    // -------------------------------------------------------------------------------------------
+
+    const listDeliveries = (endpointId: string, limit: number, after: PagePosition | undefined) =>
+      sql`
+        SELECT ${deliveryColumns} FROM webhook_deliveries
+        WHERE endpoint_id = ${endpointId} AND ${keysetAfter(sql, after)}
+        ORDER BY ${newestFirst(sql)}
+        LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeDeliveries), Effect.orDie)
+
+    const findDelivery = (id: string) =>
+      sql`SELECT ${deliveryColumns} FROM webhook_deliveries WHERE id = ${id}`.pipe(
+        Effect.flatMap(decodeDeliveries),
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    /** Queues one event for one endpoint, behind whatever is waiting for it; answers the body queued. */
+    const enqueue = (job: {
+      readonly endpointId: string
+      readonly eventId: string
+      readonly eventType: string
+      readonly body: string
+    }) =>
+      sql`
+        INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
+        VALUES (${job.endpointId}, ${job.eventId}, ${job.eventType}, ${job.body})`.pipe(
+        Effect.as(job.body),
+        Effect.orDie
+      )
+
+    /** Queues the event of a delivery again for its endpoint, with the very same body; None if it is gone. */
+    const enqueueAgain = (deliveryId: string) =>
+      sql<{ body: string }>`
+        INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
+        SELECT j.endpoint_id, j.event_id, j.event_type, j.body
+        FROM webhook_deliveries d JOIN webhook_jobs j ON j.id = d.job_id
+        WHERE d.id = ${deliveryId}
+        RETURNING body`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0]?.body)),
+        Effect.orDie
+      )
+
+    // -------------------------------------------------------------------------------------------
+    // The dispatcher's queue
+    // -------------------------------------------------------------------------------------------
+
+    /**
+     * Moves up to `limit` undispatched outbox events, oldest first, into the queue: one job per enabled
+     * endpoint of the event's store subscribed to its type. One statement, so the jobs and the
+     * `dispatched_at` marks commit together. Jobs are numbered in outbox order, which is the order an
+     * endpoint receives them in. Answers how many outbox rows it took.
+     */
+    const fanOut = (limit: number) =>
+      sql<{ position: string }>`
+        WITH batch AS (
+          SELECT position, event_id, store_id, type, payload FROM outbox
+          WHERE dispatched_at IS NULL
+          ORDER BY position
+          LIMIT ${limit}
+          FOR UPDATE
+        ), queued AS (
+          INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
+          SELECT e.id, b.event_id, b.type, b.payload::text
+          FROM batch b
+          JOIN webhook_endpoints e
+            ON e.store_id = b.store_id AND e.enabled AND (b.type = ANY (e.events) OR '*' = ANY (e.events))
+          ORDER BY b.position, e.id
+        )
+        UPDATE outbox SET dispatched_at = now()
+        WHERE position IN (SELECT position FROM batch)
+        RETURNING position`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
+
+    /**
+     * Enabled endpoints whose oldest waiting job is due, longest-waiting first, leaving out `busy` ones
+     * (already being worked on).
+     */
+    const dueEndpoints = (busy: ReadonlyArray<string>, limit: number) =>
+      sql<{ endpoint_id: string }>`
+        SELECT e.id AS endpoint_id
+        FROM webhook_endpoints e
+        CROSS JOIN LATERAL (
+          SELECT next_attempt_at FROM webhook_jobs j
+          WHERE j.endpoint_id = e.id AND j.status = 'pending'
+          ORDER BY j.id
+          LIMIT 1
+        ) head
+        WHERE e.enabled AND head.next_attempt_at <= now() AND NOT (e.id = ANY (${busy}::text[]))
+        ORDER BY head.next_attempt_at
+        LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((row) => row.endpoint_id)), Effect.orDie)
+
+    /** The endpoint's oldest waiting job (due or not), its URL and its sealed signing secrets. */
+    const nextJob = (endpointId: string) =>
+      sql`
+        SELECT j.id, j.event_id, j.event_type, j.body, j.attempts, j.next_attempt_at <= now() AS due,
+          e.url, e.enabled,
+          ARRAY(
+            SELECT s.secret_sealed FROM webhook_endpoint_secrets s
+            WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > now())
+            ORDER BY s.id DESC
+          ) AS secrets_sealed
+        FROM webhook_jobs j JOIN webhook_endpoints e ON e.id = j.endpoint_id
+        WHERE j.endpoint_id = ${endpointId} AND j.status = 'pending'
+        ORDER BY j.id
+        LIMIT 1`.pipe(
+        Effect.map((rows) => rows.map((row) => ({ ...row, id: String(row["id"]) }))),
+        Effect.flatMap(decodeNextJob),
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    /**
+     * Records one attempt and settles its job, in one statement (one round trip: this runs once per
+     * delivery). The job is locked first: when its endpoint was deleted meanwhile, the job is gone and
+     * nothing is recorded. Only a job still pending is settled: one cancelled meanwhile stays cancelled.
+     * A 410 also disables the endpoint and drops its other waiting jobs, in the same transaction.
+     *
+     * The commit does not wait for the WAL flush (`synchronous_commit` off, for this transaction only),
+     * which halves the cost of a delivery. It is safe for delivery: should the database crash and lose
+     * the last moments of commits, those jobs are pending again and are sent again with the same
+     * webhook-id — at least once, as always — and what is lost is only the record of those attempts.
+     * Everything stays consistent: a lost commit is lost whole, and a later durable commit (a fan-out,
+     * an endpoint change) flushes every commit before it.
+     */
+    const recordAttempt = (record: AttemptRecord) => {
+      const { outcome } = record
+      const status = outcome._tag === "Delivered" ? "succeeded" : outcome._tag === "RetryIn" ? "pending" : "failed"
+      const retryMillis = outcome._tag === "RetryIn" ? outcome.millis : null
+      const recordAndSettle = sql`
+        WITH job AS (
+          SELECT j.id, j.endpoint_id, j.event_id, j.event_type
+          FROM webhook_jobs j CROSS JOIN set_config('synchronous_commit', 'off', true)
+          WHERE j.id = ${record.jobId}
+          FOR UPDATE OF j
+        ), recorded AS (
+          INSERT INTO webhook_deliveries
+            (id, endpoint_id, job_id, event_id, event_type, attempt, status_code, duration_ms, error, created_at)
+          SELECT ${record.deliveryId}, job.endpoint_id, job.id, job.event_id, job.event_type,
+            (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = job.endpoint_id AND d.event_id = job.event_id) + 1,
+            ${record.statusCode}, ${record.durationMs}, ${record.error}, ${record.startedAt.toISOString()}
+          FROM job
+        )
+        UPDATE webhook_jobs SET
+          status = ${status},
+          attempts = attempts + 1,
+          next_attempt_at = COALESCE(now() + ${retryMillis}::bigint * interval '1 millisecond', next_attempt_at),
+          updated_at = now()
+        WHERE id IN (SELECT id FROM job) AND status = 'pending'`
+      if (outcome._tag !== "Gone") return recordAndSettle.pipe(Effect.asVoid, Effect.orDie)
+      return sql.withTransaction(Effect.gen(function*() {
+        yield* recordAndSettle
+        yield* sql`UPDATE webhook_endpoints SET enabled = false, updated_at = now() WHERE id = ${record.endpointId}`
+        yield* cancelWaitingJobs(record.endpointId)
+      })).pipe(Effect.orDie)
+    }
+
+    return {
+      insertEndpoint,
+      findEndpoint,
+      listEndpoints,
+      updateEndpoint,
+      deleteEndpoint,
+      activeSecret,
+      rotateSecret,
+      listDeliveries,
+      findDelivery,
+      enqueue,
+      enqueueAgain,
+      fanOut,
+      dueEndpoints,
+      nextJob,
+      recordAttempt
+    } as const
+  })
+}) {}

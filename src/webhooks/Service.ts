@@ -1,0 +1,209 @@
+/**
+ * The rules of webhook endpoints: who may manage them, where they may point, how their signing secrets
+ * are made, kept and shown, and how a test event or a resend joins an endpoint's queue. Delivery itself
+ * is the dispatcher's (Dispatcher.ts).
+ */
+import { Effect, Option, Schema } from "effect"
+import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import {
+  type CreateWebhookEndpoint,
+  DeletedWebhookEndpoint,
+  type UpdateWebhookEndpoint,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookEvent
+} from "../../domain/Webhooks.ts"
+import { AppConfig } from "../../runtime/Config.ts"
+import { AccessService } from "../access/Service.ts"
+import type { Permission } from "../access/Policy.ts"
+import { SecretBox } from "../platform/Crypto.ts"
+import { newId } from "../platform/Ids.ts"
+import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
+import { checkDestination } from "./Destination.ts"
+import { type DeliveryRow, type EndpointRow, WebhooksRepo } from "./Repo.ts"
+import { newSigningSecret } from "./Signing.ts"
+
+/** How long a rotated-away secret keeps signing (API.md "Webhooks"). */
+export const SECRET_OVERLAP_MILLIS = 24 * 60 * 60 * 1000
+
+const viewFields = (row: EndpointRow) => ({
+  id: row.id,
+  object: "webhook_endpoint" as const,
+  store_id: row.store_id,
+  url: row.url,
+  events: row.events,
+  enabled: row.enabled,
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString()
+})
+
+const toEndpoint = (row: EndpointRow) => new WebhookEndpoint(viewFields(row))
+
+const toDelivery = (row: DeliveryRow) =>
+  new WebhookDelivery({
+    id: row.id,
+    object: "webhook_delivery",
+    endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    attempt: row.attempt,
+    status_code: row.status_code,
+    duration_ms: row.duration_ms,
+    error: row.error,
+    created_at: row.created_at.toISOString()
+  })
+
+/** A queued body as the answer shows it: the event that will be delivered. */
+const toEvent = Schema.decodeUnknownSync(Schema.parseJson(WebhookEvent))
+
+/** A list that names `*` among other types is stored as just `*`. */
+const normalizeEvents = (events: ReadonlyArray<string>) => (events.includes("*") ? ["*"] : [...events])
+
+export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks/WebhooksService", {
+  effect: Effect.gen(function*() {
+    const repo = yield* WebhooksRepo
+    const access = yield* AccessService
+    const box = yield* SecretBox
+    const config = yield* AppConfig
+
+    const endpointNotFound = (id: string) => new NotFound({ message: `No such webhook endpoint: ${id}`, param: "id" })
+
+    /**
+     * Endpoints are managed from a user session only, like API keys: an endpoint receives the events of
+     * both modes, so a (test) API key must not be able to point live events somewhere or read the
+     * secret that signs them.
+     */
+    const storeFor = (storeId: string, permission: Permission) =>
+      Effect.zipRight(access.currentUser, access.store(storeId, permission))
+
+    /** The endpoint `id` if the signed-in user may do `permission` on its store; another tenant's is 404. */
+    const accessibleEndpoint = (id: string, permission: Permission) =>
+      Effect.gen(function*() {
+        yield* access.currentUser
+        const found = yield* repo.findEndpoint(id)
+        if (Option.isNone(found)) return yield* endpointNotFound(id)
+        yield* access.store(found.value.store_id, permission).pipe(
+          // The store's "not found" would name a store the caller may not know exists.
+          Effect.catchTag("NotFound", () => Effect.fail(endpointNotFound(id)))
+        )
+        return found.value
+      })
+
+    const requireAllowedUrl = (url: string) =>
+      Effect.flatMap(checkDestination(url, config.webhookAllowPrivateNetworks), (check) =>
+        check._tag === "Allowed"
+          ? Effect.void
+          : Effect.fail(new InvalidRequest({ message: `url ${check.reason}`, param: "url" })))
+
+    const withSecret = (row: EndpointRow, secret: string) => new WebhookEndpointWithSecret({ ...viewFields(row), secret })
+
+    const create = Effect.fn("Webhooks.create")(function*(input: CreateWebhookEndpoint) {
+      const store = yield* storeFor(input.store_id, "webhook.manage")
+      yield* requireAllowedUrl(input.url)
+      const secret = newSigningSecret()
+      const row = yield* repo.insertEndpoint({
+        id: newId("we"),
+        storeId: store.storeId,
+        url: input.url,
+        events: normalizeEvents(input.events),
+        enabled: input.enabled ?? true,
+        secretSealed: yield* box.seal(secret)
+      })
+      return withSecret(row, secret)
+    })
+
+    const list = Effect.fn("Webhooks.list")(function*(storeId: string, params: ListParams) {
+      const store = yield* storeFor(storeId, "webhook.read")
+      const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+      const rows = yield* repo.listEndpoints(store.storeId, params.limit, after)
+      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+      return { ...page, data: page.data.map(toEndpoint) }
+    })
+
+    const update = Effect.fn("Webhooks.update")(function*(id: string, changes: UpdateWebhookEndpoint) {
+      yield* accessibleEndpoint(id, "webhook.manage")
+      if (changes.url !== undefined) yield* requireAllowedUrl(changes.url)
+      const updated = yield* repo.updateEndpoint(id, {
+        url: changes.url,
+        events: changes.events === undefined ? undefined : normalizeEvents(changes.events),
+        enabled: changes.enabled
+      })
+      if (Option.isNone(updated)) return yield* endpointNotFound(id)
+      return toEndpoint(updated.value)
+    })
+
+    const remove = Effect.fn("Webhooks.delete")(function*(id: string) {
+      yield* accessibleEndpoint(id, "webhook.manage")
+      if (!(yield* repo.deleteEndpoint(id))) return yield* endpointNotFound(id)
+      return new DeletedWebhookEndpoint({ id, object: "webhook_endpoint", deleted: true })
+    })
+
+    const revealSecret = Effect.fn("Webhooks.revealSecret")(function*(id: string) {
+      const endpoint = yield* accessibleEndpoint(id, "webhook.manage")
+      const sealed = yield* repo.activeSecret(id)
+      if (Option.isNone(sealed)) return yield* endpointNotFound(id)
+      return withSecret(endpoint, yield* box.open(sealed.value))
+    })
+
+    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function*(id: string) {
+      yield* accessibleEndpoint(id, "webhook.manage")
+      const secret = newSigningSecret()
+      const rotated = yield* repo.rotateSecret(id, yield* box.seal(secret), SECRET_OVERLAP_MILLIS)
+      if (Option.isNone(rotated)) return yield* endpointNotFound(id)
+      return withSecret(rotated.value, secret)
+    })
+
+    const deliveries = Effect.fn("Webhooks.deliveries")(function*(id: string, params: ListParams) {
+      yield* accessibleEndpoint(id, "webhook.read")
+      const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+      const rows = yield* repo.listDeliveries(id, params.limit, after)
+      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+      return { ...page, data: page.data.map(toDelivery) }
+    })
+
+    const requireEnabled = (endpoint: EndpointRow) =>
+      endpoint.enabled
+        ? Effect.void
+        : Effect.fail(new InvalidState({ message: `Webhook endpoint ${endpoint.id} is disabled; enable it first`, param: "id" }))
+
+    const sendTest = Effect.fn("Webhooks.sendTest")(function*(id: string) {
+      const endpoint = yield* accessibleEndpoint(id, "webhook.manage")
+      yield* requireEnabled(endpoint)
+      const eventId = newId("evt")
+      const body = JSON.stringify({
+        id: eventId,
+        object: "event",
+        type: "test.event",
+        created_at: new Date().toISOString(),
+        livemode: false,
+        data: {
+          object: {
+            object: "test",
+            endpoint_id: endpoint.id,
+            store_id: endpoint.store_id,
+            message: "A test event sent from the webhook endpoint's test route."
+          }
+        }
+      })
+      return toEvent(yield* repo.enqueue({ endpointId: endpoint.id, eventId, eventType: "test.event", body }))
+    })
+
+    const resend = Effect.fn("Webhooks.resend")(function*(deliveryId: string) {
+      const deliveryNotFound = new NotFound({ message: `No such webhook delivery: ${deliveryId}`, param: "deliveryId" })
+      yield* access.currentUser
+      const delivery = yield* repo.findDelivery(deliveryId)
+      if (Option.isNone(delivery)) return yield* deliveryNotFound
+      const endpoint = yield* accessibleEndpoint(delivery.value.endpoint_id, "webhook.manage").pipe(
+        Effect.catchTag("NotFound", () => Effect.fail(deliveryNotFound))
+      )
+      yield* requireEnabled(endpoint)
+      const body = yield* repo.enqueueAgain(deliveryId)
+      if (Option.isNone(body)) return yield* deliveryNotFound
+      return toEvent(body.value)
+    })
+
+    return { create, list, update, remove, revealSecret, rotateSecret, deliveries, sendTest, resend } as const
+  }),
+  dependencies: [WebhooksRepo.Default, AccessService.Default, SecretBox.Default]
+}) {}

@@ -1,0 +1,117 @@
+/**
+ * Delivery survives a restart: the service is stopped with an event still waiting for a retry and
+ * another still in the outbox, then started again on the same database. Both are delivered, the first
+ * with the same `webhook-id` as before, signed with the same secret.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { HttpServer } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { Webhook } from "standardwebhooks"
+import { ServiceLive } from "../../runtime/App.ts"
+import { newId } from "../../src/platform/Ids.ts"
+import { WebhookDeliverySettings } from "../../src/webhooks/Dispatcher.ts"
+import { createStore, signUp } from "../support/Accounts.ts"
+import { makeCall } from "../support/Http.ts"
+import type { TestAppShape } from "../support/TestApp.ts"
+import { testConfigLayer } from "../support/TestApp.ts"
+import { TestDatabase } from "../support/TestDatabase.ts"
+import { TestReceiver } from "./Receiver.ts"
+
+const call = makeCall()
+
+// The same master key for both runs: the second must open the secrets the first sealed.
+const masterKey = Option.some(Redacted.make(new Uint8Array(randomBytes(32))))
+
+const serviceLayer = ServiceLive.pipe(
+  Layer.provideMerge(testConfigLayer({ webhookAllowPrivateNetworks: true, masterKey })),
+  Layer.provide(WebhookDeliverySettings.layer({
+    retrySchedule: [Duration.millis(200), Duration.millis(200), Duration.millis(200), Duration.millis(200)],
+    jitter: 0,
+    pollInterval: Duration.millis(50)
+  })),
+  Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+)
+
+/** Runs `use` against a freshly started service; the service stops when it returns. */
+const withService = <A, E>(use: (app: TestAppShape, sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const context = yield* Layer.build(serviceLayer)
+    const server = Context.get(context, HttpServer.HttpServer)
+    if (server.address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    const baseUrl = `http://127.0.0.1:${server.address.port}`
+    const app = {
+      baseUrl,
+      fetch: (path: string, init?: RequestInit) => fetch(new URL(path, baseUrl), init)
+    } as unknown as TestAppShape
+    return yield* use(app, Context.get(context, SqlClient.SqlClient))
+  }))
+
+describe("Webhook delivery across a restart", () => {
+  layer(Layer.merge(TestDatabase.layer, TestReceiver.layer), { timeout: 120_000, excludeTestServices: true })("", (it) => {
+    it.effect("delivers what was waiting and what was still in the outbox, with the same webhook-id", () =>
+      Effect.gen(function*() {
+        const receiver = yield* TestReceiver
+        let receiverUp = false
+        const route = receiver.route(() => ({ status: receiverUp ? 200 : 503 }))
+        const outboxEventId = newId("evt")
+
+        const before = yield* withService((app, sql) =>
+          Effect.gen(function*() {
+            const owner = yield* Effect.promise(() => signUp(app))
+            const store = yield* Effect.promise(() => createStore(app, owner.token))
+            const endpoint = (yield* call(app, "POST", "/webhook-endpoints", {
+              token: owner.token,
+              body: { store_id: store.id, url: route.url, events: ["*"] }
+            })).body
+            const event = (yield* call(app, "POST", `/webhook-endpoints/${endpoint.id}/test`, { token: owner.token })).body
+            yield* receiver.waitFor(route.path, 1)
+            // Committed just before the stop, as a payment's change would be: the dispatcher may or may
+            // not have seen it.
+            const payload = {
+              id: outboxEventId,
+              object: "event",
+              type: "payment.completed",
+              created_at: new Date().toISOString(),
+              livemode: false,
+              data: { object: { id: "pay_restart", object: "payment", reference_id: "order-restart" } }
+            }
+            yield* sql`
+              INSERT INTO outbox (event_id, store_id, livemode, type, payload)
+              VALUES (${outboxEventId}, ${store.id}, false, 'payment.completed', ${JSON.stringify(payload)}::jsonb)`
+            return { owner, endpoint, event }
+          })
+        )
+
+        receiverUp = true
+        const delivered = yield* withService((app) =>
+          Effect.gen(function*() {
+            const deadline = Date.now() + 15_000
+            while (true) {
+              const ids = new Set(receiver.requests(route.path).map((r) => r.headers["webhook-id"]))
+              if (ids.has(before.event.id) && ids.has(outboxEventId)) break
+              if (Date.now() > deadline) return yield* Effect.dieMessage("events were not delivered after the restart")
+              yield* Effect.sleep("50 millis")
+            }
+            const list = yield* call(app, "GET", `/webhook-endpoints/${before.endpoint.id}/deliveries?limit=100`, {
+              token: before.owner.token
+            })
+            return list.body.data as Array<any>
+          })
+        )
+
+        const requests = receiver.requests(route.path)
+        const lastTest = requests.filter((r) => r.headers["webhook-id"] === before.event.id).at(-1)!
+        const outboxEvent = requests.find((r) => r.headers["webhook-id"] === outboxEventId)!
+        const webhook = new Webhook(before.endpoint.secret)
+        expect(webhook.verify(lastTest.body, lastTest.headers as Record<string, string>)).toMatchObject({ type: "test.event" })
+        expect(webhook.verify(outboxEvent.body, outboxEvent.headers as Record<string, string>)).toMatchObject({
+          type: "payment.completed",
+          data: { object: { reference_id: "order-restart" } }
+        })
+        const succeeded = delivered.filter((d) => d.status_code === 200).map((d) => d.event_id)
+        expect(succeeded.sort()).toEqual([before.event.id, outboxEventId].sort())
+      }))
+  })
+})
