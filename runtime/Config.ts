@@ -65,6 +65,12 @@ export const appConfig = Config.all({
     Config.map((env) => env === "production"),
     Config.withDefault(false)
   ),
+  /** How long processed cluster messages, dispatched outbox rows and webhook deliveries are kept. */
+  retention: Config.all({
+    clusterMessagesDays: positiveInteger("RETENTION_CLUSTER_MESSAGES_DAYS", 7),
+    outboxDays: positiveInteger("RETENTION_OUTBOX_DAYS", 7),
+    webhookDeliveriesDays: positiveInteger("RETENTION_WEBHOOK_DELIVERIES_DAYS", 30)
+  }),
   /** How long shutdown waits for in-flight requests before closing the remaining connections. */
   shutdownGraceSeconds: positiveInteger("SHUTDOWN_GRACE_SECONDS", 10)
 })

@@ -1,0 +1,97 @@
+/**
+ * Retention: what has done its job is deleted on a schedule, so tables do not grow without bound —
+ * processed cluster messages and their replies, dispatched outbox rows, and finished webhook jobs with
+ * their delivery records. Ages come from configuration (RETENTION_*_DAYS). Deletes go in batches so a
+ * large backlog never holds long locks.
+ *
+ * Handlers never rely on a purged message for correctness: a message replayed after its record is gone
+ * finds its own work (payment_transitions, refunds.request_key) and answers with it.
+ */
+import { ClusterCron } from "@effect/cluster"
+import { Snowflake } from "@effect/cluster"
+import { SqlClient } from "@effect/sql"
+import { Cron, Effect, Layer } from "effect"
+import { AppConfig } from "../../runtime/Config.ts"
+
+const BATCH = 5_000
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/** Cluster message ids are snowflakes: time-ordered, so "older than" is a comparison of ids. */
+export const snowflakeBefore = (date: Date): bigint =>
+  BigInt(Math.max(0, date.getTime() - Snowflake.constEpochMillis)) << 22n
+
+export class Retention extends Effect.Service<Retention>()("system/Retention", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+
+    /** Runs `deleteBatch` until it deletes less than a full batch; answers how many rows went. */
+    const drain = (deleteBatch: Effect.Effect<number>) =>
+      Effect.gen(function*() {
+        let total = 0
+        while (true) {
+          const deleted = yield* deleteBatch
+          total += deleted
+          if (deleted < BATCH) return total
+        }
+      })
+
+    const clusterMessages = (before: Date) => {
+      const cutoff = snowflakeBefore(before).toString()
+      return drain(
+        sql.withTransaction(Effect.gen(function*() {
+          const old = yield* sql<{ request_id: string }>`
+            SELECT request_id FROM cluster_messages
+            WHERE processed AND id < ${cutoff}
+            LIMIT ${BATCH}`
+          if (old.length === 0) return 0
+          const ids = old.map((row) => row.request_id)
+          yield* sql`DELETE FROM cluster_replies WHERE request_id IN ${sql.in(ids)}`
+          yield* sql`DELETE FROM cluster_messages WHERE request_id IN ${sql.in(ids)} AND processed`
+          return old.length
+        })).pipe(Effect.orDie)
+      )
+    }
+
+    const outbox = (before: Date) =>
+      drain(
+        sql<{ position: string }>`
+          DELETE FROM outbox WHERE position IN (
+            SELECT position FROM outbox WHERE dispatched_at IS NOT NULL AND dispatched_at < ${before} LIMIT ${BATCH}
+          )
+          RETURNING position`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
+      )
+
+    /** Finished webhook jobs; their delivery records go with them (ON DELETE CASCADE). */
+    const webhookJobs = (before: Date) =>
+      drain(
+        sql<{ id: string }>`
+          DELETE FROM webhook_jobs WHERE id IN (
+            SELECT id FROM webhook_jobs WHERE status <> 'pending' AND updated_at < ${before} LIMIT ${BATCH}
+          )
+          RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
+      )
+
+    const purge = Effect.fn("Retention.purge")(function*(now: Date = new Date()) {
+      const ago = (days: number) => new Date(now.getTime() - days * DAY_MS)
+      const purged = {
+        clusterMessages: yield* clusterMessages(ago(config.retention.clusterMessagesDays)),
+        outbox: yield* outbox(ago(config.retention.outboxDays)),
+        webhookJobs: yield* webhookJobs(ago(config.retention.webhookDeliveriesDays))
+      }
+      if (purged.clusterMessages + purged.outbox + purged.webhookJobs > 0) {
+        yield* Effect.logInfo("retention purge").pipe(Effect.annotateLogs(purged))
+      }
+      return purged
+    })
+
+    return { purge } as const
+  })
+}) {}
+
+/** The purge, every 15 minutes, on exactly one runner. */
+export const RetentionCronLive = ClusterCron.make({
+  name: "system/retention",
+  cron: Cron.unsafeParse("*/15 * * * *"),
+  execute: Effect.flatMap(Retention, (retention) => Effect.asVoid(retention.purge()))
+}).pipe(Layer.provide(Retention.Default))

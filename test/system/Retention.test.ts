@@ -1,0 +1,76 @@
+/**
+ * Retention deletes what has done its job — processed cluster messages with their replies, dispatched
+ * outbox rows — and nothing that is still needed; the payments it touched still answer replays.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Schedule } from "effect"
+import { Retention, snowflakeBefore } from "../../src/system/Retention.ts"
+import { createStore, signUp } from "../support/Accounts.ts"
+import { makeCall } from "../support/Http.ts"
+import { TestApp, testAppLayer } from "../support/TestApp.ts"
+
+const call = makeCall()
+const DAY_MS = 24 * 60 * 60 * 1000
+
+const count = (sql: SqlClient.SqlClient, query: string) =>
+  Effect.map(sql.unsafe<{ n: string }>(query), (rows) => Number(rows[0]?.n ?? 0)).pipe(Effect.orDie)
+
+describe("retention", () => {
+  layer(testAppLayer(), { timeout: 120_000, excludeTestServices: true })("purge", (it) => {
+    it.effect("orders snowflake cut-offs by time", () =>
+      Effect.sync(() => {
+        const earlier = snowflakeBefore(new Date("2026-01-01T00:00:00Z"))
+        const later = snowflakeBefore(new Date("2026-01-02T00:00:00Z"))
+        expect(later - earlier).toBe(BigInt(DAY_MS) << 22n)
+      }))
+
+    it.effect("deletes processed messages and dispatched outbox rows past their age, and keeps the rest", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const sql = yield* SqlClient.SqlClient
+        const owner = yield* Effect.promise(() => signUp(app))
+        const store = yield* Effect.promise(() => createStore(app, owner.token))
+        const key = (yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } }))
+          .body.secret
+        const payment = (yield* call(app, "POST", "/v1/payments", { token: key, body: { amount: "5.00", currency: "USD" } }))
+          .body
+        expect((yield* call(app, "POST", `/v1/payments/${payment.id}/simulate`, { token: key, body: { status: "scanned" } })).status)
+          .toBe(201)
+        expect((yield* call(app, "POST", `/v1/payments/${payment.id}/simulate`, { token: key, body: { status: "paid" } })).status)
+          .toBe(201)
+        // The webhook dispatcher marks outbox rows dispatched; wait for it.
+        yield* count(sql, "SELECT count(*) AS n FROM outbox WHERE dispatched_at IS NULL").pipe(
+          Effect.filterOrFail((n) => n === 0),
+          Effect.retry(Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(100)))
+        )
+        const before = {
+          messages: yield* count(sql, "SELECT count(*) AS n FROM cluster_messages WHERE processed"),
+          outbox: yield* count(sql, "SELECT count(*) AS n FROM outbox")
+        }
+        expect(before.messages).toBeGreaterThan(0)
+        expect(before.outbox).toBeGreaterThan(0)
+
+        const retention = yield* Effect.provide(Retention, Retention.Default)
+        // Today nothing is old enough.
+        const today = yield* retention.purge(new Date())
+        expect(today).toEqual({ clusterMessages: 0, outbox: 0, webhookJobs: 0 })
+        // Thirty-one days on, everything finished is.
+        const later = yield* retention.purge(new Date(Date.now() + 31 * DAY_MS))
+        expect(later.clusterMessages).toBeGreaterThanOrEqual(before.messages)
+        expect(later.outbox).toBe(before.outbox)
+        expect(yield* count(sql, "SELECT count(*) AS n FROM cluster_messages WHERE processed")).toBe(0)
+        expect(yield* count(
+          sql,
+          "SELECT count(*) AS n FROM cluster_replies r WHERE NOT EXISTS (SELECT 1 FROM cluster_messages m WHERE m.request_id = r.request_id)"
+        )).toBe(0)
+        expect(yield* count(sql, "SELECT count(*) AS n FROM outbox")).toBe(0)
+
+        // The payment and its history are untouched, and it still changes normally.
+        const refund = yield* call(app, "POST", `/v1/payments/${payment.id}/refund`, { token: key, body: { amount: "1.00" } })
+        expect(refund.status).toBe(201)
+        const after = yield* call(app, "GET", `/v1/payments/${payment.id}`, { token: key })
+        expect(after.body).toMatchObject({ status: "partially_refunded", amount_refunded: "1.00" })
+      }))
+  })
+})
