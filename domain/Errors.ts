@@ -205,6 +205,29 @@ export const DecodeErrorResponse = Schema.transformOrFail(envelopeOf("invalid_re
 
 export const errorStatus = (error: ApiError): number => wireOf[error._tag].status
 
+const errorClasses = {
+  InvalidRequest,
+  Unauthorized,
+  MfaRequired,
+  Forbidden,
+  NotFound,
+  InvalidState,
+  IdempotencyConflict,
+  RateLimited,
+  ServiceUnavailable
+} as const satisfies Record<ApiError["_tag"], new(fields: ErrorFields) => ApiError>
+
+/**
+ * The error an envelope stands for: the reverse of `toErrorEnvelope`, for stored answers replayed to a
+ * caller that wants the error rather than the response. None for codes no domain error has.
+ */
+export const fromErrorEnvelope = (envelope: ErrorEnvelope): ApiError | undefined => {
+  const tag = (Object.keys(wireOf) as Array<keyof typeof wireOf>).find((tag) => wireOf[tag].code === envelope.error.code)
+  if (tag === undefined) return undefined
+  const { message, param } = envelope.error
+  return new errorClasses[tag](param === undefined ? { message } : { message, param })
+}
+
 /** The envelope an error is answered with, for answers that are stored and replayed. */
 export const toErrorEnvelope = (error: ApiError): ErrorEnvelope => ({
   error: error.param === undefined

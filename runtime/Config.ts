@@ -23,9 +23,10 @@ const positiveInteger = (name: string, fallback: number) =>
     Config.withDefault(fallback)
   )
 
-const masterKey = Config.redacted("MASTER_KEY").pipe(
+// Read as a string and wrapped afterwards: a failure inside Config.redacted would lose the variable's name.
+const masterKey = Config.string("MASTER_KEY").pipe(
   Config.mapOrFail((value) => {
-    const bytes = Buffer.from(Redacted.value(value).trim(), "base64")
+    const bytes = Buffer.from(value.trim(), "base64")
     return bytes.length === 32
       ? Either.right(Redacted.make(new Uint8Array(bytes)))
       : Either.left(
@@ -77,8 +78,17 @@ export const appConfig = Config.all({
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>
 
+/** Rules across variables, checked before anything (such as the database) is touched. */
+const checkConsistency = (config: AppConfigShape) =>
+  config.production && Option.isNone(config.masterKey)
+    ? Effect.fail(new ConfigurationError("Configuration error: MASTER_KEY is required when NODE_ENV=production"))
+    : Effect.succeed(config)
+
 export class AppConfig extends Context.Tag("runtime/AppConfig")<AppConfig, AppConfigShape>() {
-  static readonly layer = Layer.effect(AppConfig, Effect.mapError(appConfig, describeConfigError))
+  static readonly layer = Layer.effect(
+    AppConfig,
+    Effect.flatMap(Effect.mapError(appConfig, describeConfigError), checkConsistency)
+  )
   static readonly make = (overrides: Partial<AppConfigShape> = {}) =>
     Layer.effect(
       AppConfig,

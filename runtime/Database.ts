@@ -58,10 +58,25 @@ export class EmbeddedDatabaseError extends Error {
   }
 }
 
+/**
+ * The `application_name` of this process's connections, so `pg_stat_activity` (and the advisory locks
+ * by which runners hold shards, in `pg_locks`) tell the processes of a cluster apart. Each shape sets
+ * its own (runtime/App.ts).
+ */
+export class DatabaseApplicationName extends Context.Reference<DatabaseApplicationName>()(
+  "runtime/DatabaseApplicationName",
+  { defaultValue: () => "merchant-platform" }
+) {}
+
 /** Receives the notifications that reach pooled connections (see ChangeFeed: the embedded case). */
 type NotificationSink = (channel: string, payload: string) => void
 
-const clientLayer = (url: Redacted.Redacted<string>, embedded: boolean, onNotification?: NotificationSink) =>
+const clientLayer = (
+  url: Redacted.Redacted<string>,
+  embedded: boolean,
+  applicationName: string,
+  onNotification?: NotificationSink
+) =>
   PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
       Effect.sync(() => {
@@ -71,7 +86,7 @@ const clientLayer = (url: Redacted.Redacted<string>, embedded: boolean, onNotifi
           max: embedded ? 8 : 20,
           connectionTimeoutMillis: 10_000,
           idleTimeoutMillis: 30_000,
-          application_name: "merchant-platform"
+          application_name: applicationName
         })
         // An idle connection the server closes (restart, failover) emits an error on the pool; without a
         // listener that would crash the process. The pool drops the connection and opens a new one.
@@ -100,11 +115,12 @@ export const DatabaseLive: Layer.Layer<
 > = Layer.unwrapScoped(
   Effect.gen(function*() {
     const config = yield* AppConfig
+    const applicationName = yield* DatabaseApplicationName
     if (Option.isSome(config.databaseUrl)) {
       const feed = Layer.unwrapEffect(
         Effect.map(PgClient.PgClient, (client) => makeChangeFeed({ _tag: "Server", listen: client.listen }))
       )
-      return feed.pipe(Layer.provideMerge(clientLayer(config.databaseUrl.value, false)))
+      return feed.pipe(Layer.provideMerge(clientLayer(config.databaseUrl.value, false, applicationName)))
     }
     const url = yield* serveEmbeddedDatabase(config.dataDir)
     yield* Effect.logInfo("using the embedded database").pipe(Effect.annotateLogs("data_dir", resolve(config.dataDir)))
@@ -119,6 +135,6 @@ export const DatabaseLive: Layer.Layer<
           forward = Context.get(context, ChangeFeed).publishLocal
         }))
       )
-    return feed.pipe(Layer.provideMerge(clientLayer(url, true, (channel, payload) => forward(channel, payload))))
+    return feed.pipe(Layer.provideMerge(clientLayer(url, true, applicationName, (channel, payload) => forward(channel, payload))))
   })
 )

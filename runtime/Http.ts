@@ -5,10 +5,11 @@
  */
 import { HttpApi, HttpApiScalar, HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Effect, Layer } from "effect"
-import { createServer } from "node:http"
+import { Cause, Context, Effect, Layer } from "effect"
+import { createServer, type Server } from "node:http"
 import { randomUUID } from "node:crypto"
 import { Api } from "../domain/Api.ts"
+import { CONSOLE_RPC_PATH } from "../domain/Console.ts"
 import type { ErrorCode } from "../domain/Errors.ts"
 import { AuthenticationLive } from "../src/accounts/Authentication.ts"
 import { AuthHttpLive, MembersHttpLive, SessionHttpLive } from "../src/accounts/Http.ts"
@@ -24,13 +25,15 @@ import { AccessHttpLive } from "../src/access/Http.ts"
 import { WebhooksHttpLive } from "../src/webhooks/Http.ts"
 import { LinksHttpLive, PublicLinksHttpLive } from "../src/links/Http.ts"
 import { EcosystemHttpLive } from "../src/ecosystem/Http.ts"
+import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { AppConfig } from "./Config.ts"
 import { ServicesLive } from "./Services.ts"
 
-/** Routes served outside the HttpApi (documents and pages), for the method check below. */
+/** Routes served outside the HttpApi (documents, pages, the console RPC), for the method check below. */
 const extraRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
   ["GET", "/openapi.json"],
-  ["GET", "/docs"]
+  ["GET", "/docs"],
+  ["POST", CONSOLE_RPC_PATH]
 ]
 
 interface RouteShape {
@@ -138,10 +141,11 @@ export const ApiGroupsLive = Layer.mergeAll(
   EcosystemHttpLive
 ).pipe(Layer.provide(AuthenticationLive))
 
-/** Every route: the API, its OpenAPI document, the interactive reference. */
+/** Every route: the API, its OpenAPI document, the interactive reference, the console RPC. */
 export const RoutesLive = Layer.mergeAll(
   HttpLayerRouter.addHttpApi(Api, { openapiPath: "/openapi.json" }).pipe(Layer.provide(ApiGroupsLive)),
   HttpApiScalar.layerHttpLayerRouter({ api: Api, path: "/docs" }),
+  ConsoleRpcLive,
   RequestMiddlewareLive
 )
 
@@ -149,23 +153,39 @@ export const RoutesLive = Layer.mergeAll(
  * The Node HTTP server. On shutdown it stops accepting at once, lets in-flight requests finish, and
  * closes whatever connections remain (long-lived streams) after the grace period.
  */
+/** The Node HTTP server itself, for the shutdown sequence. */
+export class NodeServer extends Context.Tag("runtime/NodeServer")<NodeServer, Server>() {}
+
 export const NodeServerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const server = createServer()
-    // Built after the server, so released before it: it stops keep-alive idlers at once and bounds
-    // how long the server's own release waits for in-flight requests and open streams.
-    const closeLingeringConnections = Layer.scopedDiscard(Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        server.closeIdleConnections()
-        setTimeout(() => server.closeAllConnections(), config.shutdownGraceSeconds * 1000).unref()
-      })
-    ))
-    return closeLingeringConnections.pipe(
+    return Layer.succeed(NodeServer, server).pipe(
       Layer.provideMerge(NodeHttpServer.layer(() => server, { port: config.port, host: config.host }))
     )
   })
 )
+
+/**
+ * Graceful shutdown. Built after the routes, so released before them: the server stops accepting at
+ * once, idle keep-alive connections close, and requests in flight (including one still arriving on an
+ * open connection) are answered while the handler and everything below it are still there. Whatever is
+ * still open after the grace period (long-lived streams) is closed, then the rest of the process stops.
+ */
+export const DrainOnShutdownLive = Layer.scopedDiscard(Effect.gen(function*() {
+  const server = yield* NodeServer
+  const config = yield* AppConfig
+  yield* Effect.addFinalizer(() =>
+    Effect.async<void>((resume) => {
+      const forceClose = setTimeout(() => server.closeAllConnections(), config.shutdownGraceSeconds * 1000)
+      server.close(() => {
+        clearTimeout(forceClose)
+        resume(Effect.void)
+      })
+      server.closeIdleConnections()
+    })
+  )
+}))
 
 export const logListening = Effect.gen(function*() {
   const config = yield* AppConfig

@@ -12,6 +12,9 @@ import { AccountsService } from "./Service.ts"
 
 const API_KEY_PREFIXES = ["sk_test_", "sk_live_"]
 
+/** Whether a bearer credential is an API key (rather than a session token). */
+export const isApiKeySecret = (secret: string): boolean => API_KEY_PREFIXES.some((prefix) => secret.startsWith(prefix))
+
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
@@ -40,7 +43,7 @@ export const AuthenticationLive = Layer.effect(
           if (secret.length === 0) {
             return yield* new Unauthorized({ message: "Send a credential: Authorization: Bearer <API key or session token>" })
           }
-          const principal: Option.Option<Principal> = API_KEY_PREFIXES.some((prefix) => secret.startsWith(prefix))
+          const principal: Option.Option<Principal> = isApiKeySecret(secret)
             ? yield* authenticateApiKey(secret)
             : yield* accounts.authenticateSession(secret)
           if (Option.isNone(principal)) {

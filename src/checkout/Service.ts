@@ -2,7 +2,7 @@
  * The hosted side of a payment: its public checkout view, its receipt, and its live status stream.
  * Reads only; every change to a payment goes through the payments engine.
  */
-import { Effect, Option, Schema, Stream } from "effect"
+import { Effect, Option, Stream } from "effect"
 import QRCode from "qrcode"
 import { CheckoutMerchant, CheckoutQr, CheckoutView, Receipt } from "../../domain/Checkout.ts"
 import { NotFound } from "../../domain/Errors.ts"
@@ -11,7 +11,8 @@ import type { Store } from "../../domain/Stores.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
-import { PAYMENT_CHANNEL, PaymentChange, paymentChangeOf, type PaymentRow, PaymentsRepo } from "../payments/Repo.ts"
+import { ofPayment, subscribePaymentChanges } from "../payments/Changes.ts"
+import { type PaymentChange, paymentChangeOf, type PaymentRow, PaymentsRepo } from "../payments/Repo.ts"
 import { StoresService } from "../stores/Service.ts"
 
 /** After these the stream has nothing more to say (refunds come later, but the checkout is over). */
@@ -49,8 +50,6 @@ export const checkoutMerchantOf = (store: Store): CheckoutMerchant =>
     primary_color: store.branding.primary_color,
     accent_color: store.branding.accent_color
   })
-
-const decodeChange = Schema.decodeUnknownOption(Schema.parseJson(PaymentChange))
 
 export class CheckoutService extends Effect.Service<CheckoutService>()("checkout/CheckoutService", {
   effect: Effect.gen(function*() {
@@ -143,18 +142,12 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
       const opening = `retry: ${RECONNECT_AFTER_MS}\n\n`
       const pings = Stream.tick(PING_INTERVAL).pipe(Stream.drop(1), Stream.as(": ping\n\n"))
       return Stream.unwrapScoped(Effect.gen(function*() {
-        const notices = yield* feed.subscribe(PAYMENT_CHANNEL)
+        const notices = yield* subscribePaymentChanges(feed, ofPayment(id))
         const readCurrent = Effect.map(findPayment(id).pipe(Effect.orDie), paymentChangeOf)
         const current = yield* readCurrent
         if (TERMINAL.has(current.status) && current.version <= (lastEventId ?? 0)) return Stream.make(opening)
-        const changes = notices.pipe(
-          Stream.mapEffect((notice) =>
-            notice._tag === "Resync"
-              ? Effect.map(readCurrent, Option.some)
-              : Effect.succeed(Option.filter(decodeChange(notice.payload), (change) => change.id === id))
-          ),
-          Stream.filterMap((change) => change)
-        )
+        const changes = Stream.mapEffect(notices, (notice) =>
+          notice._tag === "Resync" ? readCurrent : Effect.succeed(notice.change))
         const frames = Stream.concat(Stream.make(current), changes).pipe(
           // Only newer versions: a resync or a duplicate notice repeats nothing the client has.
           Stream.mapAccum(lastEventId ?? 0, (lastSent, change) =>

@@ -79,6 +79,17 @@ export const RefundRow = Schema.Struct({
 })
 export type RefundRow = typeof RefundRow.Type
 
+/** One grouping of `PaymentsRepo.summary`; amounts in minor units. */
+export const SummaryRow = Schema.Struct({
+  status: Schema.NullOr(PaymentStatusSchema),
+  currency: Schema.NullOr(Schema.Literal("USD", "KHR")),
+  count: Schema.Number,
+  paid: Schema.BigInt,
+  refunded: Schema.BigInt,
+  last_paid_at: NullableTimestamp
+})
+export type SummaryRow = typeof SummaryRow.Type
+
 export interface NewPayment {
   readonly id: string
   readonly storeId: string
@@ -133,6 +144,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
     const sql = yield* SqlClient.SqlClient
     const payments = decodeAll(PaymentRow)
     const refunds = decodeAll(RefundRow)
+    const summaryRows = decodeAll(SummaryRow)
 
     const insert = (payment: NewPayment) =>
       sql`
@@ -170,6 +182,21 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           AND ${keysetAfter(sql, position)}
         ORDER BY ${newestFirst(sql)}
         LIMIT ${limit + 1}`.pipe(Effect.flatMap(payments), Effect.orDie)
+
+    /**
+     * A store's payments of one mode in figures, in one pass: the count per status, the paid and refunded
+     * volume per currency, the total, and when the latest payment was paid. Rows with a null `status`
+     * group by currency; with a null `currency`, by status; with both null, the whole store.
+     */
+    const summary = (storeId: string, livemode: boolean) =>
+      sql`
+        SELECT status, currency, count(*)::int AS count,
+          COALESCE(sum(amount) FILTER (WHERE paid_at IS NOT NULL), 0)::text AS paid,
+          COALESCE(sum(amount_refunded), 0)::text AS refunded,
+          max(paid_at) AS last_paid_at
+        FROM payments
+        WHERE store_id = ${storeId} AND livemode = ${livemode}
+        GROUP BY GROUPING SETS ((status), (currency), ())`.pipe(Effect.flatMap(summaryRows), Effect.orDie)
 
     const setStatus = (id: string, status: PaymentStatus, at: Date) => {
       const column = statusTimestampColumn[status]
@@ -295,6 +322,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       find,
       findForUpdate,
       list,
+      summary,
       setStatus,
       addRefunded,
       transitionApplied,

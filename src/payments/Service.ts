@@ -3,9 +3,10 @@
  * (validated amounts, the KHQR payload, idempotency), and the lifecycle changes, which are sent as
  * messages to the payment's entity.
  */
-import { Effect, Option, Schema } from "effect"
+import { Duration, Effect, Option, Schema, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { CurrentPrincipal } from "../../domain/Auth.ts"
+import { PaymentChanged, PaymentFeedSynced, StoreSummary } from "../../domain/Console.ts"
 import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import {
   type CreatePayment,
@@ -13,19 +14,23 @@ import {
   Payment,
   PaymentList,
   type PaymentListParams,
+  PaymentStatus,
   Refund,
   RefundList
 } from "../../domain/Payments.ts"
 import type { ListParams } from "../../domain/Lists.ts"
 import { AppConfig } from "../../runtime/Config.ts"
 import { AccessService } from "../access/Service.ts"
+import type { Permission } from "../access/Policy.ts"
 import { AccountsService } from "../accounts/Service.ts"
+import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { newId } from "../platform/Ids.ts"
 import { Idempotency, requestFingerprint } from "../platform/Idempotency.ts"
-import { type Currency, minorUnitsOf, parseAmount } from "../platform/Money.ts"
+import { type Currency, formatAmount, minorUnitsOf, parseAmount } from "../platform/Money.ts"
 import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { StoresService } from "../stores/Service.ts"
+import { ofStore, subscribePaymentChanges } from "./Changes.ts"
 import { PaymentEntity } from "./Entity.ts"
 import { buildKhqr, TEST_MERCHANT } from "./Khqr.ts"
 import type { PaymentAction } from "./Lifecycle.ts"
@@ -47,6 +52,13 @@ const simulateActions: Record<"scanned" | "paid" | "failed" | "expired", Payment
   failed: "fail",
   expired: "expire"
 }
+
+/**
+ * How long one subscription to a store's payment feed lasts. The feed is authorized when it opens; ending
+ * it after a while makes the console subscribe again, so a signed-out user or a removed member stops
+ * receiving it soon after.
+ */
+export const PAYMENT_FEED_LIFETIME = Duration.minutes(15)
 
 /** Reads `created[gte]`-style bounds: ISO 8601 or Unix seconds. */
 const parseTimestamp = (value: string | undefined, param: string) => {
@@ -76,6 +88,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     const publicUrl = yield* PublicBaseUrl
     const config = yield* AppConfig
     const entity = yield* PaymentEntity.client
+    const changeFeed = yield* ChangeFeed
 
     const view = (row: PaymentRow) => Effect.map(publicUrl.get, (baseUrl) => toPayment(row, baseUrl))
     const encodePayment = Schema.encodeSync(Payment)
@@ -90,6 +103,21 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     })
 
     const notFound = (id: string) => new NotFound({ message: `No such payment: ${id}`, param: "id" })
+
+    /**
+     * The payments of a store in one mode, if the caller may `permission` them: a user any store they may,
+     * an API key only its own store (AccessService) and its own mode.
+     */
+    const storeMode = (storeId: string, livemode: boolean, permission: Permission) =>
+      Effect.gen(function*() {
+        const granted = yield* access.store(storeId, permission)
+        if (granted.principal._tag === "ApiKey" && granted.principal.livemode !== livemode) {
+          return yield* new Forbidden({
+            message: `A ${granted.principal.livemode ? "live" : "test"}-mode API key cannot see ${livemode ? "live" : "test"}-mode payments`
+          })
+        }
+        return granted
+      })
 
     /**
      * The payment `id` if the caller may act on it: an API key sees its own store's payments of its own
@@ -194,19 +222,92 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       return yield* view(yield* accessiblePayment(id, "payment.read"))
     })
 
+    /** A page of a store's payments of one mode, newest first; the caller has authorized the store. */
+    const pageOf = (storeId: string, livemode: boolean, params: PaymentListParams) =>
+      Effect.gen(function*() {
+        const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+        const filters = {
+          status: params.status,
+          referenceId: params.reference_id,
+          createdFrom: yield* parseTimestamp(params["created[gte]"], "created[gte]"),
+          createdTo: yield* parseTimestamp(params["created[lte]"], "created[lte]")
+        }
+        const rows = yield* repo.list(storeId, livemode, filters, params.limit, position)
+        const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+        const baseUrl = yield* publicUrl.get
+        return new PaymentList({ ...page, data: page.data.map((row) => toPayment(row, baseUrl)) })
+      })
+
+    /** The merchant API's list: the payments of the API key's store and mode. */
     const list = Effect.fn("Payments.list")(function*(params: PaymentListParams) {
       const key = yield* requireApiKey
-      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-      const filters = {
-        status: params.status,
-        referenceId: params.reference_id,
-        createdFrom: yield* parseTimestamp(params["created[gte]"], "created[gte]"),
-        createdTo: yield* parseTimestamp(params["created[lte]"], "created[lte]")
+      return yield* pageOf(key.storeId, key.livemode, params)
+    })
+
+    /** The console's list: the payments of a store the caller may read, in one mode. */
+    const listForStore = Effect.fn("Payments.listForStore")(function*(
+      storeId: string,
+      livemode: boolean,
+      params: PaymentListParams
+    ) {
+      yield* storeMode(storeId, livemode, "payment.read")
+      return yield* pageOf(storeId, livemode, params)
+    })
+
+    /** A store's payments of one mode in figures (PaymentsRepo.summary). */
+    const summary = Effect.fn("Payments.summary")(function*(storeId: string, livemode: boolean) {
+      yield* storeMode(storeId, livemode, "payment.read")
+      const rows = yield* repo.summary(storeId, livemode)
+      const byStatus = Object.fromEntries(PaymentStatus.literals.map((status) => [status, 0])) as Record<PaymentStatus, number>
+      const volume: { [C in Currency]?: { readonly paid: string; readonly refunded: string } } = {}
+      let total = 0
+      let lastPaidAt: Date | null = null
+      for (const row of rows) {
+        if (row.status !== null) byStatus[row.status] = row.count
+        else if (row.currency !== null) {
+          volume[row.currency] = {
+            paid: formatAmount(row.paid, row.currency),
+            refunded: formatAmount(row.refunded, row.currency)
+          }
+        } else {
+          total = row.count
+          lastPaidAt = row.last_paid_at
+        }
       }
-      const rows = yield* repo.list(key.storeId, key.livemode, filters, params.limit, position)
-      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
-      const baseUrl = yield* publicUrl.get
-      return new PaymentList({ ...page, data: page.data.map((row) => toPayment(row, baseUrl)) })
+      return new StoreSummary({
+        store_id: storeId,
+        livemode,
+        payments: { total, by_status: byStatus },
+        volume,
+        last_payment_at: lastPaidAt?.toISOString() ?? null
+      })
+    })
+
+    /**
+     * The live payments of a store in one mode (domain/Console.ts `PaymentFeed`): a `PaymentFeedSynced`
+     * once subscribed, then each change, for PAYMENT_FEED_LIFETIME.
+     */
+    const feed = Effect.fn("Payments.feed")(function*(storeId: string, livemode: boolean) {
+      yield* storeMode(storeId, livemode, "payment.read")
+      const frames = Stream.unwrapScoped(Effect.map(
+        subscribePaymentChanges(changeFeed, ofStore(storeId, livemode)),
+        (notices) =>
+          Stream.concat(
+            Stream.make(new PaymentFeedSynced({ reason: "subscribed" })),
+            Stream.map(notices, (notice) =>
+              notice._tag === "Resync"
+                ? new PaymentFeedSynced({ reason: "reconnected" })
+                : new PaymentChanged({
+                  id: notice.change.id,
+                  status: notice.change.status,
+                  amount: notice.change.amount,
+                  currency: notice.change.currency,
+                  amount_refunded: notice.change.amount_refunded,
+                  version: notice.change.version
+                }))
+          )
+      ))
+      return Stream.interruptWhen(frames, Effect.sleep(PAYMENT_FEED_LIFETIME))
     })
 
     /** Sends one lifecycle change to the payment's entity and answers the payment as it is after it. */
@@ -256,37 +357,57 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         yield* accounts.requireFreshMfa(principal.userId, mfaCode)
       })
 
+    /**
+     * What a refund needs before it is sent: the payment (authorized), the amount asked for and, for a
+     * large one, the caller's clearance; then the idempotency scope, the request's fingerprint and the
+     * operation itself.
+     */
+    const prepareRefund = (id: string, input: CreateRefund, idempotencyKey: string | undefined) =>
+      Effect.gen(function*() {
+        const payment = yield* accessiblePayment(id, "payment.refund")
+        const requested = input.amount === undefined ? null : yield* parseAmount(input.amount, payment.currency)
+        if (requested === 0n) return yield* new InvalidRequest({ message: "amount must be greater than zero", param: "amount" })
+        yield* authorizeHighValue(payment, requested ?? payment.amount - payment.amount_refunded, input.mfa_code)
+        const scope = idempotencyKey === undefined
+          ? undefined
+          : { storeId: payment.store_id, livemode: payment.livemode, key: idempotencyKey }
+        const fingerprintBody = { amount: input.amount ?? null, reason: input.reason ?? null }
+        return {
+          scope,
+          fingerprint: requestFingerprint("POST", `/v1/payments/${id}/refund`, fingerprintBody),
+          // The refund message is keyed by the request: a retry that takes over a crashed attempt sends the
+          // same message again and gets the one refund.
+          operation: (requestToken: string) =>
+            entity(id).Refund({
+              requestKey: requestToken,
+              refundId: newId("re"),
+              amount: requested,
+              reason: input.reason ?? null
+            }).pipe(
+              Effect.catchTags({ MailboxFull: Effect.die, AlreadyProcessingMessage: Effect.die, PersistenceError: Effect.die }),
+              Effect.map(({ refund }) => toRefund(refund))
+            )
+        }
+      })
+
+    /** Refunds for the REST route: a replayed idempotent answer comes back as the response it was. */
     const refund = Effect.fn("Payments.refund")(function*(
       id: string,
       input: CreateRefund,
       idempotencyKey: string | undefined
     ) {
-      const payment = yield* accessiblePayment(id, "payment.refund")
-      const requested = input.amount === undefined ? null : yield* parseAmount(input.amount, payment.currency)
-      if (requested === 0n) return yield* new InvalidRequest({ message: "amount must be greater than zero", param: "amount" })
-      yield* authorizeHighValue(payment, requested ?? payment.amount - payment.amount_refunded, input.mfa_code)
-      const scope = idempotencyKey === undefined
-        ? undefined
-        : { storeId: payment.store_id, livemode: payment.livemode, key: idempotencyKey }
-      const fingerprintBody = { amount: input.amount ?? null, reason: input.reason ?? null }
-      return yield* idempotency.run(
-        scope,
-        requestFingerprint("POST", `/v1/payments/${id}/refund`, fingerprintBody),
-        201,
-        encodeRefund,
-        // The refund message is keyed by the request: a retry that takes over a crashed attempt sends the
-        // same message again and gets the one refund.
-        (requestToken) =>
-          entity(id).Refund({
-            requestKey: requestToken,
-            refundId: newId("re"),
-            amount: requested,
-            reason: input.reason ?? null
-          }).pipe(
-            Effect.catchTags({ MailboxFull: Effect.die, AlreadyProcessingMessage: Effect.die, PersistenceError: Effect.die }),
-            Effect.map(({ refund }) => toRefund(refund))
-          )
-      )
+      const prepared = yield* prepareRefund(id, input, idempotencyKey)
+      return yield* idempotency.run(prepared.scope, prepared.fingerprint, 201, encodeRefund, prepared.operation)
+    })
+
+    /** Refunds for callers that want the value (the console RPC): a replayed answer is decoded back. */
+    const refundValue = Effect.fn("Payments.refundValue")(function*(
+      id: string,
+      input: CreateRefund,
+      idempotencyKey: string | undefined
+    ) {
+      const prepared = yield* prepareRefund(id, input, idempotencyKey)
+      return yield* idempotency.runValue(prepared.scope, prepared.fingerprint, 201, Refund, prepared.operation)
     })
 
     const refunds = Effect.fn("Payments.refunds")(function*(id: string, params: ListParams) {
@@ -297,7 +418,21 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       return new RefundList({ ...page, data: page.data.map(toRefund) })
     })
 
-    return { create, createFor, retrieve, list, cancel, simulate, refund, refunds, applyTransition } as const
+    return {
+      create,
+      createFor,
+      retrieve,
+      list,
+      listForStore,
+      summary,
+      feed,
+      cancel,
+      simulate,
+      refund,
+      refundValue,
+      refunds,
+      applyTransition
+    } as const
   }),
   dependencies: [
     PaymentsRepo.Default,

@@ -12,7 +12,14 @@ import { HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Cause, Duration, Effect, Exit, Option, Schema } from "effect"
 import { createHash, randomUUID } from "node:crypto"
-import { type ApiError, errorStatus, IdempotencyConflict, toErrorEnvelope } from "../../domain/Errors.ts"
+import {
+  type ApiError,
+  ErrorEnvelope,
+  errorStatus,
+  fromErrorEnvelope,
+  IdempotencyConflict,
+  toErrorEnvelope
+} from "../../domain/Errors.ts"
 
 export interface IdempotencyScope {
   readonly storeId: string
@@ -126,27 +133,25 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
 
     /**
      * Runs `operation` once per key: its answer (encoded with `encode`, at `successStatus`) or its client
-     * error is remembered and replayed, as a raw response, to every later request with the same key.
+     * error is remembered, and every later request with the same key gets the remembered answer instead.
      * `operation` gets the request token: the same for a retry that takes over an abandoned attempt, so
      * work it hands on (an entity message) can be keyed by it and happen once.
      */
-    const run = <A, E extends ApiError, R>(
-      scope: IdempotencyScope | undefined,
+    const once = <A, E extends ApiError, R>(
+      scope: IdempotencyScope,
       fingerprint: string,
       successStatus: number,
       encode: (value: A) => unknown,
       operation: (requestToken: string) => Effect.Effect<A, E, R>
-    ): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E | IdempotencyConflict, R> => {
-      if (scope === undefined) return Effect.suspend(() => operation(randomUUID()))
-      return Effect.gen(function*() {
+    ): Effect.Effect<
+      { readonly _tag: "Fresh"; readonly value: A } | Extract<Claim, { readonly _tag: "Replay" }>,
+      E | IdempotencyConflict,
+      R
+    > =>
+      Effect.gen(function*() {
         const claimed = yield* claim(scope, fingerprint)
-        if (claimed._tag === "Replay") {
-          return HttpServerResponse.unsafeJson(claimed.body, {
-            status: claimed.status,
-            headers: { "idempotent-replayed": "true" }
-          })
-        }
-        return yield* operation(claimed.token).pipe(
+        if (claimed._tag === "Replay") return claimed
+        const value = yield* operation(claimed.token).pipe(
           Effect.tap((value) => remember(scope, successStatus, encode(value))),
           Effect.tapError((error) => remember(scope, errorStatus(error), toErrorEnvelope(error))),
           Effect.onExit((exit) =>
@@ -155,7 +160,48 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
           // A claimed key must end answered or released, even if the caller goes away meanwhile.
           Effect.uninterruptible
         )
+        return { _tag: "Fresh", value } as const
       })
+
+    /** `once` for HTTP handlers: a remembered answer is replayed as the raw response it was. */
+    const run = <A, E extends ApiError, R>(
+      scope: IdempotencyScope | undefined,
+      fingerprint: string,
+      successStatus: number,
+      encode: (value: A) => unknown,
+      operation: (requestToken: string) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E | IdempotencyConflict, R> => {
+      if (scope === undefined) return Effect.suspend(() => operation(randomUUID()))
+      return Effect.map(once(scope, fingerprint, successStatus, encode, operation), (outcome) =>
+        outcome._tag === "Fresh" ? outcome.value : HttpServerResponse.unsafeJson(outcome.body, {
+          status: outcome.status,
+          headers: { "idempotent-replayed": "true" }
+        }))
+    }
+
+    /**
+     * `once` for callers that want values (RPC handlers): a remembered answer is decoded back with
+     * `schema`, a remembered client error is failed with again.
+     */
+    const runValue = <A, I, E extends ApiError, R>(
+      scope: IdempotencyScope | undefined,
+      fingerprint: string,
+      successStatus: number,
+      schema: Schema.Schema<A, I>,
+      operation: (requestToken: string) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | ApiError, R> => {
+      if (scope === undefined) return Effect.suspend(() => operation(randomUUID()))
+      return Effect.flatMap(
+        once(scope, fingerprint, successStatus, Schema.encodeSync(schema), operation),
+        (outcome): Effect.Effect<A, ApiError> => {
+          if (outcome._tag === "Fresh") return Effect.succeed(outcome.value)
+          if (outcome.status < 400) return Effect.orDie(Schema.decodeUnknown(schema)(outcome.body))
+          return Effect.flatMap(Effect.orDie(Schema.decodeUnknown(ErrorEnvelope)(outcome.body)), (envelope) => {
+            const error = fromErrorEnvelope(envelope)
+            return error === undefined ? Effect.dieMessage(`Unknown remembered error: ${envelope.error.code}`) : Effect.fail(error)
+          })
+        }
+      )
     }
 
     /** Forgets keys past their retention; run on a schedule. */
@@ -163,6 +209,6 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
       DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => ${Duration.toSeconds(IDEMPOTENCY_RETENTION)})`
       .pipe(Effect.asVoid, Effect.orDie)
 
-    return { run, purgeExpired } as const
+    return { run, runValue, purgeExpired } as const
   })
 }) {}

@@ -27,7 +27,8 @@ import { IDEMPOTENCY_LEASE } from "../../src/platform/Idempotency.ts"
 import { postgresAvailable } from "../support/TestDatabase.ts"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
-const TSX = join(ROOT, "node_modules/.bin/tsx")
+/** The service as `npm start` runs it: Node with the tsx loader, so signals reach the program itself. */
+const SERVICE = [process.execPath, ["--import", "tsx", "runtime/main.ts"]] as const
 const SERVER_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 /** Both runs share it, as a real deployment would; any fixed 32 bytes will do. */
 const MASTER_KEY = Buffer.alloc(32, 0x5a).toString("base64")
@@ -112,7 +113,7 @@ const startService = async (databaseUrl: string, dataDir: string, port: number):
     SHUTDOWN_GRACE_SECONDS: "1"
   })
   const spawnedAt = performance.now()
-  const child = spawn(TSX, ["runtime/main.ts"], { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(SERVICE[0], [...SERVICE[1]], { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] })
   children.add(child)
   const logs: Array<string> = []
   const baseUrl = await new Promise<string>((resolve, reject) => {

@@ -1,0 +1,151 @@
+/**
+ * The console's RPC (`POST /rpc`, newline-delimited JSON): what the merchant console reads and does over
+ * one typed protocol, with a live feed of a store's payments. Every procedure needs a user session token
+ * (`Authorization: Bearer <session token>`, from /auth/login); API keys are refused. The handlers call the
+ * same services as the REST routes, so the same rules apply: another tenant's store or payment is
+ * `NotFound`, a role without the permission is `Forbidden`.
+ *
+ * The typed client is built from this group in ConsoleClient.ts.
+ */
+import { Rpc, RpcGroup, RpcMiddleware } from "@effect/rpc"
+import { Schema } from "effect"
+import { CurrentPrincipal } from "./Auth.ts"
+import {
+  Forbidden,
+  IdempotencyConflict,
+  InvalidRequest,
+  InvalidState,
+  MfaRequired,
+  NotFound,
+  RateLimited,
+  ServiceUnavailable,
+  Unauthorized
+} from "./Errors.ts"
+import { DEFAULT_LIST_LIMIT, ListParams, MAX_LIST_LIMIT } from "./Lists.ts"
+import { Currency } from "./Money.ts"
+import { CreateRefund, IdempotencyHeaders, Payment, PaymentList, PaymentStatus, Refund } from "./Payments.ts"
+
+/** Where the service answers the console RPC. */
+export const CONSOLE_RPC_PATH = "/rpc"
+
+/**
+ * Authenticates every console procedure: reads `Authorization: Bearer <session token>` and provides the
+ * signed-in user as the `CurrentPrincipal`. A missing, unknown, expired or revoked token, or an API
+ * key, is `Unauthorized`.
+ */
+export class ConsoleAuthentication extends RpcMiddleware.Tag<ConsoleAuthentication>()("ConsoleAuthentication", {
+  provides: CurrentPrincipal,
+  failure: Unauthorized
+}) {}
+
+const StoreId = Schema.String.annotations({ description: "The store's id (`sto_…`)" })
+
+/** Test mode unless asked otherwise, so live data is only ever shown on purpose. */
+const Livemode = Schema.optionalWith(Schema.Boolean, { default: () => false })
+
+/** A store's payments in figures (one mode). */
+export class StoreSummary extends Schema.Class<StoreSummary>("StoreSummary")({
+  store_id: Schema.String,
+  livemode: Schema.Boolean,
+  payments: Schema.Struct({
+    total: Schema.Int,
+    /** Every status, zero included. */
+    by_status: Schema.Record({ key: PaymentStatus, value: Schema.Int })
+  }),
+  /** Per currency the store has payments in: the amount of its paid payments, and what was refunded of it. */
+  volume: Schema.partial(Schema.Record({
+    key: Currency,
+    value: Schema.Struct({ paid: Schema.String, refunded: Schema.String })
+  })),
+  /** When the latest payment was paid (ISO 8601); null while none has been. */
+  last_payment_at: Schema.NullOr(Schema.String)
+}) {}
+
+/** A payment of the followed store changed: its state after the change. */
+export class PaymentChanged extends Schema.TaggedClass<PaymentChanged>()("PaymentChanged", {
+  id: Schema.String,
+  status: PaymentStatus,
+  amount: Schema.String,
+  currency: Currency,
+  amount_refunded: Schema.String,
+  /** Grows by one with each change of the payment; a later frame of the same payment has a greater one. */
+  version: Schema.Int
+}) {}
+
+/**
+ * Every change from here on follows: re-read (ListPayments) now for what happened before. Sent first, once
+ * the feed is subscribed, and again whenever changes may have been missed (the server's database listener
+ * reconnected).
+ */
+export class PaymentFeedSynced extends Schema.TaggedClass<PaymentFeedSynced>()("PaymentFeedSynced", {
+  reason: Schema.Literal("subscribed", "reconnected")
+}) {}
+
+export const PaymentFeedFrame = Schema.Union(PaymentFeedSynced, PaymentChanged)
+export type PaymentFeedFrame = typeof PaymentFeedFrame.Type
+
+/** Failures of procedures that read one store or one payment. */
+const ReadErrors = Schema.Union(Forbidden, NotFound)
+
+export class ConsoleRpcs extends RpcGroup.make(
+  /** A store's payments of one mode, newest first; the same page as `GET /v1/payments`. */
+  Rpc.make("ListPayments", {
+    payload: Schema.Struct({
+      store_id: StoreId,
+      livemode: Livemode,
+      limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, MAX_LIST_LIMIT)), {
+        default: () => DEFAULT_LIST_LIMIT
+      }),
+      cursor: ListParams.fields.cursor,
+      status: Schema.optional(PaymentStatus)
+    }),
+    success: PaymentList,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound)
+  }),
+  Rpc.make("GetPayment", {
+    payload: { id: Schema.String },
+    success: Payment,
+    error: ReadErrors
+  }),
+  /**
+   * Refunds a paid payment in full (no `amount`) or in part, under the rules of
+   * `POST /v1/payments/:id/refund`; `idempotency_key` is that route's Idempotency-Key, and the two share keys.
+   */
+  Rpc.make("RefundPayment", {
+    payload: {
+      id: Schema.String,
+      ...CreateRefund.fields,
+      idempotency_key: IdempotencyHeaders.fields["idempotency-key"]
+    },
+    success: Refund,
+    // A replayed idempotent answer may be any error the route answered.
+    error: Schema.Union(
+      InvalidRequest,
+      Forbidden,
+      NotFound,
+      InvalidState,
+      MfaRequired,
+      IdempotencyConflict,
+      Unauthorized,
+      RateLimited,
+      ServiceUnavailable
+    )
+  }),
+  Rpc.make("StoreSummary", {
+    payload: Schema.Struct({ store_id: StoreId, livemode: Livemode }),
+    success: StoreSummary,
+    error: ReadErrors
+  }),
+  /**
+   * The live payments of a store in one mode: a `PaymentFeedSynced` once subscribed, then a
+   * `PaymentChanged` for every change of one of its payments (created ones appear with their first change).
+   * The feed ends after a while (see PAYMENT_FEED_LIFETIME in src/payments); subscribe again, which
+   * authenticates and authorizes afresh.
+   */
+  Rpc.make("PaymentFeed", {
+    payload: Schema.Struct({ store_id: StoreId, livemode: Livemode }),
+    success: PaymentFeedFrame,
+    error: ReadErrors,
+    stream: true
+  })
+).middleware(ConsoleAuthentication) {}

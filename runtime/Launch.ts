@@ -1,0 +1,22 @@
+/**
+ * How every entry point runs its program: logfmt lines, SIGINT/SIGTERM interrupt the program (which
+ * releases its layers in reverse: server, cluster, database), and a start-up failure in configuration is
+ * one line naming the variable, not a stack trace.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Cause, Console, Effect, Logger } from "effect"
+import { ConfigurationError } from "./Config.ts"
+
+const reportStartupFailure = (cause: Cause.Cause<unknown>) => {
+  const failure = Cause.squash(cause)
+  if (failure instanceof ConfigurationError) return Console.error(failure.message)
+  if (Cause.isInterruptedOnly(cause)) return Effect.void
+  return Effect.logError("the service stopped on an error", cause)
+}
+
+export const launch = (program: Effect.Effect<void, unknown>) =>
+  // One line per event (logfmt), so logs stay grep-able and each request is one line.
+  NodeRuntime.runMain(
+    program.pipe(Effect.tapErrorCause(reportStartupFailure), Effect.provide(Logger.logFmt)),
+    { disableErrorReporting: true, disablePrettyLogger: true }
+  )

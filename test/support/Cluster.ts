@@ -1,0 +1,289 @@
+/**
+ * A real multi-process cluster for the e2e tests: a fresh PostgreSQL database, shard runners and API
+ * nodes as child processes on loopback (scripts/LocalCluster.ts), and what the tests ask of them — HTTP
+ * calls that retry like a careful client, and who holds which shard, read from PostgreSQL.
+ *
+ * Shard ownership: runners hold their shards as PostgreSQL advisory locks (the cluster's default on
+ * PostgreSQL: a killed runner's locks go with its connections), on lock number 1_000_000 + shard for the
+ * default group. Each process names its connections (`application_name`), so `pg_locks` joined with
+ * `pg_stat_activity` says which runner holds which shard; `cluster_runners` says which runners are
+ * registered and healthy.
+ */
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import pg from "pg"
+import { childEnvironment, type ClusterProcess, freePort, startProcess } from "../../scripts/LocalCluster.ts"
+
+export const SERVER_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
+/** Every process of a cluster shares it; any fixed 32 bytes will do. */
+export const MASTER_KEY = Buffer.alloc(32, 0x7c).toString("base64")
+export const SHARDS = 300
+const SHARD_LOCK_BASE = 1_000_000
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Polls `check` until it answers something other than undefined. */
+export const waitFor = async <A>(label: string, timeoutMs: number, check: () => Promise<A | undefined>, everyMs = 100): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  while (true) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${label}`)
+    await sleep(everyMs)
+  }
+}
+
+/** The cluster's shard of an entity id or singleton name (@effect/cluster's `getShardId`, default group). */
+export const shardOf = (id: string, shards = SHARDS): number => {
+  let h = 5381
+  let i = id.length
+  while (i) h = (h * 33) ^ id.charCodeAt(--i)
+  h = (h & 0xbfffffff) | ((h >>> 1) & 0x40000000)
+  return Math.abs(h % shards) + 1
+}
+
+export interface ClusterDatabase {
+  readonly name: string
+  readonly url: string
+  readonly pool: pg.Pool
+  readonly query: <R extends pg.QueryResultRow = any>(text: string, values?: Array<unknown>) => Promise<Array<R>>
+  readonly drop: () => Promise<void>
+}
+
+const withAdmin = async (statement: string) => {
+  const client = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 5_000 })
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}
+
+export const createDatabase = async (prefix: string): Promise<ClusterDatabase> => {
+  const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
+  await withAdmin(`CREATE DATABASE ${name}`)
+  const url = new URL(SERVER_URL)
+  url.pathname = `/${name}`
+  const pool = new pg.Pool({ connectionString: url.toString(), max: 3, application_name: "cluster-test" })
+  pool.on("error", () => {})
+  return {
+    name,
+    url: url.toString(),
+    pool,
+    query: async (text, values = []) => (await pool.query(text, values)).rows,
+    drop: async () => {
+      await pool.end().catch(() => undefined)
+      await withAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined)
+    }
+  }
+}
+
+export interface RunnerProcess extends ClusterProcess {
+  readonly address: string
+}
+
+/** A running local cluster: its processes, and how to add to it. */
+export class LocalCluster {
+  readonly runners: Array<RunnerProcess> = []
+  readonly apis: Array<ClusterProcess> = []
+  private readonly dataDir = mkdtempSync(join(tmpdir(), "merchant-cluster-"))
+
+  constructor(
+    readonly database: ClusterDatabase,
+    private readonly variables: Record<string, string> = {},
+    private readonly echo: boolean = process.env["CLUSTER_TEST_LOGS"] === "1"
+  ) {}
+
+  private env(extra: Record<string, string>) {
+    return childEnvironment({
+      DATABASE_URL: this.database.url,
+      DATA_DIR: this.dataDir,
+      MASTER_KEY,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      SHUTDOWN_GRACE_SECONDS: "1",
+      ...this.variables,
+      ...extra
+    })
+  }
+
+  /** Starts a runner on a free port; resolves once it says it is ready (it may not hold shards yet). */
+  async addRunner(): Promise<RunnerProcess> {
+    const port = await freePort()
+    const name = `runner-${this.runners.length + 1}`
+    const child = startProcess({
+      name,
+      role: "runner",
+      port,
+      env: this.env({ RUNNER_HOST: "127.0.0.1", RUNNER_PORT: String(port) }),
+      ...(this.echo ? { onLine: (line: string) => console.log(`${name} │ ${line}`) } : {})
+    })
+    const runner = Object.assign(child, { address: `127.0.0.1:${port}` })
+    this.runners.push(runner)
+    await runner.ready
+    return runner
+  }
+
+  /** Starts an API node on a free port; resolves with its base URL once it listens. */
+  async addApi(publicBaseUrl?: string): Promise<ClusterProcess & { readonly baseUrl: string }> {
+    const port = await freePort()
+    const name = `api-${this.apis.length + 1}`
+    const child = startProcess({
+      name,
+      role: "api",
+      port,
+      env: this.env({
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        ...(publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: publicBaseUrl })
+      }),
+      ...(this.echo ? { onLine: (line: string) => console.log(`${name} │ ${line}`) } : {})
+    })
+    this.apis.push(child)
+    await child.ready
+    return Object.assign(child, { baseUrl: `http://127.0.0.1:${port}` })
+  }
+
+  /** Which runner (by address) holds which shards right now, from pg_locks. */
+  async shardOwners(): Promise<Map<string, Array<number>>> {
+    const rows = await this.database.query<{ application_name: string; shard: number }>(
+      `SELECT a.application_name, (l.objid::bigint - ${SHARD_LOCK_BASE})::int AS shard
+       FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+       WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 0
+         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+         AND l.objid BETWEEN ${SHARD_LOCK_BASE + 1} AND ${SHARD_LOCK_BASE + SHARDS}`
+    )
+    const owners = new Map<string, Array<number>>()
+    for (const row of rows) {
+      const address = row.application_name.replace(/^merchant-platform runner /, "")
+      owners.set(address, [...(owners.get(address) ?? []), row.shard])
+    }
+    for (const shards of owners.values()) shards.sort((a, b) => a - b)
+    return owners
+  }
+
+  /** Shards held per runner, as `{ "127.0.0.1:port": count }`, for the report. */
+  async shardCounts(): Promise<Record<string, number>> {
+    const owners = await this.shardOwners()
+    const runnerName = new Map(this.runners.map((r) => [r.address, r.name]))
+    return Object.fromEntries(
+      [...owners.entries()].sort().map(([address, shards]) => [`${runnerName.get(address) ?? "?"} ${address}`, shards.length])
+    )
+  }
+
+  /** The runners in `cluster_runners`, with whether they are marked healthy. */
+  registeredRunners() {
+    return this.database.query<{ address: string; healthy: boolean; last_heartbeat: Date }>(
+      `SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`
+    )
+  }
+
+  /** Resolves once every shard is held by one of `runners` (default: the running ones). */
+  async allShardsHeldBy(runners: ReadonlyArray<RunnerProcess> = this.runners.filter((r) => r.isRunning()), timeoutMs = 90_000) {
+    const addresses = new Set(runners.map((r) => r.address))
+    return waitFor(`all ${SHARDS} shards to be held by ${[...addresses].join(", ")}`, timeoutMs, async () => {
+      const owners = await this.shardOwners()
+      const held = new Set<number>()
+      for (const [address, shards] of owners) if (addresses.has(address)) for (const shard of shards) held.add(shard)
+      return held.size === SHARDS ? performance.now() : undefined
+    })
+  }
+
+  /** Kills every process at once (SIGKILL) and removes the data directory. */
+  async killAll() {
+    const all = [...this.apis, ...this.runners]
+    for (const p of all) p.signal("SIGKILL")
+    await Promise.all(all.map((p) => p.exited))
+    rmSync(this.dataDir, { recursive: true, force: true })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP, as a careful client
+// ---------------------------------------------------------------------------------------------
+
+export interface Answer {
+  readonly status: number
+  readonly body: any
+  /** How many attempts it took (1 = answered at once). */
+  readonly attempts: number
+  /** performance.now() when the final answer arrived. */
+  readonly at: number
+  /** Statuses and errors of the attempts that were retried. */
+  readonly retried: ReadonlyArray<string>
+}
+
+/**
+ * A request retried, with the same headers (and so the same Idempotency-Key), while it fails with a
+ * connection error or a 5xx, every `pauseMs`, for at most `deadlineMs`.
+ */
+export const request = async (
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: {
+    readonly body?: unknown
+    readonly token?: string
+    readonly headers?: Record<string, string>
+    readonly deadlineMs?: number
+    readonly pauseMs?: number
+  } = {}
+): Promise<Answer> => {
+  const deadline = Date.now() + (options.deadlineMs ?? 120_000)
+  const retried: Array<string> = []
+  for (let attempt = 1;; attempt++) {
+    let outcome: string
+    try {
+      const response = await fetch(new URL(path, baseUrl), {
+        method,
+        headers: {
+          ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+          ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+          ...options.headers
+        },
+        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+        signal: AbortSignal.timeout(60_000)
+      })
+      const text = await response.text()
+      if (response.status < 500) {
+        return {
+          status: response.status,
+          body: text.length > 0 ? JSON.parse(text) : null,
+          attempts: attempt,
+          at: performance.now(),
+          retried
+        }
+      }
+      outcome = `${response.status} ${text.slice(0, 200)}`
+    } catch (error) {
+      outcome = `error: ${error instanceof Error ? `${error.message} ${String((error as { cause?: unknown }).cause ?? "")}` : String(error)}`
+    }
+    retried.push(outcome)
+    if (Date.now() > deadline) {
+      throw new Error(`${method} ${path}: no answer below 500 after ${attempt} attempts: ${retried.slice(-3).join(" | ")}`)
+    }
+    await sleep(options.pauseMs ?? 250)
+  }
+}
+
+/** A 2xx answer's body, or a thrown error naming the call. */
+export const ok = async (answer: Promise<Answer>, label: string) => {
+  const result = await answer
+  if (result.status < 200 || result.status >= 300) throw new Error(`${label} answered ${result.status}: ${JSON.stringify(result.body)}`)
+  return result.body
+}
+
+/** A user, a store and a test-mode API key made through `baseUrl`; answers the key's secret. */
+export const makeMerchant = async (baseUrl: string): Promise<{ readonly secret: string; readonly storeId: string }> => {
+  const session = await ok(request(baseUrl, "POST", "/auth/register", {
+    body: { email: `cluster-${randomBytes(5).toString("hex")}@example.test`, password: "correct horse battery staple" }
+  }), "register")
+  const store = await ok(request(baseUrl, "POST", "/stores", { body: { name: "Cluster Store" }, token: session.access_token }), "create store")
+  const key = await ok(
+    request(baseUrl, "POST", "/api-keys", { body: { store_id: store.id, mode: "test" }, token: session.access_token }),
+    "create API key"
+  )
+  return { secret: key.secret, storeId: store.id }
+}
