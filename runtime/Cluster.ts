@@ -130,5 +130,3 @@ export const ClientOnlyShardingLive = Layer.unwrapEffect(Effect.map(ClusterConfi
     Layer.provide(RpcSerialization.layerMsgPack)
   )
 ))
-
-export const ClusterLive = EntitiesLive.pipe(Layer.provideMerge(SingleRunnerLive))

@@ -1,0 +1,119 @@
+/**
+ * Live status across processes: a runner and two API nodes on one PostgreSQL. A checkout page holds
+ * `GET /checkout/:id/events` on API node A while the payment is scanned and paid through API node B (and
+ * changed on the runner): the frames arrive on A, because each process LISTENs on PostgreSQL
+ * (platform/ChangeFeed.ts) and the runner's transaction NOTIFYs.
+ *
+ * Skipped without a PostgreSQL server (or with TEST_DATABASE=embedded).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { postgresAvailable } from "../support/TestDatabase.ts"
+import { type ClusterDatabase, createDatabase, LocalCluster, makeMerchant, ok, request, waitFor } from "../support/Cluster.ts"
+
+const enabled = process.env["TEST_DATABASE"] !== "embedded" && await postgresAvailable()
+
+interface Frame {
+  readonly id: string | undefined
+  readonly event: string | undefined
+  readonly data: any
+}
+
+/**
+ * Reads an SSE response frame by frame; `onOpen` runs once the response has started (the server has
+ * subscribed by then), and reading stops after a frame `until` accepts, or after `timeoutMs`.
+ */
+const readEvents = async (
+  url: string,
+  options: { readonly onOpen: () => Promise<void>; readonly until: (frame: Frame) => boolean; readonly timeoutMs: number }
+) => {
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(), options.timeoutMs)
+  const frames: Array<Frame> = []
+  const response = await fetch(url, { headers: { accept: "text/event-stream" }, signal: controller.signal })
+  const opened = options.onOpen()
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ""
+  try {
+    reading: while (true) {
+      const { done, value } = await reader.read()
+      if (done) break
+      buffer += value
+      let end: number
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        const fields = new Map<string, string>()
+        for (const line of block.split("\n")) {
+          const colon = line.indexOf(":")
+          if (colon <= 0) continue
+          fields.set(line.slice(0, colon), line.slice(colon + 1).trimStart())
+        }
+        if (!fields.has("data")) continue
+        const frame = { id: fields.get("id"), event: fields.get("event"), data: JSON.parse(fields.get("data")!) }
+        frames.push(frame)
+        if (options.until(frame)) break reading
+      }
+    }
+  } catch (error) {
+    if (!controller.signal.aborted) throw error
+  } finally {
+    clearTimeout(timer)
+    controller.abort()
+  }
+  await opened
+  return { status: response.status, contentType: response.headers.get("content-type"), frames }
+}
+
+describe.skipIf(!enabled)("live status across processes: one runner, two API nodes", () => {
+  let db: ClusterDatabase
+  let cluster: LocalCluster
+  let nodeA = ""
+  let nodeB = ""
+
+  beforeAll(async () => {
+    db = await createDatabase("test_sse")
+    cluster = new LocalCluster(db)
+    await cluster.addRunner()
+    // Each node names itself in links; both would be one public origin behind a load balancer.
+    const [a, b] = await Promise.all([cluster.addApi(), cluster.addApi()])
+    nodeA = a!.baseUrl
+    nodeB = b!.baseUrl
+    await cluster.allShardsHeldBy()
+    for (const node of [nodeA, nodeB]) {
+      await waitFor(`${node} to be ready`, 60_000, async () => {
+        const answer = await fetch(`${node}/ready`).catch(() => undefined)
+        return answer?.status === 200 ? true : undefined
+      }, 250)
+    }
+  }, 180_000)
+
+  afterAll(async () => {
+    await cluster?.killAll()
+    await db?.drop()
+  }, 60_000)
+
+  it("delivers the paid frame on node A for a payment paid through node B", { timeout: 120_000 }, async () => {
+    const { secret } = await makeMerchant(nodeB)
+    const payment = await ok(request(nodeB, "POST", "/v1/payments", { body: { amount: "7.25", currency: "USD" }, token: secret }), "create")
+
+    let paidThroughB = 0
+    const stream = await readEvents(`${nodeA}/checkout/${payment.id}/events`, {
+      timeoutMs: 60_000,
+      until: (frame) => frame.data.status === "paid",
+      onOpen: async () => {
+        await ok(request(nodeB, "POST", `/v1/payments/${payment.id}/simulate`, { body: { status: "scanned" }, token: secret }), "scan")
+        await ok(request(nodeB, "POST", `/v1/payments/${payment.id}/simulate`, { body: { status: "paid" }, token: secret }), "pay")
+        paidThroughB = performance.now()
+      }
+    })
+    const arrivedOnA = performance.now()
+
+    expect(stream.status).toBe(200)
+    expect(stream.contentType).toContain("text/event-stream")
+    expect(stream.frames.map((frame) => frame.data.status)).toEqual(["pending", "scanned", "paid"])
+    expect(stream.frames.every((frame) => frame.event === "payment.status" && frame.data.id === payment.id)).toBe(true)
+    expect(stream.frames.map((frame) => Number(frame.id))).toEqual([1, 2, 3])
+    expect(stream.frames.at(-1)!.data.amount).toBe("7.25")
+    console.log(`SSE across processes: paid through node B → frame on node A ${Math.max(0, arrivedOnA - paidThroughB).toFixed(0)} ms after B answered`)
+  })
+})
