@@ -5,7 +5,8 @@
  * A session-level advisory lock, held on a reserved connection, serializes the whole sequence.
  */
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Ref } from "effect"
+import { Context, Effect, Layer, Option, Ref } from "effect"
+import { AppConfig } from "./Config.ts"
 
 const STARTUP_LOCK_ID = 727_002
 
@@ -14,7 +15,7 @@ export class StartupLock extends Context.Tag("runtime/StartupLock")<StartupLock,
   readonly release: Effect.Effect<void>
 }>() {}
 
-export const StartupLockLive = Layer.scoped(
+const acquire = Layer.scoped(
   StartupLock,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -30,6 +31,11 @@ export const StartupLockLive = Layer.scoped(
     return { release }
   }).pipe(Effect.orDie)
 )
+
+/** The lock on PostgreSQL; the embedded database serves one process, which has nobody to wait for. */
+export const StartupLockLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  Option.isSome(config.databaseUrl) ? acquire : Layer.succeed(StartupLock, { release: Effect.void })
+))
 
 /** Built once the cluster's storage exists: the next process may start. */
 export const ReleaseStartupLockLive = Layer.effectDiscard(Effect.flatMap(StartupLock, (lock) => lock.release))

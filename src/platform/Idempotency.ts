@@ -6,7 +6,7 @@
  * The first request with a key claims it (a row with no response yet); concurrent requests with that key
  * wait for the answer and replay it. A request that dies without answering leaves its claim behind; after
  * a lease, the next request with the key takes it over, so a crashed attempt can be retried.
- * Client errors (4xx) are remembered like successes; a defect releases the key.
+ * Client errors (4xx) are remembered like successes; a defect leaves the key for the next request to take over at once.
  */
 import { HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
@@ -99,7 +99,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
           const claimed = yield* tryClaim(scope, fingerprint)
           if (Option.isSome(claimed)) return { _tag: "Owned", token: claimed.value } as const
           const stored = yield* read(scope)
-          if (Option.isNone(stored)) continue // released between the insert and the read: claim again
+          if (Option.isNone(stored)) continue // purged between the insert and the read: claim again
           if (stored.value.fingerprint !== fingerprint) {
             return yield* conflict("This Idempotency-Key was already used with a different request")
           }
@@ -125,9 +125,14 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
         Effect.orDie
       )
 
-    const release = (scope: IdempotencyScope) =>
+    /**
+     * After a defect the key is left claimed but abandoned at once: the next request with it takes it
+     * over with the same request token, so work the failed attempt handed on (a persisted refund message)
+     * is continued, never started a second time.
+     */
+    const abandon = (scope: IdempotencyScope) =>
       sql`
-        DELETE FROM idempotency_keys
+        UPDATE idempotency_keys SET locked_at = '-infinity'
         WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}
           AND response IS NULL`.pipe(Effect.asVoid, Effect.orDie)
 
@@ -155,9 +160,9 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
           Effect.tap((value) => remember(scope, successStatus, encode(value))),
           Effect.tapError((error) => remember(scope, errorStatus(error), toErrorEnvelope(error))),
           Effect.onExit((exit) =>
-            Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause)) ? release(scope) : Effect.void
+            Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause)) ? abandon(scope) : Effect.void
           ),
-          // A claimed key must end answered or released, even if the caller goes away meanwhile.
+          // A claimed key must end answered or abandoned, even if the caller goes away meanwhile.
           Effect.uninterruptible
         )
         return { _tag: "Fresh", value } as const
