@@ -9,28 +9,15 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { existsSync, mkdirSync } from "node:fs"
+import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { createStore, signUp } from "../support/Accounts.ts"
+import { CHROMIUM, HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
-const CHROMIUM = "/usr/bin/chromium"
-const HAS_CHROMIUM = existsSync(CHROMIUM)
-
-/** As the machine notes say: headless, no sandbox (root), nothing that reaches for the network. */
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync"
-]
 
 const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/e2e/", import.meta.url))
 
@@ -45,7 +32,7 @@ class E2EBrowser extends Context.Tag("test/E2EBrowser")<E2EBrowser, Browser>() {
 const browserLayer = Layer.scoped(
   E2EBrowser,
   Effect.acquireRelease(
-    Effect.promise(() => chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 60_000 })),
+    Effect.promise(() => launchChromium()),
     (browser) => Effect.promise(() => browser.close())
   )
 )

@@ -5,24 +5,12 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { existsSync } from "node:fs"
-import { type Browser, chromium } from "playwright-core"
+import type { Browser } from "playwright-core"
 import { createStore, signUp } from "../support/Accounts.ts"
+import { HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
-const CHROMIUM = "/usr/bin/chromium"
-const HAS_CHROMIUM = existsSync(CHROMIUM)
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync"
-]
 
 const call = makeCall()
 
@@ -31,7 +19,7 @@ class LinkBrowser extends Context.Tag("test/LinkBrowser")<LinkBrowser, Browser>(
 const browserLayer = Layer.scoped(
   LinkBrowser,
   Effect.acquireRelease(
-    Effect.promise(() => chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 60_000 })),
+    Effect.promise(() => launchChromium()),
     (browser) => Effect.promise(() => browser.close())
   )
 )
