@@ -17,8 +17,9 @@
 import autocannon from "autocannon"
 import { randomBytes } from "node:crypto"
 import { cpus } from "node:os"
-import { join } from "node:path"
+import { Effect, Exit, Redacted, Scope } from "effect"
 import pg from "pg"
+import { serveEmbeddedDatabase } from "../runtime/EmbeddedPostgres.ts"
 import {
   formatInt,
   formatMs,
@@ -88,7 +89,7 @@ interface CeilingResult {
  * Single-row INSERTs of a payment-sized row (the text, bigint and timestamp columns a payment has, a
  * KHQR-length payload, a primary key and one secondary index) from CONNECTIONS connections at once.
  */
-const measureInsertCeiling = async (url: string, seconds: number, embedded: boolean): Promise<CeilingResult> => {
+const measureInsertCeiling = async (url: string, seconds: number): Promise<CeilingResult> => {
   const table = `bench_scratch_${randomBytes(4).toString("hex")}`
   await withClient(url, async (client) => {
     await client.query(`
@@ -123,9 +124,7 @@ const measureInsertCeiling = async (url: string, seconds: number, embedded: bool
         const at = performance.now()
         try {
           await pool.query({
-            // PGlite is one backend behind a multiplexing socket: a named statement prepared on one pooled
-            // connection exists on all of them, and preparing it again fails.
-            ...(embedded ? {} : { name: "bench_insert" }),
+            name: "bench_insert",
             text,
             values: [`pay_${randomBytes(12).toString("hex")}`, storeId, 1250, payload, randomBytes(16).toString("hex"), new Date(Date.now() + 900_000)]
           })
@@ -151,18 +150,12 @@ const measureInsertCeiling = async (url: string, seconds: number, embedded: bool
   }
 }
 
-/** The embedded engine served in this process, for the ceiling when there is no PostgreSQL. */
+/** The embedded database of its own, for the ceiling when there is no PostgreSQL. */
 const serveEmbeddedForCeiling = async (): Promise<string> => {
-  const { PGlite } = await import("@electric-sql/pglite")
-  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket")
-  const db = await PGlite.create({ dataDir: join(tempDir("merchant-bench-ceiling-"), "pgdata") })
-  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: CONNECTIONS + 8 })
-  await server.start()
-  onCleanUp(async () => {
-    await server.stop()
-    await db.close()
-  })
-  return `postgres://postgres:postgres@${server.getServerConn()}/postgres?sslmode=disable`
+  const scope = Effect.runSync(Scope.make())
+  onCleanUp(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+  const url = await Effect.runPromise(serveEmbeddedDatabase(tempDir("merchant-bench-ceiling-")).pipe(Scope.extend(scope)))
+  return Redacted.value(url)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,9 +195,9 @@ const main = async () => {
   const ceilingUrl = database.url ?? await serveEmbeddedForCeiling()
   log(
     `database ceiling: ${database.url === undefined ? "" : "prepared "}single-row INSERT, ${CONNECTIONS} connections, ` +
-      `${DURATION_SECONDS} s${database.url === undefined ? " (a PGlite of its own in this process)" : ""}`
+      `${DURATION_SECONDS} s${database.url === undefined ? " (an embedded server of its own)" : ""}`
   )
-  const ceiling = await measureInsertCeiling(ceilingUrl, DURATION_SECONDS, database.url === undefined)
+  const ceiling = await measureInsertCeiling(ceilingUrl, DURATION_SECONDS)
   const share = http.requestsPerSecond / ceiling.insertsPerSecond
   log(
     `  ${formatInt(ceiling.insertsPerSecond)} inserts/s, p50 ${formatMs(ceiling.p50)}, p99 ${formatMs(ceiling.p99)}, ` +

@@ -131,8 +131,8 @@ export const openDatabase = async (): Promise<BenchDatabase> => {
   }
   const version = await serverVersion(POSTGRES_URL).catch(() => undefined)
   if (version === undefined) {
-    log(`no PostgreSQL answers at ${redact(POSTGRES_URL)}: using the EMBEDDED database (PGlite), not PostgreSQL`)
-    return { url: undefined, name: undefined, description: "embedded (PGlite)" }
+    log(`no PostgreSQL answers at ${redact(POSTGRES_URL)}: using the EMBEDDED database (a PostgreSQL server the service runs itself), not the local server`)
+    return { url: undefined, name: undefined, description: "embedded PostgreSQL" }
   }
   const name = `bench_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
   await withClient(POSTGRES_URL, (client) => client.query(`CREATE DATABASE ${name}`))

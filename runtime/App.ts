@@ -25,6 +25,7 @@ import { DatabaseApplicationName, DatabaseLive } from "./Database.ts"
 import { DrainOnShutdownLive, HttpLive, logListening, NodeServerLive } from "./Http.ts"
 import { MasterKeyLive } from "./MasterKey.ts"
 import { MigrationsLive } from "./Migrations.ts"
+import { ShutdownDeadlineLive } from "./ShutdownDeadline.ts"
 import { ReleaseStartupLockLive, StartupLockLive } from "./StartupLock.ts"
 
 /** What every shape stands on: the database (migrated), the master key and the public base URL. */
@@ -143,7 +144,11 @@ export const RunnerLive = Layer.effectDiscard(logRunnerReady).pipe(
 
 /** Each shape with its configuration read from the environment. */
 const withEnvironment = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
-  layer.pipe(Layer.provideMerge(Layer.merge(AppConfig.layer, ClusterConfig.layer)))
+  layer.pipe(
+    // Built first, so released last: the deadline holds for the whole shutdown sequence.
+    Layer.provideMerge(ShutdownDeadlineLive),
+    Layer.provideMerge(Layer.merge(AppConfig.layer, ClusterConfig.layer))
+  )
 
 export const MainLive = withEnvironment(ServiceLive)
 export const ApiMainLive = withEnvironment(ApiServiceLive)

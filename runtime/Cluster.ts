@@ -36,7 +36,6 @@ import { PaymentsRepo } from "../src/payments/Repo.ts"
 import { ClusterProbeLive } from "../src/system/ClusterProbe.ts"
 import { RetentionCronLive } from "../src/system/Retention.ts"
 import { WebhookDispatcherLive } from "../src/webhooks/Dispatcher.ts"
-import { AppConfig } from "./Config.ts"
 import { ClusterConfig, type ClusterConfigShape } from "./ClusterConfig.ts"
 
 /** Every entity hosted by a runner. */
@@ -85,7 +84,7 @@ export const shardingConfigOf = (
 })
 
 /** One process that is its own (and only) runner, with runner and message storage in SQL. */
-export const SingleRunnerLive = Layer.unwrapEffect(Effect.map(Effect.all([ClusterConfig, AppConfig]), ([cluster, config]) =>
+export const SingleRunnerLive = Layer.unwrapEffect(Effect.map(ClusterConfig, (cluster) =>
   Sharding.layer.pipe(
     Layer.provideMerge(Runners.layerNoop),
     Layer.provideMerge(ClusterStorageLive),
@@ -94,9 +93,6 @@ export const SingleRunnerLive = Layer.unwrapEffect(Effect.map(Effect.all([Cluste
       // A fixed identity: a restarted process reclaims its own shards at once instead of waiting for its
       // previous incarnation's locks to expire.
       runnerAddress: Option.some(RunnerAddress.make("single-runner", 1)),
-      // The embedded database is one backend for this one process: shard locks there would guard against
-      // nobody, and holding a connection for them would take the one the pool has (runtime/Database.ts).
-      shardLockDisableAdvisory: Option.isNone(config.databaseUrl),
       shardsPerGroup: cluster.shards,
       entityMessagePollInterval: MESSAGE_POLL_INTERVAL
     }))

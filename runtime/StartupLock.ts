@@ -5,8 +5,7 @@
  * A session-level advisory lock, held on a reserved connection, serializes the whole sequence.
  */
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option, Ref } from "effect"
-import { AppConfig } from "./Config.ts"
+import { Context, Effect, Layer, Ref } from "effect"
 
 const STARTUP_LOCK_ID = 727_002
 
@@ -32,10 +31,8 @@ const acquire = Layer.scoped(
   }).pipe(Effect.orDie)
 )
 
-/** The lock on PostgreSQL; the embedded database serves one process, which has nobody to wait for. */
-export const StartupLockLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
-  Option.isSome(config.databaseUrl) ? acquire : Layer.succeed(StartupLock, { release: Effect.void })
-))
+/** Taken on every database, the embedded one too: it costs one query when nobody else is starting. */
+export const StartupLockLive = acquire
 
 /** Built once the cluster's storage exists: the next process may start. */
 export const ReleaseStartupLockLive = Layer.effectDiscard(Effect.flatMap(StartupLock, (lock) => lock.release))

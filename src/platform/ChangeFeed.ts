@@ -5,9 +5,7 @@
  *
  * On PostgreSQL a dedicated connection LISTENs; if it drops, it is re-established and subscribers get a
  * `Resync` so they can re-read what they follow (notifications sent meanwhile are lost with the
- * connection). The embedded database is one backend shared by all connections, and it hands a
- * notification to the connection whose transaction sent it; there every pooled connection forwards the
- * notifications it receives (`publishLocal`), which reaches every subscriber of this, the only, process.
+ * connection). The embedded database is a PostgreSQL server too, so the same holds there.
  */
 import { Context, Duration, Effect, Layer, PubSub, RcMap, Schedule, Scope, Stream } from "effect"
 
@@ -18,56 +16,39 @@ export type ChangeNotice =
 export class ChangeFeed extends Context.Tag("platform/ChangeFeed")<ChangeFeed, {
   /** Every notice on `channel` from now on, and a `Resync` whenever some may have been missed. */
   readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<ChangeNotice>, never, Scope.Scope>
-  /** Hands a notification received on a pooled connection to the subscribers of its channel. */
-  readonly publishLocal: (channel: string, payload: string) => void
 }>() {}
 
 const RELISTEN = Schedule.exponential(Duration.millis(100)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
 
-/** How notifications reach this process. */
-export type ChangeSource =
-  /** PostgreSQL: a dedicated LISTEN connection per channel streams them. */
-  | { readonly _tag: "Server"; readonly listen: (channel: string) => Stream.Stream<string, unknown> }
-  /**
-   * The embedded database: the one backend must LISTEN (once, from any connection) for notifications to
-   * be produced at all; they then arrive on pooled connections and come in through `publishLocal`.
-   */
-  | { readonly _tag: "Embedded"; readonly startListening: (channel: string) => Effect.Effect<void> }
+/** How notifications reach this process: a dedicated LISTEN connection per channel streams them. */
+export interface ChangeSource {
+  readonly listen: (channel: string) => Stream.Stream<string, unknown>
+}
 
 export const makeChangeFeed = (source: ChangeSource) =>
   Layer.scoped(
     ChangeFeed,
     Effect.gen(function*() {
-      const hubs = new Map<string, PubSub.PubSub<ChangeNotice>>()
-
       const channels = yield* RcMap.make({
         lookup: (channel: string) =>
           Effect.gen(function*() {
-            const hub = yield* Effect.acquireRelease(
-              PubSub.sliding<ChangeNotice>(4096),
-              (hub) => Effect.zipRight(Effect.sync(() => hubs.delete(channel)), PubSub.shutdown(hub))
-            )
-            hubs.set(channel, hub)
-            if (source._tag === "Embedded") {
-              yield* source.startListening(channel)
-            } else {
-              const listen = source.listen
-              let connectedBefore = false
-              const listenOnce = Effect.suspend(() => {
-                // After a reconnect, notices may have been missed while the connection was down.
-                const resync = connectedBefore ? PubSub.publish(hub, { _tag: "Resync" } as const) : Effect.void
-                connectedBefore = true
-                return Effect.zipRight(
-                  resync,
-                  Stream.runForEach(listen(channel), (payload) => PubSub.publish(hub, { _tag: "Notice", payload }))
-                )
-              })
-              yield* listenOnce.pipe(
-                Effect.tapErrorCause((cause) => Effect.logWarning(`listening on ${channel} failed; retrying`, cause)),
-                Effect.retry(RELISTEN),
-                Effect.forkScoped
+            const hub = yield* Effect.acquireRelease(PubSub.sliding<ChangeNotice>(4096), PubSub.shutdown)
+            const listen = source.listen
+            let connectedBefore = false
+            const listenOnce = Effect.suspend(() => {
+              // After a reconnect, notices may have been missed while the connection was down.
+              const resync = connectedBefore ? PubSub.publish(hub, { _tag: "Resync" } as const) : Effect.void
+              connectedBefore = true
+              return Effect.zipRight(
+                resync,
+                Stream.runForEach(listen(channel), (payload) => PubSub.publish(hub, { _tag: "Notice", payload }))
               )
-            }
+            })
+            yield* listenOnce.pipe(
+              Effect.tapErrorCause((cause) => Effect.logWarning(`listening on ${channel} failed; retrying`, cause)),
+              Effect.retry(RELISTEN),
+              Effect.forkScoped
+            )
             return hub
           }),
         idleTimeToLive: Duration.seconds(30)
@@ -79,12 +60,7 @@ export const makeChangeFeed = (source: ChangeSource) =>
             const hub = yield* RcMap.get(channels, channel)
             const subscription = yield* PubSub.subscribe(hub)
             return Stream.fromQueue(subscription)
-          }),
-        publishLocal: (channel, payload) => {
-          const hub = hubs.get(channel)
-          // A sliding hub never makes a publisher wait, so this runs to completion synchronously.
-          if (hub !== undefined) Effect.runSync(PubSub.publish(hub, { _tag: "Notice", payload }))
-        }
+          })
       }
     })
   )
