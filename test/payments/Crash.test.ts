@@ -4,8 +4,10 @@
  * runner redelivers the message (it has no reply), the handler finds its own refund and answers with it, and
  * a client retry with the same Idempotency-Key answers that same refund.
  *
- * A real process (`tsx runtime/main.ts`, killed with SIGKILL) against a real PostgreSQL: the file is skipped
- * when no server answers, or when TEST_DATABASE=embedded.
+ * A real process (`tsx runtime/main.ts`, killed with SIGKILL) against the PostgreSQL server: the test reads
+ * the database between the kill and the restart, and the embedded database stops with its process, so the
+ * file is skipped when no server answers or when TEST_DATABASE=embedded. The embedded default's crash and
+ * restart are covered by test/payments/Durability.test.ts.
  *
  * How the crash window is held open: a separate connection holds `LOCK TABLE cluster_replies IN SHARE MODE`.
  * SHARE conflicts with the ROW EXCLUSIVE lock an INSERT takes, so the runner's `saveReply` blocks, but not with

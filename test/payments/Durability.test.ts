@@ -4,26 +4,13 @@
  * per database. bench/durability.ts repeats the crash cycle.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import pg from "pg"
-import { crashAndRestart, makeMerchant, runRaces, type Service, type ServiceOptions, startService } from "../support/Durability.ts"
+import { crashAndRestart, freshServerDatabase, makeMerchant, runRaces, type Service, type ServiceOptions, startService } from "../support/Durability.ts"
 import { postgresAvailable } from "../support/TestDatabase.ts"
 
-const SERVER_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const withPostgres = process.env["TEST_DATABASE"] !== "embedded" && await postgresAvailable()
-
-const withAdmin = async (statement: string) => {
-  const client = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 5_000 })
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
 
 const cleanUps: Array<() => Promise<unknown>> = []
 afterAll(async () => {
@@ -35,12 +22,9 @@ const prepare = async (database: "embedded" | "postgres"): Promise<ServiceOption
   const dataDir = mkdtempSync(join(tmpdir(), `merchant-durability-${database}-`))
   cleanUps.push(async () => rmSync(dataDir, { recursive: true, force: true }))
   if (database === "embedded") return { dataDir }
-  const name = `test_durability_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
-  await withAdmin(`CREATE DATABASE ${name}`)
-  cleanUps.push(() => withAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
-  const url = new URL(SERVER_URL)
-  url.pathname = `/${name}`
-  return { dataDir, databaseUrl: url.toString() }
+  const server = await freshServerDatabase("test_durability")
+  cleanUps.push(server.drop)
+  return { dataDir, databaseUrl: server.url }
 }
 
 const track = (service: Service) => {

@@ -13,14 +13,6 @@ import { currentTotp } from "../../src/accounts/Totp.ts"
 import { addMember, createStore, type SignedUp, signUp, TEST_PASSWORD } from "../support/Accounts.ts"
 import { type CallResult, makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
-import { postgresAvailable } from "../support/TestDatabase.ts"
-
-/**
- * Tens of concurrent requests on one payment are run on PostgreSQL only: the embedded database's socket
- * multiplexer can interleave two connections' extended-protocol messages under that much concurrency
- * (README, "Database"), which is a limit of local development, not of the payments engine.
- */
-const embeddedDatabase = process.env["TEST_DATABASE"] === "embedded" || !(await postgresAvailable())
 
 const call = makeCall()
 
@@ -846,7 +838,7 @@ describe("payments", () => {
         )
       }))
 
-    it.effect.skipIf(embeddedDatabase)("never refunds more than was paid when 25 refunds race", () =>
+    it.effect("never refunds more than was paid when 25 refunds race", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const sql = yield* SqlClient.SqlClient
@@ -875,7 +867,7 @@ describe("payments", () => {
         expect(rows[0]).toEqual({ n: 10, total: "1000" })
       }))
 
-    it.effect.skipIf(embeddedDatabase)("answers 400 on amount to refunds that race past the balance of a partly refundable payment", () =>
+    it.effect("answers 400 on amount to refunds that race past the balance of a partly refundable payment", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const sql = yield* SqlClient.SqlClient
@@ -960,7 +952,7 @@ describe("payments", () => {
         expect(rows[0]!.n).toBe(1)
       }))
 
-    it.effect.skipIf(embeddedDatabase)("makes one refund for one Idempotency-Key", () =>
+    it.effect("makes one refund for one Idempotency-Key", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const sql = yield* SqlClient.SqlClient

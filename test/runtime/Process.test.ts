@@ -227,6 +227,108 @@ describe("embedded database", () => {
   }, TEST_TIMEOUT)
 })
 
+/** Pids of database servers running on `dataDir`'s cluster (from /proc: Linux only, where CI runs). */
+const databaseServersOf = (dataDir: string): Array<number> => {
+  if (!existsSync("/proc")) return []
+  const pids: Array<number> = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const command = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
+      if (command[0]?.endsWith("/postgres") && command.includes(join(dataDir, "postgres"))) pids.push(Number(entry))
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids
+}
+
+const waitUntil = async (what: string, timeoutMs: number, check: () => boolean) => {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleep(50)
+  }
+}
+
+describe("one process per data directory", () => {
+  it("refuses a second process on the same DATA_DIR with one line naming the directory and the holder's pid", async () => {
+    const dataDir = tempDir()
+    const first = startService({ DATA_DIR: dataDir })
+    await waitForReady(await first.waitForListening())
+    const holder = JSON.parse(readFileSync(join(dataDir, "service.lock"), "utf8")).pid as number
+
+    const second = startService({ DATA_DIR: dataDir })
+    const exit = await second.waitForExit(30_000)
+    expect(exit.code).not.toBe(0)
+    expect(second.stdout).not.toContain("listening on")
+    const lines = nonEmptyLines(second.output)
+    expect(lines, second.output).toHaveLength(1)
+    expect(lines[0]).toContain(dataDir)
+    expect(lines[0]).toContain(`pid ${holder}`)
+    expectNoStackTrace(second.output)
+    // The first is unharmed: still ready, its database still up.
+    await waitForReady(await first.waitForListening())
+    expect(await stopGracefully(first)).toEqual({ code: 0, signal: null })
+    // Released on exit: nothing of the lock, the server or its URL file remains.
+    expect(existsSync(join(dataDir, "service.lock"))).toBe(false)
+    expect(existsSync(join(dataDir, "database.url"))).toBe(false)
+    expect(databaseServersOf(dataDir)).toEqual([])
+  }, TEST_TIMEOUT)
+
+  it("after a SIGKILL, the database server stops with the process and a restart takes the directory over", async () => {
+    const dataDir = tempDir()
+    const first = startService({ DATA_DIR: dataDir })
+    await waitForReady(await first.waitForListening())
+    expect(databaseServersOf(dataDir).length).toBeGreaterThan(0)
+    first.killGroup()
+    await first.waitForExit()
+    // The server's wrapper sees this process's pipe close and shuts the server down.
+    await waitUntil("the database server to stop after its process was killed", 15_000, () => databaseServersOf(dataDir).length === 0)
+
+    const second = startService({ DATA_DIR: dataDir })
+    await waitForReady(await second.waitForListening())
+    expect(second.stdout).not.toContain("applied migrations")
+    expect(await stopGracefully(second)).toEqual({ code: 0, signal: null })
+    expect(databaseServersOf(dataDir)).toEqual([])
+  }, TEST_TIMEOUT)
+})
+
+describe("shutdown that ends", () => {
+  it("SIGTERM stops the process and its database within SHUTDOWN_GRACE_SECONDS + 5 s though a request hangs", async () => {
+    const dataDir = tempDir()
+    const service = startService({ DATA_DIR: dataDir, SHUTDOWN_GRACE_SECONDS: "1" })
+    const baseUrl = await service.waitForListening()
+    await waitForReady(baseUrl)
+    // A request that cannot finish: API-key authentication waits on a table another session has locked.
+    const blocker = new pg.Client({ connectionString: readFileSync(join(dataDir, "database.url"), "utf8").trim() })
+    blocker.on("error", () => {})
+    await blocker.connect()
+    try {
+      await blocker.query("BEGIN")
+      // And so do the cluster's storage writes, which its shutdown waits for.
+      await blocker.query("LOCK TABLE api_keys, cluster_runners, cluster_messages IN ACCESS EXCLUSIVE MODE")
+      const hanging = fetch(new URL("/v1/payments", baseUrl), {
+        headers: { authorization: `Bearer sk_test_${"x".repeat(40)}` },
+        signal: AbortSignal.timeout(30_000)
+      }).catch(() => undefined)
+      await sleep(500)
+      expect(service.exit).toBeUndefined()
+
+      const signalledAt = Date.now()
+      service.signal("SIGTERM")
+      const exit = await service.waitForExit(6_000 + 2_000)
+      const tookMs = Date.now() - signalledAt
+      expect(tookMs, service.output).toBeLessThanOrEqual(6_000)
+      expect(exit.signal).toBeNull()
+      await hanging
+      await waitUntil("the database server to stop with the process", 10_000, () => databaseServersOf(dataDir).length === 0)
+    } finally {
+      await blocker.end().catch(() => undefined)
+    }
+  }, TEST_TIMEOUT)
+})
+
 describe("SIGTERM", () => {
   /** A completed request on a keep-alive connection, leaving the connection open and idle. */
   const openIdleKeepAlive = async (baseUrl: string) => {

@@ -20,6 +20,31 @@ export const ANSWER_TIMEOUT_MS = 10_000
 /** Both runs of one data directory share it, as a real deployment would. */
 const MASTER_KEY = Buffer.alloc(32, 0x3c).toString("base64")
 
+/** The PostgreSQL server the tests and benches make their databases on. */
+export const SERVER_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
+
+const onServer = async (statement: string) => {
+  const client = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 3_000 })
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}
+
+/** A fresh database on the server: its URL, and how to drop it. */
+export const freshServerDatabase = async (prefix: string) => {
+  const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
+  await onServer(`CREATE DATABASE ${name}`)
+  const url = new URL(SERVER_URL)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined) }
+}
+
+/** Whether the server answers. */
+export const serverAnswers = () => onServer("SELECT 1").then(() => true, () => false)
+
 export interface ServiceOptions {
   readonly dataDir: string
   /** Unset: the embedded database under `dataDir`. */
