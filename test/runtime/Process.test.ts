@@ -251,6 +251,41 @@ const waitUntil = async (what: string, timeoutMs: number, check: () => boolean) 
   }
 }
 
+describe("the embedded database's access", () => {
+  it("takes only its password on loopback, and a client's session settings stay in that client's session", async () => {
+    const dataDir = tempDir()
+    const service = startService({ DATA_DIR: dataDir })
+    const baseUrl = await service.waitForListening()
+    await waitForReady(baseUrl)
+    const url = new URL(readFileSync(join(dataDir, "database.url"), "utf8").trim())
+    expect(url.hostname).toBe("127.0.0.1")
+
+    const connect = async (password: string) => {
+      const client = new pg.Client({ host: url.hostname, port: Number(url.port), user: "postgres", password, database: "postgres" })
+      client.on("error", () => {})
+      await client.connect()
+      return client
+    }
+    await expect(connect("")).rejects.toThrow()
+    await expect(connect("wrong-password")).rejects.toThrow(/password authentication failed/)
+
+    // What pg_dump does to its own session must not reach the service's connections.
+    const local = await connect(decodeURIComponent(url.password))
+    try {
+      await local.query("SET search_path = pg_catalog")
+      const registered = await fetch(new URL("/auth/register", baseUrl), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: `access-${randomBytes(4).toString("hex")}@example.test`, password: "correct horse battery staple" })
+      })
+      expect(registered.status).toBe(201)
+    } finally {
+      await local.end()
+    }
+    expect(await stopGracefully(service)).toEqual({ code: 0, signal: null })
+  }, TEST_TIMEOUT)
+})
+
 describe("one process per data directory", () => {
   it("refuses a second process on the same DATA_DIR with one line naming the directory and the holder's pid", async () => {
     const dataDir = tempDir()
