@@ -8,6 +8,7 @@ import { Schema } from "effect"
 import { Permissions, Roles } from "../src/access/Policy.ts"
 import { Authentication } from "./Auth.ts"
 import { ForbiddenResponse, InvalidRequestResponse, NotFoundResponse, UnauthorizedResponse } from "./Errors.ts"
+import { closed, ObjectId } from "./Text.ts"
 
 export const RoleSchema = Schema.Literal(...Roles)
 
@@ -44,12 +45,15 @@ export class AccessMatrix extends Schema.Class<AccessMatrix>("AccessMatrix")({
   your_role: RoleSchema
 }) {}
 
-export const AccessCheck = Schema.Struct({
-  permission: PermissionSchema,
-  store_id: Schema.optional(Schema.String.annotations({
-    description: "Ask about one store of this organization; a store of any other organization (or none) is 404."
-  }))
-}).annotations({ identifier: "CheckDto" })
+export const AccessCheck = closed(
+  Schema.Struct({
+    permission: PermissionSchema,
+    store_id: Schema.optional(ObjectId.annotations({
+      description: "Ask about one store of this organization; a store of any other organization (or none) is 404."
+    }))
+  }),
+  "CheckDto"
+)
 
 export class AccessDecision extends Schema.Class<AccessDecision>("AccessDecision")({
   object: Schema.Literal("access_decision"),
@@ -60,7 +64,7 @@ export class AccessDecision extends Schema.Class<AccessDecision>("AccessDecision
   reason: Schema.String
 }) {}
 
-const OrgPath = Schema.Struct({ orgId: Schema.String })
+const OrgPath = Schema.Struct({ orgId: ObjectId })
 
 export class AccessGroup extends HttpApiGroup.make("access")
   .add(

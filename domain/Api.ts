@@ -3,7 +3,15 @@
  * metadata. The server, the OpenAPI document, /docs and the typed client are all built from this.
  */
 import { HttpApi, HttpApiSchema, OpenApi } from "@effect/platform"
-import { DecodeErrorResponse, InvalidRequestResponse } from "./Errors.ts"
+import {
+  DecodeErrorResponse,
+  InternalErrorResponse,
+  InvalidRequestResponse,
+  MethodNotAllowedResponse,
+  PayloadTooLargeResponse,
+  UnsupportedMediaTypeResponse
+} from "./Errors.ts"
+import { completeReference } from "./Reference.ts"
 import { AuthGroup, MembersGroup, SessionGroup } from "./Accounts.ts"
 import { BranchesGroup, StoresGroup } from "./Stores.ts"
 import { SystemGroup } from "./System.ts"
@@ -45,8 +53,16 @@ const BaseApi = HttpApi.make("merchant-platform")
       "Lists are `{ object: \"list\", data, has_more, next_cursor }`, newest first; `limit` defaults",
       "to 20 and is clamped to 100; `cursor` is the previous page's `next_cursor`.",
       "An unknown path answers 404 `not_found`; a known path with another method answers 405",
-      "`method_not_allowed` with an `Allow` header; a malformed JSON body answers 400 `invalid_request`."
-    ].join("\n")
+      "`method_not_allowed` with an `Allow` header; a malformed JSON body answers 400 `invalid_request`.",
+      "",
+      "Request bodies are JSON objects (`Content-Type: application/json`; anything else is 415",
+      "`unsupported_media_type`) of at most MAX_BODY_BYTES (1 MiB by default; 413 `payload_too_large`).",
+      "A field the operation does not name is 400 naming it; every string has a maximum length; text",
+      "may not contain the NUL character or an unpaired UTF-16 surrogate (400 naming the field).",
+      "",
+      "Webhook deliveries, their payloads and signature headers are under `webhooks`."
+    ].join("\n"),
+    transform: completeReference
   }))
 
 /**
@@ -54,8 +70,12 @@ const BaseApi = HttpApi.make("merchant-platform")
  * framework's default shape: the API's own error schema is replaced by the envelope transformation.
  */
 export class Api extends BaseApi {
+  // The HTTP layer's own answers (405, 413, 415, 500) are listed too, so every operation documents them.
   static override readonly errorSchema = HttpApiSchema.UnionUnify(
-    DecodeErrorResponse,
-    InvalidRequestResponse
+    HttpApiSchema.UnionUnify(DecodeErrorResponse, InvalidRequestResponse),
+    HttpApiSchema.UnionUnify(
+      HttpApiSchema.UnionUnify(MethodNotAllowedResponse, PayloadTooLargeResponse),
+      HttpApiSchema.UnionUnify(UnsupportedMediaTypeResponse, InternalErrorResponse)
+    )
   ) as unknown as typeof BaseApi.errorSchema
 }

@@ -14,6 +14,7 @@ import {
   NotFoundResponse,
   UnauthorizedResponse
 } from "./Errors.ts"
+import { closed, ObjectId } from "./Text.ts"
 
 export const ApiKeyMode = Schema.Literal("test", "live").annotations({
   // `override`: without it a union reports its first member only ("Expected \"test\"").
@@ -56,15 +57,18 @@ export class ApiKeyWithSecret extends Schema.Class<ApiKeyWithSecret>("ApiKeyWith
   })
 }) {}
 
-export const CreateApiKey = Schema.Struct({
-  store_id: Schema.String,
-  mode: ApiKeyMode,
-  name: Schema.optional(ApiKeyName)
-}).annotations({ identifier: "CreateApiKeyDto" })
+export const CreateApiKey = closed(
+  Schema.Struct({
+    store_id: ObjectId,
+    mode: ApiKeyMode,
+    name: Schema.optional(ApiKeyName)
+  }),
+  "CreateApiKeyDto"
+)
 
 export const ApiKeyList = ListOf(ApiKey).annotations({ identifier: "ApiKeyList" })
 
-const KeyPath = Schema.Struct({ id: Schema.String })
+const KeyPath = Schema.Struct({ id: ObjectId })
 
 export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(
@@ -82,11 +86,15 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(
     HttpApiEndpoint.get("list", "/api-keys")
       .setUrlParams(Schema.Struct({
-        store_id: Schema.String.annotations({ description: "The store whose keys to list (required)." }),
+        store_id: ObjectId.annotations({ description: "The store whose keys to list (required)." }),
         ...ListParams.fields
       }))
       .addSuccess(ApiKeyList)
       .annotate(OpenApi.Summary, "List a store's API keys, revoked ones included; never their secrets")
+      .annotate(
+        OpenApi.Description,
+        "Newest first. Needs `api_key.manage` on the store. Only `last4` of each secret is shown."
+      )
   )
   .add(
     HttpApiEndpoint.post("revoke", "/api-keys/:id/revoke")

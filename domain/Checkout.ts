@@ -4,9 +4,10 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { NotFoundResponse } from "./Errors.ts"
+import { NotFoundResponse, RateLimitedResponse } from "./Errors.ts"
 import { Currency } from "./Money.ts"
 import { PaymentStatus } from "./Payments.ts"
+import { ObjectId } from "./Text.ts"
 
 export class CheckoutMerchant extends Schema.Class<CheckoutMerchant>("CheckoutMerchant")({
   name: Schema.String,
@@ -53,6 +54,7 @@ export class Receipt extends Schema.Class<Receipt>("Receipt")({
   reference_id: Schema.NullOr(Schema.String),
   livemode: Schema.Boolean,
   paid_at: Schema.String,
+  created_at: Schema.String.annotations({ description: "When the receipt came to be: the moment the payment was paid" }),
   merchant: CheckoutMerchant,
   refunds: Schema.Array(Schema.Struct({ id: Schema.String, amount: Schema.String, created_at: Schema.String }))
 }) {}
@@ -66,7 +68,7 @@ export const StatusFrame = Schema.Struct({
   amount_refunded: Schema.String
 })
 
-const IdPath = Schema.Struct({ id: Schema.String })
+const IdPath = Schema.Struct({ id: ObjectId })
 
 const EventStream = Schema.String.pipe(
   HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })
@@ -92,7 +94,13 @@ export class CheckoutGroup extends HttpApiGroup.make("checkout")
     HttpApiEndpoint.get("events", "/checkout/:id/events")
       .setPath(IdPath)
       .addSuccess(EventStream)
+      .addError(RateLimitedResponse)
       .annotate(OpenApi.Summary, "Server-Sent Events stream of the payment's live status")
+      .annotate(
+        OpenApi.Description,
+        "One client address may hold at most SSE_MAX_STREAMS_PER_ADDRESS streams (100 by default) open at " +
+          "once; beyond that the answer is 429 `rate_limited` with Retry-After."
+      )
   )
   .add(
     HttpApiEndpoint.get("receipt", "/receipts/:id")

@@ -24,6 +24,7 @@ import {
 import { DEFAULT_LIST_LIMIT, ListParams, MAX_LIST_LIMIT } from "./Lists.ts"
 import { Currency } from "./Money.ts"
 import { CreateRefund, IdempotencyHeaders, Payment, PaymentList, PaymentStatus, Refund } from "./Payments.ts"
+import { ObjectId } from "./Text.ts"
 
 /** Where the service answers the console RPC. */
 export const CONSOLE_RPC_PATH = "/rpc"
@@ -38,7 +39,7 @@ export class ConsoleAuthentication extends RpcMiddleware.Tag<ConsoleAuthenticati
   failure: Unauthorized
 }) {}
 
-const StoreId = Schema.String.annotations({ description: "The store's id (`sto_…`)" })
+const StoreId = ObjectId.annotations({ description: "The store's id (`sto_…`)" })
 
 /** Test mode unless asked otherwise, so live data is only ever shown on purpose. */
 const Livemode = Schema.optionalWith(Schema.Boolean, { default: () => false })
@@ -103,7 +104,7 @@ export class ConsoleRpcs extends RpcGroup.make(
     error: Schema.Union(InvalidRequest, Forbidden, NotFound)
   }),
   Rpc.make("GetPayment", {
-    payload: { id: Schema.String },
+    payload: { id: ObjectId },
     success: Payment,
     error: ReadErrors
   }),
@@ -113,7 +114,7 @@ export class ConsoleRpcs extends RpcGroup.make(
    */
   Rpc.make("RefundPayment", {
     payload: {
-      id: Schema.String,
+      id: ObjectId,
       ...CreateRefund.fields,
       idempotency_key: IdempotencyHeaders.fields["idempotency-key"]
     },

@@ -16,6 +16,12 @@ export const EcosystemCategory = Schema.Literal(
 )
 export type EcosystemCategory = typeof EcosystemCategory.Type
 
+export const EcosystemProductStatus = Schema.Literal("available", "coming_soon").annotations({
+  description: "`available`: its starting path is served now. `coming_soon`: announced, not served yet " +
+    "(its `url_path` answers 404 until it is)."
+})
+export type EcosystemProductStatus = typeof EcosystemProductStatus.Type
+
 export class EcosystemProduct extends Schema.Class<EcosystemProduct>("EcosystemProduct")({
   id: Schema.String.annotations({ description: "A stable id of the product", examples: ["eco_payments_api"] }),
   object: Schema.Literal("ecosystem_product"),
@@ -26,7 +32,7 @@ export class EcosystemProduct extends Schema.Class<EcosystemProduct>("EcosystemP
     description: "Where the product starts, relative to the service's base address; `{…}` marks a path parameter",
     examples: ["/v1/payments", "/checkout/{id}"]
   }),
-  status: Schema.Literal("available")
+  status: EcosystemProductStatus
 }) {}
 
 export class EcosystemProductList

@@ -19,6 +19,8 @@ export const ErrorCode = Schema.Literal(
   "forbidden",
   "not_found",
   "method_not_allowed",
+  "payload_too_large",
+  "unsupported_media_type",
   "invalid_state",
   "idempotency_conflict",
   "rate_limited",
@@ -61,6 +63,10 @@ const wireOf = {
   InvalidState: { status: 409, code: "invalid_state" },
   IdempotencyConflict: { status: 409, code: "idempotency_conflict" },
   RateLimited: { status: 429, code: "rate_limited" },
+  MethodNotAllowed: { status: 405, code: "method_not_allowed" },
+  PayloadTooLarge: { status: 413, code: "payload_too_large" },
+  UnsupportedMediaType: { status: 415, code: "unsupported_media_type" },
+  InternalError: { status: 500, code: "internal_error" },
   ServiceUnavailable: { status: 503, code: "service_unavailable" }
 } as const satisfies Record<string, { readonly status: number; readonly code: ErrorCode }>
 
@@ -156,6 +162,35 @@ export const ServiceUnavailableResponse = wire(
   "A dependency (the database or the cluster) is not usable right now."
 )
 
+// The answers below come from the HTTP layer itself (runtime/Http.ts, runtime/RequestGuard.ts), around a route's
+// handler; they are declared on the API so that every operation documents them and the typed client
+// reads them as errors rather than as undecodable bodies.
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", errorFields) {}
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", errorFields) {}
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", errorFields) {}
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", errorFields) {}
+
+export const MethodNotAllowedResponse = wire(
+  MethodNotAllowed,
+  "MethodNotAllowed",
+  "The path exists but not with this method; the `Allow` header lists the methods it takes."
+)
+export const PayloadTooLargeResponse = wire(
+  PayloadTooLarge,
+  "PayloadTooLarge",
+  "The request body is larger than MAX_BODY_BYTES (1 MiB by default); it was not read."
+)
+export const UnsupportedMediaTypeResponse = wire(
+  UnsupportedMediaType,
+  "UnsupportedMediaType",
+  "The request has a body that is not `application/json`."
+)
+export const InternalErrorResponse = wire(
+  InternalError,
+  "InternalError",
+  "The service failed; the cause is logged under the response's `x-request-id` and never shown."
+)
+
 /** Every domain error a service can fail with. */
 export type ApiError =
   | InvalidRequest
@@ -168,6 +203,38 @@ export type ApiError =
   | RateLimited
   | ServiceUnavailable
 
+/** What a value of a schema's type is, in words: the schema's own rendering names internal schemas. */
+const typeInWords = (type: string): string => {
+  const trimmed = type.trim()
+  if (trimmed.startsWith("{") || /^[A-Z][A-Za-z0-9]*$/.test(trimmed)) return "an object"
+  if (trimmed.startsWith("ReadonlyArray<") || trimmed.startsWith("readonly [")) return "an array"
+  if (trimmed === "number" || trimmed.startsWith("int") || trimmed.startsWith("a number")) return "a number"
+  if (trimmed === "boolean") return "true or false"
+  if (trimmed === "null") return "null"
+  if (trimmed.includes("string")) return "a string"
+  return "of another type"
+}
+
+/**
+ * A schema's message as a client should read it. Messages the schemas word themselves pass through;
+ * the library's generic ones ("Expected { readonly name: …}, actual 5", "is unexpected, expected: …")
+ * are put in plain words that name what is allowed and no internal schema.
+ */
+export const plainIssueMessage = (message: string): string => {
+  const unexpected = /^is unexpected, expected: (.*)$/s.exec(message)
+  if (unexpected) {
+    const fields = unexpected[1]!.split(" | ").map((field) => field.replace(/^"|"$/g, ""))
+    return `is not a field of this request (the fields are ${fields.join(", ")})`
+  }
+  const expected = /^Expected (.*), actual .*$/s.exec(message)
+  if (!expected) return message
+  const type = expected[1]!
+  // A union at the top level, such as `string | null`: its members in words, without repeats.
+  const members = type.includes("{") || type.includes("<") ? [type] : type.split(" | ")
+  const words = [...new Set(members.map(typeInWords))]
+  return `must be ${words.length === 1 ? words[0] : `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`}`
+}
+
 /** Renders a schema decode failure as one readable sentence and the offending parameter. */
 export const describeIssues = (
   issues: ReadonlyArray<{ readonly path: ReadonlyArray<unknown>; readonly message: string }>,
@@ -176,7 +243,8 @@ export const describeIssues = (
   const first = issues[0]
   if (first === undefined) return { message: fallback, param: undefined }
   const param = first.path.length > 0 ? first.path.map((key) => typeof key === "object" && key !== null && "key" in key ? String(key.key) : String(key)).join(".") : undefined
-  const message = param === undefined ? first.message : `${param}: ${first.message}`
+  const plain = plainIssueMessage(first.message)
+  const message = param === undefined ? plain : `${param}: ${plain}`
   return { message, param }
 }
 
@@ -222,7 +290,7 @@ const errorClasses = {
  * caller that wants the error rather than the response. None for codes no domain error has.
  */
 export const fromErrorEnvelope = (envelope: ErrorEnvelope): ApiError | undefined => {
-  const tag = (Object.keys(wireOf) as Array<keyof typeof wireOf>).find((tag) => wireOf[tag].code === envelope.error.code)
+  const tag = (Object.keys(errorClasses) as Array<keyof typeof errorClasses>).find((tag) => wireOf[tag].code === envelope.error.code)
   if (tag === undefined) return undefined
   const { message, param } = envelope.error
   return new errorClasses[tag](param === undefined ? { message } : { message, param })

@@ -20,6 +20,7 @@ import { ListOf, ListParams } from "./Lists.ts"
 import { AmountString, Currency } from "./Money.ts"
 import { MAX_REFERENCE_ID_LENGTH } from "./Payments.ts"
 import { boundedText } from "./Stores.ts"
+import { closed, ObjectId } from "./Text.ts"
 
 export const MAX_LINK_TITLE_LENGTH = 200
 export const MAX_LINK_DESCRIPTION_LENGTH = 1000
@@ -52,7 +53,7 @@ const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-
 
 const Timestamp = Schema.String.pipe(
   Schema.pattern(ISO_TIMESTAMP, { message: () => "must be an ISO 8601 timestamp such as 2030-01-31T17:00:00Z" }),
-  Schema.filter((value) => !Number.isNaN(Date.parse(value)) || "must be a real point in time")
+  Schema.filter((value) => !Number.isNaN(Date.parse(value)) || "must be a real point in time", { jsonSchema: {} })
 )
 
 const CalendarDate = Schema.String.pipe(
@@ -60,7 +61,7 @@ const CalendarDate = Schema.String.pipe(
   Schema.filter((value) => {
     const date = new Date(`${value}T00:00:00Z`)
     return (!Number.isNaN(date.getTime()) && date.toISOString().startsWith(value)) || "must be a real calendar date"
-  })
+  }, { jsonSchema: {} })
 )
 
 // ---------------------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ export class LinkPayment extends Schema.Class<LinkPayment>("LinkPayment")({
 // Inputs
 // ---------------------------------------------------------------------------------------------
 
-export const CreateLink = Schema.Struct({
+export const CreateLink = closed(Schema.Struct({
   kind: LinkKind,
   title: boundedText(MAX_LINK_TITLE_LENGTH).annotations({
     description: `Shown to the payer and used as the payments' description (1 to ${MAX_LINK_TITLE_LENGTH} characters)`
@@ -160,14 +161,14 @@ export const CreateLink = Schema.Struct({
   expires_at: Schema.optional(Timestamp.annotations({
     description: "After this instant the link can no longer be paid (ISO 8601, in the future)"
   }))
-}).annotations({ identifier: "CreateLinkDto" })
+}), "CreateLinkDto")
 export type CreateLink = typeof CreateLink.Type
 
-export const UpdateLink = Schema.Struct({
+export const UpdateLink = closed(Schema.Struct({
   active: Schema.Boolean.annotations({ description: "false stops new payments; true allows them again" }),
   title: Schema.optional(boundedText(MAX_LINK_TITLE_LENGTH)),
   description: Schema.optional(Schema.NullOr(LinkDescription).annotations({ description: "null clears it" }))
-}).annotations({ identifier: "UpdateLinkDto" })
+}), "UpdateLinkDto")
 export type UpdateLink = typeof UpdateLink.Type
 
 export const LinkListParams = Schema.Struct({
@@ -179,7 +180,7 @@ export const LinkListParams = Schema.Struct({
 })
 export type LinkListParams = typeof LinkListParams.Type
 
-export const PayLink = Schema.Struct({
+export const PayLink = closed(Schema.Struct({
   amount: Schema.optional(AmountString.annotations({
     description: "Required when the link has no fixed amount, within its bounds; for a fixed link it may be " +
       "omitted (or must equal the fixed amount)"
@@ -188,7 +189,7 @@ export const PayLink = Schema.Struct({
     description: "The payment's reference_id; defaults to the link's, and for an invoice to the invoice id"
   })),
   payer_email: Schema.optional(Email.annotations({ description: "Kept in the payment's metadata for the merchant" }))
-}).annotations({ identifier: "PayLinkDto" })
+}), "PayLinkDto")
 export type PayLink = typeof PayLink.Type
 
 // ---------------------------------------------------------------------------------------------
@@ -198,7 +199,7 @@ export type PayLink = typeof PayLink.Type
 export class LinksGroup extends HttpApiGroup.make("links")
   .add(
     HttpApiEndpoint.post("create", "/dashboard/stores/:storeId/links")
-      .setPath(Schema.Struct({ storeId: Schema.String }))
+      .setPath(Schema.Struct({ storeId: ObjectId }))
       .setPayload(CreateLink)
       .addSuccess(PaymentLink, { status: 201 })
       .annotate(OpenApi.Summary, "Create a link or invoice")
@@ -212,14 +213,18 @@ export class LinksGroup extends HttpApiGroup.make("links")
   )
   .add(
     HttpApiEndpoint.get("list", "/dashboard/stores/:storeId/links")
-      .setPath(Schema.Struct({ storeId: Schema.String }))
+      .setPath(Schema.Struct({ storeId: ObjectId }))
       .setUrlParams(LinkListParams)
       .addSuccess(PaymentLinkList)
       .annotate(OpenApi.Summary, "List links and invoices, newest first; filter by `kind` and `active`")
+      .annotate(
+        OpenApi.Description,
+        "Deleted links are not listed. Needs payment.read on the store."
+      )
   )
   .add(
     HttpApiEndpoint.put("update", "/dashboard/links/:linkId")
-      .setPath(Schema.Struct({ linkId: Schema.String }))
+      .setPath(Schema.Struct({ linkId: ObjectId }))
       .setPayload(UpdateLink)
       .addSuccess(PaymentLink)
       .annotate(OpenApi.Summary, "Activate or deactivate")
@@ -231,7 +236,7 @@ export class LinksGroup extends HttpApiGroup.make("links")
   )
   .add(
     HttpApiEndpoint.del("delete", "/dashboard/links/:linkId")
-      .setPath(Schema.Struct({ linkId: Schema.String }))
+      .setPath(Schema.Struct({ linkId: ObjectId }))
       .addSuccess(DeletedPaymentLink)
       .annotate(OpenApi.Summary, "Delete")
       .annotate(
@@ -250,7 +255,7 @@ export class LinksGroup extends HttpApiGroup.make("links")
   .annotate(OpenApi.Title, "Payment links and invoices")
 {}
 
-const LinkIdPath = Schema.Struct({ id: Schema.String })
+const LinkIdPath = Schema.Struct({ id: ObjectId })
 
 export class PublicLinksGroup extends HttpApiGroup.make("publicLinks")
   .add(
@@ -273,8 +278,10 @@ export class PublicLinksGroup extends HttpApiGroup.make("publicLinks")
       .annotate(
         OpenApi.Description,
         "Creates a payment of the link's store and mode for the link's amount (or the payer's, within the " +
-          "link's bounds), described by the link's title, with `metadata.link_id`. An inactive or expired " +
-          "link, or an invoice already paid, answers 409 `invalid_state`. No credential."
+          "link's bounds), described by the link's title, with `metadata.link_id`. An invoice has one payment " +
+          "at a time: while one is pending (or scanned), paying again answers that payment and its checkout " +
+          "address. An inactive or expired link, or an invoice already paid, answers 409 `invalid_state`. " +
+          "No credential."
       )
   )
   .addError(NotFoundResponse)

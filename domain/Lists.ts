@@ -3,6 +3,7 @@
  * it answers. The cursor logic and its SQL live in src/platform/Pagination.ts.
  */
 import { ParseResult, Schema } from "effect"
+import { MAX_TOKEN_LENGTH, maxText } from "./Text.ts"
 
 export const DEFAULT_LIST_LIMIT = 20
 export const MAX_LIST_LIMIT = 100
@@ -15,6 +16,7 @@ const LIMIT_DESCRIPTION = `How many objects to return, from 1 to ${MAX_LIST_LIMI
 /** The `limit` query parameter: a decimal string on the wire, a number from 1 to 100 once decoded. */
 export const ListLimit = Schema.transformOrFail(
   Schema.String.pipe(
+    Schema.maxLength(12, { message: () => `must be a whole number from 1 to ${MAX_LIST_LIMIT}, such as "20"` }),
     Schema.pattern(WHOLE_NUMBER, { message: () => `must be a whole number from 1 to ${MAX_LIST_LIMIT}, such as "20"` })
   ),
   // The OpenAPI generator documents a defaulted property from this side, so the description goes here too.
@@ -37,7 +39,7 @@ export const ListLimit = Schema.transformOrFail(
 export const ListParams = Schema.Struct({
   limit: Schema.optionalWith(ListLimit, { exact: true, default: () => DEFAULT_LIST_LIMIT }),
   cursor: Schema.optional(
-    Schema.String.annotations({
+    maxText(MAX_TOKEN_LENGTH).annotations({
       description: "The `next_cursor` of the previous page, unchanged. Omit it for the first page."
     })
   )

@@ -3,19 +3,22 @@
  * Conversion to and from integer minor units is in src/platform/Money.ts.
  */
 import { Schema } from "effect"
+import { oneOf } from "./Text.ts"
 
-export const Currency = Schema.Literal("USD", "KHR").annotations({
+export const Currency = oneOf("USD", "KHR").annotations({
   description: "ISO 4217 currency code: USD (2 decimal places) or KHR (no decimal places).",
   examples: ["USD", "KHR"]
 })
 export type Currency = typeof Currency.Type
 
 const DECIMAL_AMOUNT = /^\d+(\.\d+)?$/
+const MAX_AMOUNT_LENGTH = 32
 
 /** A decimal amount string as it appears in request and response bodies. */
 export const AmountString = Schema.String.annotations({
   message: () => `must be a decimal string such as "12.50"; JSON numbers are not accepted as they can lose precision`
 }).pipe(
+  Schema.maxLength(MAX_AMOUNT_LENGTH, { message: () => `must be at most ${MAX_AMOUNT_LENGTH} characters` }),
   Schema.pattern(DECIMAL_AMOUNT, {
     message: () => `must be a decimal string such as "12.50": digits, optionally a "." and more digits`
   })

@@ -14,6 +14,7 @@ import {
 } from "./Errors.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import { AmountString, Currency } from "./Money.ts"
+import { closed, maxText, ObjectId, oneOf } from "./Text.ts"
 
 export const PaymentStatus = Schema.Literal(
   "pending",
@@ -35,6 +36,7 @@ export const MAX_METADATA_VALUE_LENGTH = 500
 export const MAX_METADATA_KEY_LENGTH = 40
 export const MAX_DESCRIPTION_LENGTH = 500
 export const MAX_REFERENCE_ID_LENGTH = 64
+export const MAX_BRANCH_ID_LENGTH = 64
 export const MIN_EXPIRES_IN = 1
 export const MAX_EXPIRES_IN = 7 * 24 * 60 * 60
 
@@ -60,13 +62,13 @@ export const Metadata = Schema.Record({
     const long = keys.find((key) => key.length > MAX_METADATA_KEY_LENGTH)
     if (long !== undefined) return `metadata keys must be at most ${MAX_METADATA_KEY_LENGTH} characters`
     return true
-  })
+  }, { jsonSchema: {} })
 ).annotations({
   description: `Your own key/value pairs (at most ${MAX_METADATA_KEYS} keys of at most ${MAX_METADATA_KEY_LENGTH} ` +
     `characters, string values of at most ${MAX_METADATA_VALUE_LENGTH} characters), echoed back on the payment and in webhooks.`
 })
 
-export const CreatePayment = Schema.Struct({
+export const CreatePayment = closed(Schema.Struct({
   amount: AmountString,
   currency: Currency,
   reference_id: Schema.optional(
@@ -81,8 +83,13 @@ export const CreatePayment = Schema.Struct({
       })
     )
   ),
-  metadata: Schema.optional(Metadata)
-}).annotations({ identifier: "CreatePaymentDto" })
+  metadata: Schema.optional(Metadata),
+  branch_id: Schema.optional(
+    text(MAX_BRANCH_ID_LENGTH, "branch_id").annotations({
+      description: "The branch of the API key's store where the payment is taken (`br_…`); it must be active"
+    })
+  )
+}), "CreatePaymentDto")
 export type CreatePayment = typeof CreatePayment.Type
 
 export class PaymentQr extends Schema.Class<PaymentQr>("PaymentQr")({
@@ -102,6 +109,7 @@ export class Payment extends Schema.Class<Payment>("Payment")({
   metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
   livemode: Schema.Boolean,
   store_id: Schema.String,
+  branch_id: Schema.NullOr(Schema.String).annotations({ description: "The branch the payment was taken at, if any" }),
   expires_at: Schema.String,
   paid_at: Schema.NullOr(Schema.String),
   checkout_url: Schema.String,
@@ -112,15 +120,15 @@ export class Payment extends Schema.Class<Payment>("Payment")({
 
 export class PaymentList extends Schema.Class<PaymentList>("PaymentList")(ListOf(Payment).fields) {}
 
-export const CreateRefund = Schema.Struct({
+export const CreateRefund = closed(Schema.Struct({
   amount: Schema.optional(AmountString.annotations({
     description: "The amount to refund; omitted, the whole remaining balance is refunded"
   })),
   reason: Schema.optional(text(MAX_DESCRIPTION_LENGTH, "reason")),
-  mfa_code: Schema.optional(Schema.String.annotations({
+  mfa_code: Schema.optional(maxText(16).annotations({
     description: "A fresh TOTP code; needed for refunds at or above the high-value threshold"
   }))
-}).annotations({ identifier: "CreateRefundDto" })
+}), "CreateRefundDto")
 export type CreateRefund = typeof CreateRefund.Type
 
 export class Refund extends Schema.Class<Refund>("Refund")({
@@ -136,23 +144,35 @@ export class Refund extends Schema.Class<Refund>("Refund")({
 
 export class RefundList extends Schema.Class<RefundList>("RefundList")(ListOf(Refund).fields) {}
 
-export const SimulateStatus = Schema.Literal("scanned", "paid", "failed", "expired")
-export const SimulatePayment = Schema.Struct({ status: SimulateStatus }).annotations({ identifier: "SimulateDto" })
+export const SimulateStatus = oneOf("scanned", "paid", "failed", "expired")
+export const SimulatePayment = closed(Schema.Struct({ status: SimulateStatus }), "SimulateDto")
 
-const Timestamp = Schema.String.annotations({
+const Timestamp = maxText(40).annotations({
   description: "An ISO 8601 timestamp or Unix seconds"
 })
 
+/** The status filter of a list: any status, named in full when it is not one. */
+const StatusFilter = oneOf(...PaymentStatus.literals)
+
 export const PaymentListParams = Schema.Struct({
   ...ListParams.fields,
-  status: Schema.optional(PaymentStatus),
-  reference_id: Schema.optional(Schema.String),
+  store_id: Schema.optional(ObjectId.annotations({
+    description: "The store whose payments to list: required with a session token; an API key lists its own store"
+  })),
+  livemode: Schema.optional(
+    Schema.BooleanFromString.annotations({
+      message: () => ({ message: "must be \"true\" or \"false\"", override: true }),
+      description: "With a session token, `true` lists live payments (default: test). An API key lists its own mode."
+    })
+  ),
+  status: Schema.optional(StatusFilter),
+  reference_id: Schema.optional(maxText(MAX_REFERENCE_ID_LENGTH)),
   "created[gte]": Schema.optional(Timestamp),
   "created[lte]": Schema.optional(Timestamp)
 })
 export type PaymentListParams = typeof PaymentListParams.Type
 
-const IdPath = Schema.Struct({ id: Schema.String })
+const IdPath = Schema.Struct({ id: ObjectId })
 
 export const IdempotencyHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(
@@ -184,12 +204,20 @@ export class PaymentsGroup extends HttpApiGroup.make("payments")
       .setUrlParams(PaymentListParams)
       .addSuccess(PaymentList)
       .annotate(OpenApi.Summary, "List payments, newest first")
+      .annotate(
+        OpenApi.Description,
+        "With an API key: its own store's payments of its own mode. With a session token: the payments of `store_id` (required), a store the user may read, in test mode unless `livemode=true`. Filters: `status`, `reference_id`, `created[gte]`, `created[lte]`."
+      )
   )
   .add(
     HttpApiEndpoint.get("retrieve", "/v1/payments/:id")
       .setPath(IdPath)
       .addSuccess(Payment)
       .annotate(OpenApi.Summary, "Retrieve a payment")
+      .annotate(
+        OpenApi.Description,
+        "An API key sees its own store's payments of its mode; a session, the payments of stores the user may read. Anything else is 404."
+      )
   )
   .add(
     HttpApiEndpoint.post("cancel", "/v1/payments/:id/cancel")
@@ -197,6 +225,10 @@ export class PaymentsGroup extends HttpApiGroup.make("payments")
       .addSuccess(Payment, { status: 201 })
       .addError(InvalidStateResponse)
       .annotate(OpenApi.Summary, "Cancel a pending payment")
+      .annotate(
+        OpenApi.Description,
+        "Only a pending payment can be cancelled (409 `invalid_state` otherwise); its checkout page turns to cancelled and `payment.cancelled` is sent."
+      )
   )
   .add(
     HttpApiEndpoint.post("refund", "/v1/payments/:id/refund")
@@ -222,6 +254,10 @@ export class PaymentsGroup extends HttpApiGroup.make("payments")
       .setUrlParams(ListParams)
       .addSuccess(RefundList)
       .annotate(OpenApi.Summary, "List refunds of a payment, newest first")
+      .annotate(
+        OpenApi.Description,
+        "Every refund of the payment; their amounts add up to the payment's `amount_refunded`."
+      )
   )
   .add(
     HttpApiEndpoint.post("simulate", "/v1/payments/:id/simulate")

@@ -8,6 +8,7 @@ import { Schema } from "effect"
 import { ListOf, ListParams } from "./Lists.ts"
 import { Authentication } from "./Auth.ts"
 import { ForbiddenResponse, InvalidRequestResponse, UnauthorizedResponse } from "./Errors.ts"
+import { closed } from "./Text.ts"
 
 export const SETTING_KEY_PATTERN = /^[a-z0-9_]{1,64}$/
 
@@ -25,6 +26,7 @@ export const SettingSource = Schema.Literal("database", "environment", "unset").
 })
 
 export class PlatformSetting extends Schema.Class<PlatformSetting>("PlatformSetting")({
+  id: Schema.String.annotations({ description: "The setting's key: a setting is identified by it", examples: ["telegram_bot_token"] }),
   object: Schema.Literal("platform_setting"),
   key: Schema.String,
   description: Schema.NullOr(Schema.String).annotations({ description: "What a known key is for; null for others." }),
@@ -32,17 +34,20 @@ export class PlatformSetting extends Schema.Class<PlatformSetting>("PlatformSett
   value_masked: Schema.NullOr(Schema.String).annotations({
     description: "The value in effect with all but its last four characters masked (short values fully); null when unset."
   }),
+  created_at: Schema.NullOr(Schema.String).annotations({
+    description: "When the stored value was set (a PUT replaces the value, so this is the latest PUT); null unless source is database."
+  }),
   updated_at: Schema.NullOr(Schema.String).annotations({ description: "When the stored value was set; null unless source is database." })
 }) {}
 
 export const PlatformSettingList = ListOf(PlatformSetting).annotations({ identifier: "PlatformSettingList" })
 
-export const SetSetting = Schema.Struct({
+export const SetSetting = closed(Schema.Struct({
   value: Schema.String.pipe(
     Schema.minLength(1, { message: () => "must not be empty; to clear a setting, DELETE it" }),
     Schema.maxLength(MAX_SETTING_VALUE_LENGTH, { message: () => `must be at most ${MAX_SETTING_VALUE_LENGTH} characters` })
   )
-}).annotations({ identifier: "SetSettingDto" })
+}), "SetSettingDto")
 
 const KeyPath = Schema.Struct({ key: SettingKey })
 

@@ -13,6 +13,7 @@ import {
   NotFoundResponse,
   UnauthorizedResponse
 } from "./Errors.ts"
+import { closed, MAX_NAME_LENGTH, ObjectId } from "./Text.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Values
@@ -37,7 +38,7 @@ export const HttpsUrl = Schema.String.pipe(
     if (url.hostname.length === 0) return "must name a host"
     if (url.username !== "" || url.password !== "") return "must not contain a user name or password"
     return true
-  })
+  }, { jsonSchema: {} })
 ).annotations({ description: "An absolute https:// URL", examples: ["https://cdn.example.com/logo.png"] })
 
 export const HexColor = Schema.String.pipe(
@@ -52,7 +53,7 @@ export const boundedText = (max: number) =>
     Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
   )
 
-export const StoreName = boundedText(200)
+export const StoreName = boundedText(MAX_NAME_LENGTH)
 
 // KHQR (EMVCo merchant-presented QR) limits: the values go into the QR payload as they are, so a value
 // the QR format cannot carry is refused here rather than when the first payment is made.
@@ -154,44 +155,56 @@ export const PhoneNumber = Schema.String.pipe(
   Schema.pattern(/^\+?[0-9][0-9 ()-]{4,23}$/, { message: () => "must be a phone number such as +855 12 345 678" })
 )
 
-export const CreateStore = Schema.Struct({
-  name: StoreName,
-  organization_id: Schema.optional(
-    Schema.String.annotations({ description: "The organization to create it in; the user's first one when omitted" })
-  )
-})
+export const CreateStore = closed(
+  Schema.Struct({
+    name: StoreName,
+    organization_id: Schema.optional(
+      ObjectId.annotations({ description: "The organization to create it in; the user's first one when omitted" })
+    )
+  }),
+  "CreateStoreDto"
+)
 
-export const UpdateBranding = Schema.Struct({
-  display_name: Schema.optional(Schema.NullOr(boundedText(100))),
-  primary_color: Schema.optional(Schema.NullOr(HexColor)),
-  accent_color: Schema.optional(Schema.NullOr(HexColor)),
-  logo_url: Schema.optional(Schema.NullOr(HttpsUrl))
-})
+export const UpdateBranding = closed(
+  Schema.Struct({
+    display_name: Schema.optional(Schema.NullOr(boundedText(100))),
+    primary_color: Schema.optional(Schema.NullOr(HexColor)),
+    accent_color: Schema.optional(Schema.NullOr(HexColor)),
+    logo_url: Schema.optional(Schema.NullOr(HttpsUrl))
+  }),
+  "UpdateBrandingDto"
+)
 export type UpdateBranding = typeof UpdateBranding.Type
 
-export const SetLiveMode = Schema.Struct({ live_mode: Schema.Boolean })
+export const SetLiveMode = closed(Schema.Struct({ live_mode: Schema.Boolean }), "ActivateLiveDto")
 
-export const CreateBranch = Schema.Struct({
-  name: boundedText(200),
-  address: Schema.optional(Schema.NullOr(BranchAddress)),
-  phone: Schema.optional(Schema.NullOr(PhoneNumber))
-})
+export const CreateBranch = closed(
+  Schema.Struct({
+    name: boundedText(MAX_NAME_LENGTH),
+    address: Schema.optional(Schema.NullOr(BranchAddress)),
+    phone: Schema.optional(Schema.NullOr(PhoneNumber))
+  }),
+  "CreateBranchDto"
+)
 export type CreateBranch = typeof CreateBranch.Type
 
-export const UpdateBranch = Schema.Struct({
-  name: Schema.optional(boundedText(200)),
-  address: Schema.optional(Schema.NullOr(BranchAddress)),
-  phone: Schema.optional(Schema.NullOr(PhoneNumber)),
-  active: Schema.optional(Schema.Boolean)
-})
+export const UpdateBranch = closed(
+  Schema.Struct({
+    name: Schema.optional(boundedText(MAX_NAME_LENGTH)),
+    address: Schema.optional(Schema.NullOr(BranchAddress)),
+    phone: Schema.optional(Schema.NullOr(PhoneNumber)),
+    active: Schema.optional(Schema.Boolean)
+  }),
+  "UpdateBranchDto"
+)
 export type UpdateBranch = typeof UpdateBranch.Type
 
 // ---------------------------------------------------------------------------------------------
 // Routes
 // ---------------------------------------------------------------------------------------------
 
-const IdPath = Schema.Struct({ id: Schema.String })
-const StoreIdPath = Schema.Struct({ storeId: Schema.String })
+const IdPath = Schema.Struct({ id: ObjectId })
+const StoreIdPath = Schema.Struct({ storeId: ObjectId })
 
 export class StoresGroup extends HttpApiGroup.make("stores")
   .add(
@@ -210,12 +223,20 @@ export class StoresGroup extends HttpApiGroup.make("stores")
       .setUrlParams(ListParams)
       .addSuccess(StoreList)
       .annotate(OpenApi.Summary, "List stores across the user's organizations")
+      .annotate(
+        OpenApi.Description,
+        "Every store of every organization the signed-in user belongs to, newest first. Needs a session token."
+      )
   )
   .add(
     HttpApiEndpoint.get("retrieve", "/stores/:id")
       .setPath(IdPath)
       .addSuccess(Store)
       .annotate(OpenApi.Summary, "Retrieve a store")
+      .annotate(
+        OpenApi.Description,
+        "A store of one of the user's organizations (another tenant's store is 404). Credentials are shown masked; null until set."
+      )
   )
   .add(
     HttpApiEndpoint.put("updateBranding", "/stores/:id/branding")
@@ -232,7 +253,7 @@ export class StoresGroup extends HttpApiGroup.make("stores")
   .add(
     HttpApiEndpoint.put("setCredentials", "/stores/:id/credentials")
       .setPath(IdPath)
-      .setPayload(ProviderCredentials)
+      .setPayload(closed(ProviderCredentials, "UpsertCredentialDto"))
       .addSuccess(Store)
       .annotate(OpenApi.Summary, "Configure encrypted payment-provider credentials")
       .annotate(
@@ -273,6 +294,10 @@ export class BranchesGroup extends HttpApiGroup.make("branches")
       .setPayload(CreateBranch)
       .addSuccess(Branch, { status: 201 })
       .annotate(OpenApi.Summary, "Create a branch")
+      .annotate(
+        OpenApi.Description,
+        "A branch (a physical location) of the store; payments may name it with `branch_id`. Needs store.update (Owner, Admin)."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/stores/:storeId/branches")
@@ -280,6 +305,10 @@ export class BranchesGroup extends HttpApiGroup.make("branches")
       .setUrlParams(ListParams)
       .addSuccess(BranchList)
       .annotate(OpenApi.Summary, "List branches of a store, active and inactive")
+      .annotate(
+        OpenApi.Description,
+        "Newest first; a deactivated branch stays in the list with `active: false`."
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/branches/:id")

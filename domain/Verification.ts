@@ -16,10 +16,11 @@ import {
   UnauthorizedResponse
 } from "./Errors.ts"
 import { boundedText, HttpsUrl, PhoneNumber } from "./Stores.ts"
+import { closed, MAX_NAME_LENGTH, ObjectId, oneOf } from "./Text.ts"
 
 export const MAX_VERIFICATION_DOCUMENTS = 20
 
-export const VerificationStatus = Schema.Literal("pending", "approved", "rejected")
+export const VerificationStatus = oneOf("pending", "approved", "rejected")
 export type VerificationStatus = typeof VerificationStatus.Type
 
 export const DocumentType = Schema.String.pipe(
@@ -62,14 +63,14 @@ export class VerificationNotSubmitted extends Schema.Class<VerificationNotSubmit
 
 export class VerificationList extends Schema.Class<VerificationList>("VerificationList")(ListOf(Verification).fields) {}
 
-export const SubmitVerification = Schema.Struct({
+export const SubmitVerification = closed(Schema.Struct({
   organization_id: Schema.optional(
-    Schema.String.annotations({ description: "The organization to verify; the user's first one when omitted" })
+    ObjectId.annotations({ description: "The organization to verify; the user's first one when omitted" })
   ),
-  business_name: boundedText(200),
+  business_name: boundedText(MAX_NAME_LENGTH),
   registration_number: boundedText(100),
   contact: Schema.Struct({
-    name: boundedText(200),
+    name: boundedText(MAX_NAME_LENGTH),
     email: Email,
     phone: Schema.optional(Schema.NullOr(PhoneNumber))
   }),
@@ -79,7 +80,7 @@ export const SubmitVerification = Schema.Struct({
       message: () => `must list at most ${MAX_VERIFICATION_DOCUMENTS} documents`
     })
   )
-})
+}), "SubmitVerificationDto")
 export type SubmitVerification = typeof SubmitVerification.Type
 
 export const ListVerificationsParams = Schema.Struct({
@@ -88,7 +89,9 @@ export const ListVerificationsParams = Schema.Struct({
 })
 export type ListVerificationsParams = typeof ListVerificationsParams.Type
 
-const VerificationPath = Schema.Struct({ id: Schema.String })
+const VerificationPath = Schema.Struct({ id: ObjectId })
+
+export const RejectVerification = closed(Schema.Struct({ reason: boundedText(1000) }), "RejectDto")
 
 export class VerificationGroup extends HttpApiGroup.make("verification")
   .add(
@@ -106,13 +109,18 @@ export class VerificationGroup extends HttpApiGroup.make("verification")
   )
   .add(
     HttpApiEndpoint.get("status", "/verification")
-      .setUrlParams(Schema.Struct({ org_id: Schema.String }))
+      .setUrlParams(Schema.Struct({
+        org_id: Schema.optional(
+          ObjectId.annotations({ description: "The organization; the user's first one when omitted, as on submit" })
+        )
+      }))
       .addSuccess(Schema.Union(Verification, VerificationNotSubmitted))
       .annotate(OpenApi.Summary, "Verification status of an organization")
       .annotate(
         OpenApi.Description,
         "The organization's latest verification, or `{ object: \"verification\", organization_id, " +
-          "status: \"not_submitted\" }` when it has never submitted one. `org_id` is required."
+          "status: \"not_submitted\" }` when it has never submitted one. Without `org_id`, the user's first " +
+          "organization (as `POST /verification` does)."
       )
   )
   .add(
@@ -120,6 +128,10 @@ export class VerificationGroup extends HttpApiGroup.make("verification")
       .setUrlParams(ListVerificationsParams)
       .addSuccess(VerificationList)
       .annotate(OpenApi.Summary, "List verifications of every organization, optionally by status (platform admin)")
+      .annotate(
+        OpenApi.Description,
+        "Newest first, across organizations; `status` filters by pending, approved or rejected. Platform administrators only (403 for anyone else)."
+      )
   )
   .add(
     HttpApiEndpoint.post("approve", "/admin/verifications/:id/approve")
@@ -127,14 +139,22 @@ export class VerificationGroup extends HttpApiGroup.make("verification")
       .addSuccess(Verification, { status: 201 })
       .addError(InvalidStateResponse)
       .annotate(OpenApi.Summary, "Approve a pending verification (platform admin)")
+      .annotate(
+        OpenApi.Description,
+        "Only a pending verification can be approved (409 `invalid_state` otherwise). Approval lets the organization's stores switch live mode on."
+      )
   )
   .add(
     HttpApiEndpoint.post("reject", "/admin/verifications/:id/reject")
       .setPath(VerificationPath)
-      .setPayload(Schema.Struct({ reason: boundedText(1000) }))
+      .setPayload(RejectVerification)
       .addSuccess(Verification, { status: 201 })
       .addError(InvalidStateResponse)
       .annotate(OpenApi.Summary, "Reject a pending verification with a reason (platform admin)")
+      .annotate(
+        OpenApi.Description,
+        "The reason (1 to 1000 characters) is shown to the organization; it may submit again. Only a pending verification can be rejected."
+      )
   )
   .middleware(Authentication)
   .addError(UnauthorizedResponse)

@@ -14,6 +14,7 @@ import {
   UnauthorizedResponse
 } from "./Errors.ts"
 import { ListOf, ListParams } from "./Lists.ts"
+import { closed, ObjectId } from "./Text.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Values
@@ -43,7 +44,7 @@ export const WebhookEventSelector = Schema.Literal(...WebhookEventTypes, ALL_EVE
 
 export const WebhookEvents = Schema.Array(WebhookEventSelector).pipe(
   Schema.minItems(1, { message: () => "must name at least one event type" }),
-  Schema.filter((types) => new Set(types).size === types.length || "must not name an event type twice")
+  Schema.filter((types) => new Set(types).size === types.length || "must not name an event type twice", { jsonSchema: {} })
 ).annotations({
   description: `The event types delivered to the endpoint: any of ${eventList}.`,
   examples: [["payment.completed", "payment.refunded"]]
@@ -69,7 +70,7 @@ export const WebhookUrl = Schema.String.pipe(
     if (url.username !== "" || url.password !== "") return "must not contain a user name or password"
     if (url.hash !== "") return "must not contain a #fragment"
     return true
-  })
+  }, { jsonSchema: {} })
 ).annotations({
   description: "An absolute https:// URL on the public internet (plain http and private addresses only where " +
     "WEBHOOK_ALLOW_PRIVATE_NETWORKS is on).",
@@ -142,26 +143,32 @@ export const WebhookDeliveryList = ListOf(WebhookDelivery).annotations({ identif
 // Inputs
 // ---------------------------------------------------------------------------------------------
 
-export const CreateWebhookEndpoint = Schema.Struct({
-  store_id: Schema.String,
-  url: WebhookUrl,
-  events: WebhookEvents,
-  enabled: Schema.optional(Schema.Boolean.annotations({ description: "Defaults to true." }))
-}).annotations({ identifier: "CreateWebhookDto" })
+export const CreateWebhookEndpoint = closed(
+  Schema.Struct({
+    store_id: ObjectId,
+    url: WebhookUrl,
+    events: WebhookEvents,
+    enabled: Schema.optional(Schema.Boolean.annotations({ description: "Defaults to true." }))
+  }),
+  "CreateWebhookDto"
+)
 export type CreateWebhookEndpoint = typeof CreateWebhookEndpoint.Type
 
-export const UpdateWebhookEndpoint = Schema.Struct({
-  url: Schema.optional(WebhookUrl),
-  events: Schema.optional(WebhookEvents),
-  enabled: Schema.optional(Schema.Boolean)
-}).annotations({ identifier: "UpdateWebhookDto" })
+export const UpdateWebhookEndpoint = closed(
+  Schema.Struct({
+    url: Schema.optional(WebhookUrl),
+    events: Schema.optional(WebhookEvents),
+    enabled: Schema.optional(Schema.Boolean)
+  }),
+  "UpdateWebhookDto"
+)
 export type UpdateWebhookEndpoint = typeof UpdateWebhookEndpoint.Type
 
 // ---------------------------------------------------------------------------------------------
 // Routes
 // ---------------------------------------------------------------------------------------------
 
-const IdPath = Schema.Struct({ id: Schema.String })
+const IdPath = Schema.Struct({ id: ObjectId })
 
 const QUEUED = "The event is queued behind the endpoint's earlier deliveries (an endpoint receives its events " +
   "one at a time, in order) and goes out within about a second when nothing is ahead of it; its attempts " +
@@ -184,11 +191,15 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("list", "/webhook-endpoints")
       .setUrlParams(Schema.Struct({
-        store_id: Schema.String.annotations({ description: "The store whose endpoints to list (required)." }),
+        store_id: ObjectId.annotations({ description: "The store whose endpoints to list (required)." }),
         ...ListParams.fields
       }))
       .addSuccess(WebhookEndpointList)
       .annotate(OpenApi.Summary, "List a store's endpoints, newest first; never their secrets")
+      .annotate(
+        OpenApi.Description,
+        "Needs `webhook.manage` on the store. Secrets are shown only on create, reveal and rotate."
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/webhook-endpoints/:id")
@@ -207,6 +218,10 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       .setPath(IdPath)
       .addSuccess(DeletedWebhookEndpoint)
       .annotate(OpenApi.Summary, "Delete an endpoint, its waiting deliveries and its delivery history")
+      .annotate(
+        OpenApi.Description,
+        "Answers `{ id, object: \"webhook_endpoint\", deleted: true }`. Events already sent are not recalled."
+      )
   )
   .add(
     HttpApiEndpoint.get("revealSecret", "/webhook-endpoints/:id/secret")
@@ -232,6 +247,10 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       .setUrlParams(ListParams)
       .addSuccess(WebhookDeliveryList)
       .annotate(OpenApi.Summary, "List the endpoint's delivery attempts, newest first")
+      .annotate(
+        OpenApi.Description,
+        "One record per attempt: the receiver's status code (null when it did not answer), the duration and the error."
+      )
   )
   .add(
     HttpApiEndpoint.post("sendTest", "/webhook-endpoints/:id/test")
@@ -242,7 +261,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   )
   .add(
     HttpApiEndpoint.post("resend", "/webhook-endpoints/deliveries/:deliveryId/resend")
-      .setPath(Schema.Struct({ deliveryId: Schema.String }))
+      .setPath(Schema.Struct({ deliveryId: ObjectId }))
       .addSuccess(WebhookEvent, { status: 201 })
       .annotate(OpenApi.Summary, "Deliver a delivery's event again")
       .annotate(

@@ -18,6 +18,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import { PublicBaseUrl } from "../src/platform/PublicUrl.ts"
+import { MetricsService, runnerMetrics } from "../src/system/Metrics.ts"
 import { ClientOnlyShardingLive, EntitiesLive, SingleRunnerLive, SocketRunnerLive } from "./Cluster.ts"
 import { ClusterConfig } from "./ClusterConfig.ts"
 import { AppConfig, ConfigurationError } from "./Config.ts"
@@ -26,6 +27,7 @@ import { DrainOnShutdownLive, HttpLive, logListening, NodeServerLive } from "./H
 import { MasterKeyLive } from "./MasterKey.ts"
 import { MigrationsLive } from "./Migrations.ts"
 import { ShutdownDeadlineLive } from "./ShutdownDeadline.ts"
+import { TracingLive } from "./Telemetry.ts"
 import { ReleaseStartupLockLive, StartupLockLive } from "./StartupLock.ts"
 
 /** What every shape stands on: the database (migrated), the master key and the public base URL. */
@@ -48,7 +50,9 @@ const servingHttp = <A, E, R>(infrastructure: Layer.Layer<A, E, R>) =>
     Layer.provideMerge(DrainOnShutdownLive),
     Layer.provideMerge(HttpLive),
     Layer.provideMerge(NodeServerLive),
-    Layer.provideMerge(infrastructure)
+    Layer.provideMerge(infrastructure),
+    // First up, so every span from start-up on is exported, and last down, so the final batch is sent.
+    Layer.provide(TracingLive)
   )
 
 /** The all-in-one service; configuration comes from `AppConfig`, so tests can supply their own. */
@@ -87,7 +91,8 @@ const heldShards = (sharding: Sharding.Sharding["Type"], shards: number) => {
 
 /**
  * `GET /health` on RUNNER_HEALTH_PORT, when set: 200 while the database answers and the runner is part
- * of the cluster (with how many shards it holds), 503 otherwise. Nothing else is served.
+ * of the cluster (with how many shards it holds), 503 otherwise. Beside it `GET /metrics`, for the
+ * METRICS_TOKEN holder: the runner's entities and singletons count payment changes and webhook attempts.
  */
 const RunnerHealthServerLive = Layer.unwrapEffect(Effect.gen(function*() {
   const cluster = yield* ClusterConfig
@@ -106,8 +111,9 @@ const RunnerHealthServerLive = Layer.unwrapEffect(Effect.gen(function*() {
     return HttpServerResponse.unsafeJson(body, { status: body.status === "ok" ? 200 : 503 })
   })
   const host = Option.getOrElse(cluster.runnerListenHost, () => cluster.runnerHost)
-  return HttpServer.serve(HttpRouter.empty.pipe(HttpRouter.get("/health", health))).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { port: cluster.runnerHealthPort.value, host }))
+  return HttpServer.serve(HttpRouter.empty.pipe(HttpRouter.get("/health", health), HttpRouter.get("/metrics", runnerMetrics))).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { port: cluster.runnerHealthPort.value, host })),
+    Layer.provide(MetricsService.Default)
   )
 }))
 
@@ -134,6 +140,7 @@ export const RunnerLive = Layer.effectDiscard(logRunnerReady).pipe(
   Layer.provideMerge(ReleaseStartupLockLive),
   Layer.provideMerge(SocketRunnerLive),
   Layer.provideMerge(PlatformLive),
+  Layer.provide(TracingLive),
   // Names the runner in pg_stat_activity, and so in pg_locks, where its shard locks are.
   Layer.provide(Layer.effect(
     DatabaseApplicationName,

@@ -72,8 +72,48 @@ export const appConfig = Config.all({
     outboxDays: positiveInteger("RETENTION_OUTBOX_DAYS", 7),
     webhookDeliveriesDays: positiveInteger("RETENTION_WEBHOOK_DELIVERIES_DAYS", 30)
   }),
+  /** Where spans go: OTLP over HTTP to this base URL (`/v1/traces` appended); unset (or empty) exports nothing. */
+  telemetry: Config.all({
+    otlpEndpoint: Config.string("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(
+      Config.mapOrFail((raw) => {
+        const value = raw.trim()
+        if (value.length === 0) return Either.right(Option.none<string>())
+        try {
+          const url = new URL(value)
+          return url.protocol === "http:" || url.protocol === "https:"
+            ? Either.right(Option.some(url.toString().replace(/\/$/, "")))
+            : Either.left(ConfigError.InvalidData([], `expected an http or https URL, got "${raw}"`))
+        } catch {
+          return Either.left(ConfigError.InvalidData([], `expected a URL such as http://127.0.0.1:4318, got "${raw}"`))
+        }
+      }),
+      Config.withDefault(Option.none<string>())
+    ),
+    otlpProtocol: Config.literal("http/protobuf", "http/json")("OTEL_EXPORTER_OTLP_PROTOCOL").pipe(
+      Config.withDefault("http/protobuf" as const)
+    ),
+    serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("khqr-merchant-platform"))
+  }),
+  /** A bearer token for a scraper of `GET /metrics`; platform administrators use their session instead. */
+  metricsToken: Config.string("METRICS_TOKEN").pipe(
+    Config.mapOrFail((raw) => {
+      const token = raw.trim()
+      if (token.length === 0) return Either.right(Option.none<Redacted.Redacted<string>>())
+      // A short token could be guessed by a scraper's neighbours; ask for a real secret.
+      return token.length >= 16
+        ? Either.right(Option.some(Redacted.make(token)))
+        : Either.left(ConfigError.InvalidData([], `expected at least 16 characters, got ${token.length}`))
+    }),
+    Config.withDefault(Option.none<Redacted.Redacted<string>>())
+  ),
   /** How long shutdown waits for in-flight requests before closing the remaining connections. */
-  shutdownGraceSeconds: positiveInteger("SHUTDOWN_GRACE_SECONDS", 10)
+  shutdownGraceSeconds: positiveInteger("SHUTDOWN_GRACE_SECONDS", 10),
+  /** Live status streams (`GET /checkout/{id}/events`) one client address may hold open at once. */
+  sseMaxStreamsPerAddress: positiveInteger("SSE_MAX_STREAMS_PER_ADDRESS", 100),
+  /** Registrations one client address may make in an hour; more are answered 429 for the next hour. */
+  registrationsPerAddressPerHour: positiveInteger("REGISTRATIONS_PER_ADDRESS_PER_HOUR", 20),
+  /** The largest request body read; a larger one is refused with 413 before it is parsed. */
+  maxBodyBytes: positiveInteger("MAX_BODY_BYTES", 1024 * 1024)
 })
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>

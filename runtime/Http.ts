@@ -5,7 +5,7 @@
  */
 import { HttpApi, HttpApiScalar, HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Context, Effect, Layer } from "effect"
+import { Cause, Context, Effect, Layer, Option } from "effect"
 import { createServer, type Server } from "node:http"
 import { randomUUID } from "node:crypto"
 import { Api } from "../domain/Api.ts"
@@ -26,7 +26,9 @@ import { WebhooksHttpLive } from "../src/webhooks/Http.ts"
 import { LinksHttpLive, PublicLinksHttpLive } from "../src/links/Http.ts"
 import { EcosystemHttpLive } from "../src/ecosystem/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
+import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "./Config.ts"
+import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge } from "./RequestGuard.ts"
 import { ServicesLive } from "./Services.ts"
 
 /** Routes served outside the HttpApi (documents, pages, the console RPC), for the method check below. */
@@ -36,26 +38,26 @@ const extraRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
   ["POST", CONSOLE_RPC_PATH]
 ]
 
-interface RouteShape {
-  readonly method: string
-  readonly pattern: RegExp
-}
-
 const toPattern = (path: string): RegExp =>
   new RegExp(
     "^" + path.split("/").map((segment) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("/") + "/?$"
   )
 
 /** Every method and path template the server answers, so a wrong method can be told from an unknown path. */
-export const knownRoutes = (api: HttpApi.HttpApi.Any): ReadonlyArray<RouteShape> => {
-  const routes: Array<RouteShape> = []
+export const knownRoutes = (api: HttpApi.HttpApi.Any): ReadonlyArray<GuardedRoute> => {
+  const routes: Array<GuardedRoute> = []
   HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
     onEndpoint: ({ endpoint }) => {
-      routes.push({ method: endpoint.method, pattern: toPattern(endpoint.path) })
+      routes.push({
+        method: endpoint.method,
+        path: endpoint.path,
+        pattern: toPattern(endpoint.path),
+        hasPayload: Option.isSome(endpoint.payloadSchema)
+      })
     }
   })
-  for (const [method, path] of extraRoutes) routes.push({ method, pattern: toPattern(path) })
+  for (const [method, path] of extraRoutes) routes.push({ method, path, pattern: toPattern(path), hasPayload: false })
   return routes
 }
 
@@ -70,8 +72,10 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/
  * unreadable body, defect — and writes one access-log line per request.
  */
 export const RequestMiddlewareLive = HttpLayerRouter.middleware(
-  Effect.sync(() => {
+  Effect.gen(function*() {
+    const { maxBodyBytes } = yield* AppConfig
     const routes = knownRoutes(Api)
+    const guard = guardRequests({ maxBodyBytes, routes })
 
     const renderFailure = (request: HttpServerRequest.HttpServerRequest, path: string) =>
     (cause: Cause.Cause<unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
@@ -86,6 +90,7 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
             : errorResponse(404, "not_found", `No route for ${request.method} ${path}`)
         )
       }
+      if (isTagged(failure, "RequestError") && isBodyTooLarge(failure)) return Effect.succeed(payloadTooLarge(maxBodyBytes))
       if (isTagged(failure, "RequestError") && (failure as { readonly reason?: string }).reason === "Decode") {
         return Effect.succeed(errorResponse(400, "invalid_request", "The request body could not be read as JSON"))
       }
@@ -102,7 +107,7 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
         const requestId = incomingId !== undefined && REQUEST_ID_PATTERN.test(incomingId) ? incomingId : randomUUID()
         const path = request.url.split("?")[0] ?? request.url
         const started = performance.now()
-        return httpEffect.pipe(
+        return guard(httpEffect).pipe(
           Effect.catchAllCause(renderFailure(request, path)),
           Effect.tap((response) => {
             const durationMs = Math.round((performance.now() - started) * 10) / 10
@@ -110,6 +115,15 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
               Effect.annotateLogs({ status: response.status, duration_ms: durationMs })
             )
           }),
+          Effect.tap((response) =>
+            Effect.flatMap(currentHttpRoute, (route) =>
+              recordHttpRequest({
+                method: request.method,
+                route,
+                status: response.status,
+                durationSeconds: (performance.now() - started) / 1000
+              }))
+          ),
           Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId)),
           Effect.annotateLogs("request_id", requestId)
         )

@@ -9,6 +9,7 @@ import { AccountsService } from "../src/accounts/Service.ts"
 import { ApiKeysRepo } from "../src/apikeys/Repo.ts"
 import { StoresService } from "../src/stores/Service.ts"
 import { SystemService } from "../src/system/Service.ts"
+import { MetricsService } from "../src/system/Metrics.ts"
 import { VerificationService } from "../src/verification/Service.ts"
 import { ApiKeysService } from "../src/apikeys/Service.ts"
 import { SettingsService } from "../src/settings/Service.ts"
@@ -16,11 +17,13 @@ import { AccessConsoleService } from "../src/access/Console.ts"
 import { PaymentsService } from "../src/payments/Service.ts"
 import { WebhooksService } from "../src/webhooks/Service.ts"
 import { CheckoutService } from "../src/checkout/Service.ts"
+import { StreamSlots } from "../src/checkout/StreamSlots.ts"
 import { LinksService } from "../src/links/Service.ts"
 import { EcosystemService } from "../src/ecosystem/Service.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
+  MetricsService.Default,
   StoresService.Default,
   VerificationService.Default,
   AccessService.Default,
@@ -32,6 +35,7 @@ export const ServicesLive = Layer.mergeAll(
   WebhooksService.Default,
   PaymentsService.Default,
   CheckoutService.Default,
+  StreamSlots.Default,
   LinksService.Default,
   EcosystemService.Default
 )

@@ -1,23 +1,21 @@
-import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Whoami } from "../../domain/Accounts.ts"
 import { Api } from "../../domain/Api.ts"
 import { CurrentPrincipal } from "../../domain/Auth.ts"
-import type { RateLimited } from "../../domain/Errors.ts"
+import { withRetryAfter } from "../platform/RetryAfter.ts"
+import { resetPasswordPage } from "./ResetPage.ts"
 import { AccountsService } from "./Service.ts"
-
-/** A throttled answer carries Retry-After, which the error body cannot set. */
-const withRetryAfter = <A, E, R>(effect: Effect.Effect<A, E | RateLimited, R>) =>
-  Effect.tapErrorTag(effect as Effect.Effect<A, RateLimited, R>, "RateLimited", (error) =>
-    HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds ?? 60)))
-    )) as Effect.Effect<A, E | RateLimited, R>
 
 export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* AccountsService
     return handlers
-      .handle("register", ({ payload }) => accounts.register(payload))
+      .handle("register", ({ payload }) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          return yield* withRetryAfter(accounts.register(payload, request.remoteAddress))
+        }))
       .handle("login", ({ payload }) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
@@ -25,6 +23,8 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
         }))
       .handle("forgotPassword", ({ payload }) => accounts.forgotPassword(payload))
       .handle("resetPassword", ({ payload }) => accounts.resetPassword(payload))
+      .handle("verifyEmail", ({ urlParams }) => accounts.verifyEmail(urlParams))
+      .handle("resetPasswordPage", ({ urlParams }) => Effect.succeed(resetPasswordPage(urlParams.token)))
   }))
 
 export const SessionHttpLive = HttpApiBuilder.group(Api, "session", (handlers) =>
@@ -36,6 +36,7 @@ export const SessionHttpLive = HttpApiBuilder.group(Api, "session", (handlers) =
       .handle("mfaSetup", () => accounts.mfaSetup())
       .handle("mfaEnable", ({ payload }) => accounts.mfaEnable(payload))
       .handle("mfaDisable", ({ payload }) => accounts.mfaDisable(payload))
+      .handle("resendVerification", () => accounts.resendVerification())
       .handle("whoami", () =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal

@@ -14,7 +14,10 @@ export const verifyPassword = (passwordHash: string, password: string) =>
   Effect.promise(() => verify(passwordHash, password).catch(() => false))
 
 /**
- * A hash no password matches, verified against when the e-mail is unknown, so an unknown e-mail costs
- * the same time as a wrong password and the answer's timing does not tell which it was.
+ * A fixed Argon2id hash with the same parameters as real ones, of a password nobody knows. A login for
+ * an unknown e-mail verifies against it, so it does exactly the work of a wrong password for a known
+ * e-mail and the answer's timing does not tell which it was. (Computing a decoy at run time would add a
+ * hash to the unknown-e-mail path, the very difference to hide.)
  */
-export const decoyPasswordHash = Effect.cached(hashPassword(crypto.randomUUID()))
+export const DECOY_PASSWORD_HASH =
+  "$argon2id$v=19$m=19456,t=2,p=1$44DPAd6Suo46vZXxKgBjCg$Wvk2qC7kPsjOdJhYG8CLtfShCLil2Ykj3g5KLkiYFPo"

@@ -15,6 +15,7 @@ export const UserRow = Schema.Struct({
   mfa_enabled: Schema.Boolean,
   mfa_secret: Schema.NullOr(Schema.String),
   mfa_pending_secret: Schema.NullOr(Schema.String),
+  email_verified_at: Schema.NullOr(Schema.DateFromSelf),
   created_at: Schema.DateFromSelf
 })
 export type UserRow = typeof UserRow.Type
@@ -40,7 +41,8 @@ export type MemberRow = typeof MemberRow.Type
 const SessionUserRow = Schema.Struct({
   session_id: Schema.String,
   user_id: Schema.String,
-  email: Schema.String
+  email: Schema.String,
+  email_verified_at: Schema.NullOr(Schema.DateFromSelf)
 })
 
 const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => (rows: ReadonlyArray<unknown>) =>
@@ -107,7 +109,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
     /** The live session with this token hash: not revoked, not expired. */
     const findLiveSession = (tokenHash: string) =>
       sql`
-        SELECT s.id AS session_id, u.id AS user_id, u.email
+        SELECT s.id AS session_id, u.id AS user_id, u.email, u.email_verified_at
         FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = ${tokenHash} AND s.revoked_at IS NULL AND s.expires_at > now()`.pipe(
         Effect.flatMap(decodeRows(SessionUserRow)),
@@ -115,12 +117,17 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
         Effect.orDie
       )
 
+    /**
+     * Sets a new password and revokes what the old one gave: the user's other sessions, and every reset
+     * token still outstanding (a reset link from before must not undo this password).
+     */
     const updatePasswordAndRevokeSessions = (userId: string, passwordHash: string, keepSessionId: string | null) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql`UPDATE users SET password_hash = ${passwordHash}, updated_at = now() WHERE id = ${userId}`
         yield* sql`
           UPDATE sessions SET revoked_at = now()
           WHERE user_id = ${userId} AND revoked_at IS NULL AND id IS DISTINCT FROM ${keepSessionId}`
+        yield* sql`UPDATE password_resets SET used_at = now() WHERE user_id = ${userId} AND used_at IS NULL`
       })).pipe(Effect.orDie)
 
     const insertPasswordReset = (userId: string, tokenHash: string, expiresAt: Date) =>
@@ -134,6 +141,26 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
         UPDATE password_resets SET used_at = now()
         WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > now()
         RETURNING user_id`.pipe(Effect.map((rows) => Option.map(first(rows), (row) => row.user_id)), Effect.orDie)
+
+    const insertEmailVerification = (userId: string, tokenHash: string, expiresAt: Date) =>
+      sql`
+        INSERT INTO email_verifications (token_hash, user_id, expires_at)
+        VALUES (${tokenHash}, ${userId}, ${expiresAt})`.pipe(Effect.asVoid, Effect.orDie)
+
+    /**
+     * Spends the verification token and marks its user's address verified, in one statement: of two
+     * concurrent uses only one gets the user id. None for an unknown, used or expired token.
+     */
+    const consumeEmailVerification = (tokenHash: string) =>
+      sql<{ id: string }>`
+        WITH spent AS (
+          UPDATE email_verifications SET used_at = now()
+          WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > now()
+          RETURNING user_id
+        )
+        UPDATE users SET email_verified_at = COALESCE(email_verified_at, now()), updated_at = now()
+        FROM spent WHERE users.id = spent.user_id
+        RETURNING users.id`.pipe(Effect.map((rows) => Option.map(first(rows), (row) => row.id)), Effect.orDie)
 
     const setPendingMfaSecret = (userId: string, sealedSecret: string) =>
       sql`UPDATE users SET mfa_pending_secret = ${sealedSecret}, updated_at = now() WHERE id = ${userId}`.pipe(
@@ -195,10 +222,19 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
         Effect.orDie
       )
 
+    /** Failures counted under the key in its current window; 0 once the window is over. */
+    const failuresInWindow = (key: string, windowSeconds: number) =>
+      sql<{ failures: number }>`
+        SELECT failures FROM auth_throttle
+        WHERE key = ${key} AND window_started >= now() - make_interval(secs => ${windowSeconds})`.pipe(
+        Effect.map((rows) => Number(rows[0]?.failures ?? 0)),
+        Effect.orDie
+      )
+
     const clearFailures = (key: string) => sql`DELETE FROM auth_throttle WHERE key = ${key}`.pipe(Effect.asVoid, Effect.orDie)
 
-    const insertMail = (recipient: string, subject: string, body: string) =>
-      sql`INSERT INTO outgoing_mail (recipient, subject, body) VALUES (${recipient}, ${subject}, ${body})`.pipe(
+    const insertMail = (recipient: string, subject: string, sealedBody: string) =>
+      sql`INSERT INTO outgoing_mail (recipient, subject, body_sealed) VALUES (${recipient}, ${subject}, ${sealedBody})`.pipe(
         Effect.asVoid,
         Effect.orDie
       )
@@ -242,12 +278,15 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       updatePasswordAndRevokeSessions,
       insertPasswordReset,
       consumePasswordReset,
+      insertEmailVerification,
+      consumeEmailVerification,
       setPendingMfaSecret,
       enableMfa,
       disableMfa,
       claimTimeStep,
       blockedFor,
       recordFailure,
+      failuresInWindow,
       clearFailures,
       insertMail,
       members,

@@ -2,7 +2,7 @@
  * The rules of merchant accounts: registration, login (throttled, with MFA), sessions, password change
  * and reset, TOTP enrolment, and organization members.
  */
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import {
   Acknowledgement,
   Me,
@@ -20,23 +20,47 @@ import { AccessService } from "../access/Service.ts"
 import type { Role } from "../access/Policy.ts"
 import { hashToken, randomToken, SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
+import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
 import { MailSender } from "./Mail.ts"
-import { decoyPasswordHash, hashPassword, verifyPassword } from "./Passwords.ts"
+import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "./Passwords.ts"
 import { AccountsRepo, type MemberRow, type MembershipRow, type UserRow } from "./Repo.ts"
 import { matchTotp, newTotpSecret, otpauthUrl } from "./Totp.ts"
 
 /** How long a session token is valid. Long enough for a working day in the console, short enough to limit a leak. */
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000
 export const PASSWORD_RESET_LIFETIME_MS = 60 * 60 * 1000
+/** A verification link may sit in an inbox for a day. */
+export const EMAIL_VERIFICATION_LIFETIME_MS = 24 * 60 * 60 * 1000
 /** Session tokens carry a recognizable prefix so a leaked one is easy to spot and to tell from an API key. */
 const SESSION_TOKEN_PREFIX = "mst_"
 
-/** Login throttle: failures per e-mail and per client address within a window, then a block. */
-const THROTTLE = {
-  perEmail: { limit: 5, windowSeconds: 15 * 60, blockSeconds: 15 * 60 },
-  perAddress: { limit: 20, windowSeconds: 15 * 60, blockSeconds: 15 * 60 }
+/**
+ * Login throttle: failed logins are counted under three keys, each with its own window and block. A
+ * block of one e-mail from everywhere would let anyone lock an owner out with five wrong passwords, so
+ * the tight limit is per e-mail and client address; the per-e-mail limit is far higher and, before it,
+ * answers for that e-mail slow down progressively (PROGRESSIVE_DELAY).
+ */
+export const LOGIN_THROTTLE = {
+  /** One address guessing one account's password: blocked there only. */
+  perEmailAndAddress: { limit: 5, windowSeconds: 15 * 60, blockSeconds: 15 * 60 },
+  /** One address trying many accounts (credential stuffing): blocked for every e-mail. */
+  perAddress: { limit: 20, windowSeconds: 15 * 60, blockSeconds: 15 * 60 },
+  /** Many addresses guessing one account: a block only far beyond what its owner mistypes. */
+  perEmail: { limit: 100, windowSeconds: 60 * 60, blockSeconds: 15 * 60 }
 } as const
+
+/**
+ * After `freeFailures` failed logins of one e-mail (from any address, within the per-e-mail window), each
+ * further login of it waits `firstStepMs`, doubling per failure up to `maxMs`, before its password is
+ * checked: guessing from many addresses gets slow, while the owner still gets in, a few seconds later.
+ */
+export const PROGRESSIVE_DELAY = { freeFailures: 5, firstStepMs: 250, maxMs: 5000 } as const
+
+export const progressiveDelayMs = (failures: number): number =>
+  failures < PROGRESSIVE_DELAY.freeFailures
+    ? 0
+    : Math.min(PROGRESSIVE_DELAY.maxMs, PROGRESSIVE_DELAY.firstStepMs * 2 ** (failures - PROGRESSIVE_DELAY.freeFailures))
 
 const INVALID_LOGIN = "Invalid e-mail or password"
 
@@ -47,8 +71,14 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     const mail = yield* MailSender
     const access = yield* AccessService
     const config = yield* AppConfig
+    const publicUrl = yield* PublicBaseUrl
 
-    const isPlatformAdmin = (email: string) => config.platformAdminEmails.includes(email.toLowerCase())
+    /**
+     * A listed e-mail makes a platform administrator only once its owner proved it is theirs: anyone can
+     * register any address, so the list alone would hand admin to whoever registered it first.
+     */
+    const isPlatformAdmin = (email: string, emailVerifiedAt: Date | null) =>
+      emailVerifiedAt !== null && config.platformAdminEmails.includes(email.toLowerCase())
 
     const toUser = (row: UserRow) =>
       new User({
@@ -57,7 +87,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         email: row.email,
         name: row.name,
         mfa_enabled: row.mfa_enabled,
-        platform_admin: isPlatformAdmin(row.email),
+        email_verified: row.email_verified_at !== null,
+        platform_admin: isPlatformAdmin(row.email, row.email_verified_at),
         created_at: row.created_at.toISOString()
       })
 
@@ -72,6 +103,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
 
     const toMember = (row: MemberRow) =>
       new Member({
+        id: row.user_id,
         object: "member",
         organization_id: row.organization_id,
         user_id: row.user_id,
@@ -106,12 +138,45 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       })
     })
 
-    const register = Effect.fn("Accounts.register")(function*(input: {
-      readonly email: string
-      readonly password: string
-      readonly name?: string | undefined
-      readonly organization_name?: string | undefined
-    }) {
+    /**
+     * Registration is throttled per client address like login: each attempt counts (a successful one
+     * too, since accounts made in bulk are the abuse), and past the hourly limit the address waits an hour.
+     */
+    const throttleRegistration = (clientAddress: Option.Option<string>) =>
+      Effect.gen(function*() {
+        const key = `register:address:${Option.getOrElse(clientAddress, () => "unknown")}`
+        const blocked = yield* repo.blockedFor(key)
+        if (Option.isSome(blocked)) {
+          return yield* new RateLimited({
+            message: `Too many registrations from this address; try again in ${blocked.value} seconds`,
+            retryAfterSeconds: blocked.value
+          })
+        }
+        yield* repo.recordFailure(key, config.registrationsPerAddressPerHour, 60 * 60, 60 * 60)
+      })
+
+    const sendEmailVerification = Effect.fn("Accounts.sendEmailVerification")(function*(user: UserRow) {
+      const token = randomToken(32)
+      const now = yield* Clock.currentTimeMillis
+      yield* repo.insertEmailVerification(user.id, hashToken(token), new Date(now + EMAIL_VERIFICATION_LIFETIME_MS))
+      const link = `${yield* publicUrl.get}/auth/verify-email?token=${token}`
+      yield* mail.send({
+        to: user.email,
+        subject: "Verify your e-mail address",
+        body: `Please confirm that this address is yours by opening this link within 24 hours:\n\n${link}\n`
+      })
+    })
+
+    const register = Effect.fn("Accounts.register")(function*(
+      input: {
+        readonly email: string
+        readonly password: string
+        readonly name?: string | undefined
+        readonly organization_name?: string | undefined
+      },
+      clientAddress: Option.Option<string>
+    ) {
+      yield* throttleRegistration(clientAddress)
       const alreadyRegistered = new InvalidRequest({ message: "An account with this e-mail already exists", param: "email" })
       if (yield* repo.emailTaken(input.email)) return yield* alreadyRegistered
       const userId = newId("usr")
@@ -129,18 +194,46 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
           Effect.flatMap(repo.emailTaken(input.email), (taken) => taken ? Effect.fail(alreadyRegistered) : Effect.die(error)))
       )
       const user = yield* requireUserRow(userId).pipe(Effect.orDie)
+      yield* sendEmailVerification(user)
       return yield* issueSession(user)
     })
 
-    const throttleKeys = (email: string, clientAddress: Option.Option<string>) => ({
-      email: `login:email:${email.trim().toLowerCase()}`,
-      address: Option.map(clientAddress, (address) => `login:address:${address}`)
+    const verifyEmail = Effect.fn("Accounts.verifyEmail")(function*(input: { readonly token: string }) {
+      const verified = yield* repo.consumeEmailVerification(hashToken(input.token))
+      if (Option.isNone(verified)) {
+        return yield* new Unauthorized({ message: "The verification link is invalid, expired or already used", param: "token" })
+      }
+      return new Acknowledgement({ object: "acknowledgement", message: "Your e-mail address is verified" })
     })
 
-    const refuseIfThrottled = (keys: ReturnType<typeof throttleKeys>) =>
+    const resendVerification = Effect.fn("Accounts.resendVerification")(function*() {
+      const principal = yield* access.currentUser
+      const user = yield* requireUserRow(principal.userId)
+      if (user.email_verified_at !== null) {
+        return yield* new InvalidState({ message: "This e-mail address is verified already" })
+      }
+      yield* sendEmailVerification(user)
+      return new Acknowledgement({ object: "acknowledgement", message: "A new verification link is on its way" })
+    })
+
+    /**
+     * The throttle keys of a login. The e-mail is hashed: the keys stay short whatever was typed, and the
+     * table holds no e-mail address in clear (of people who may not even have an account).
+     */
+    const throttleKeys = (email: string, clientAddress: Option.Option<string>) => {
+      const emailHash = hashToken(email.trim().toLowerCase())
+      const address = Option.getOrElse(clientAddress, () => "unknown")
+      return {
+        emailAndAddress: `login:email-address:${emailHash}:${address}`,
+        address: `login:address:${address}`,
+        email: `login:email:${emailHash}`
+      }
+    }
+    type ThrottleKeys = ReturnType<typeof throttleKeys>
+
+    const refuseIfThrottled = (keys: ThrottleKeys) =>
       Effect.gen(function*() {
-        const blocked = [yield* repo.blockedFor(keys.email)]
-        if (Option.isSome(keys.address)) blocked.push(yield* repo.blockedFor(keys.address.value))
+        const blocked = yield* Effect.forEach([keys.emailAndAddress, keys.address, keys.email], repo.blockedFor)
         const seconds = Math.max(0, ...blocked.map(Option.getOrElse(() => 0)))
         if (seconds > 0) {
           return yield* new RateLimited({
@@ -150,15 +243,23 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         }
       })
 
-    const countFailure = (keys: ReturnType<typeof throttleKeys>) =>
+    const slowDownGuessing = (keys: ThrottleKeys) =>
       Effect.gen(function*() {
-        const { limit, windowSeconds, blockSeconds } = THROTTLE.perEmail
-        yield* repo.recordFailure(keys.email, limit, windowSeconds, blockSeconds)
-        if (Option.isSome(keys.address)) {
-          const perAddress = THROTTLE.perAddress
-          yield* repo.recordFailure(keys.address.value, perAddress.limit, perAddress.windowSeconds, perAddress.blockSeconds)
-        }
+        const failures = yield* repo.failuresInWindow(keys.email, LOGIN_THROTTLE.perEmail.windowSeconds)
+        const delay = progressiveDelayMs(failures)
+        if (delay > 0) yield* Effect.sleep(delay)
       })
+
+    const countFailure = (keys: ThrottleKeys) =>
+      Effect.forEach(
+        [
+          [keys.emailAndAddress, LOGIN_THROTTLE.perEmailAndAddress],
+          [keys.address, LOGIN_THROTTLE.perAddress],
+          [keys.email, LOGIN_THROTTLE.perEmail]
+        ] as const,
+        ([key, { blockSeconds, limit, windowSeconds }]) => repo.recordFailure(key, limit, windowSeconds, blockSeconds),
+        { discard: true }
+      )
 
     /** Whether `code` is a current TOTP code of the user's enabled secret that was never used before. */
     const acceptMfaCode = Effect.fn("Accounts.acceptMfaCode")(function*(user: UserRow, code: string) {
@@ -175,9 +276,10 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     ) {
       const keys = throttleKeys(input.email, clientAddress)
       yield* refuseIfThrottled(keys)
+      yield* slowDownGuessing(keys)
       const found = yield* repo.findUserByEmail(input.email.trim())
-      // The decoy keeps an unknown e-mail as slow as a wrong password.
-      const passwordHash = Option.isSome(found) ? found.value.password_hash : yield* decoyPasswordHash.pipe(Effect.flatten)
+      // The decoy keeps an unknown e-mail exactly as slow as a wrong password.
+      const passwordHash = Option.isSome(found) ? found.value.password_hash : DECOY_PASSWORD_HASH
       const passwordMatches = yield* verifyPassword(passwordHash, input.password)
       if (Option.isNone(found) || !passwordMatches) {
         yield* countFailure(keys)
@@ -193,6 +295,9 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
           return yield* new Unauthorized({ message: "Invalid or already used MFA code", param: "mfa_code" })
         }
       }
+      // The owner is in: what was counted against this account is forgotten. The address's count stays,
+      // so one valid account does not reset a credential-stuffing address.
+      yield* repo.clearFailures(keys.emailAndAddress)
       yield* repo.clearFailures(keys.email)
       return yield* issueSession(user)
     })
@@ -206,7 +311,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         userId: row.user_id,
         email: row.email,
         sessionId: row.session_id,
-        platformAdmin: isPlatformAdmin(row.email)
+        platformAdmin: isPlatformAdmin(row.email, row.email_verified_at)
       }))
     })
 
@@ -224,7 +329,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       const principal = yield* access.currentUser
       const user = yield* requireUserRow(principal.userId)
       if (!(yield* verifyPassword(user.password_hash, input.current_password))) {
-        return yield* new InvalidRequest({ message: "The current password is not correct", param: "current_password" })
+        // A wrong credential is 401 like a failed login (API.md "Errors"), not a malformed request.
+        return yield* new Unauthorized({ message: "The current password is not correct", param: "current_password" })
       }
       const passwordHash = yield* hashPassword(input.new_password)
       yield* repo.updatePasswordAndRevokeSessions(user.id, passwordHash, principal.sessionId)
@@ -291,7 +397,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         return yield* new InvalidState({ message: "Start with POST /auth/mfa/setup" })
       }
       const step = yield* matchTotp(yield* secrets.open(user.mfa_pending_secret), input.code)
-      if (Option.isNone(step)) return yield* new InvalidRequest({ message: "The code is not valid", param: "code" })
+      if (Option.isNone(step)) return yield* new Unauthorized({ message: "The code is not valid", param: "code" })
       yield* repo.enableMfa(user.id, step.value)
       return toUser(yield* requireUserRow(user.id))
     })
@@ -301,7 +407,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       const user = yield* requireUserRow(principal.userId)
       if (!user.mfa_enabled) return yield* new InvalidState({ message: "MFA is not enabled" })
       if (!(yield* acceptMfaCode(user, input.code))) {
-        return yield* new InvalidRequest({ message: "The code is not valid or was already used", param: "code" })
+        return yield* new Unauthorized({ message: "The code is not valid or was already used", param: "code" })
       }
       yield* repo.disableMfa(user.id)
       return toUser(yield* requireUserRow(user.id))
@@ -355,6 +461,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       changePassword,
       forgotPassword,
       resetPassword,
+      verifyEmail,
+      resendVerification,
       mfaSetup,
       mfaEnable,
       mfaDisable,

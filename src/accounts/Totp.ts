@@ -12,9 +12,13 @@ export const newTotpSecret = (): string => generateSecret()
 export const otpauthUrl = (secret: string, accountEmail: string): string =>
   generateURI({ issuer: PRODUCT_NAME, label: accountEmail, secret })
 
-/** The time step the code belongs to when it is valid now (or one step away); None otherwise. */
-export const matchTotp = (secret: string, code: string) =>
-  Effect.promise(() => verify({ secret, token: code, epochTolerance: 30 })).pipe(
+/**
+ * The time step the code belongs to when it is valid now (or one step away); None otherwise.
+ * otplib rejects (rather than answering "not valid") when the code is not six digits or the secret is not
+ * base32, so a rejection is a non-match too: a caller's bad code must never become a 500.
+ */
+export const matchTotp = (secret: string, code: string): Effect.Effect<Option.Option<number>> =>
+  Effect.tryPromise(() => verify({ secret, token: code, epochTolerance: 30 })).pipe(
     Effect.map((result) =>
       result.valid && "timeStep" in result && typeof result.timeStep === "number"
         ? Option.some(result.timeStep)

@@ -1,8 +1,11 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect, Option } from "effect"
 import { Api } from "../../domain/Api.ts"
+import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { checkoutPage, prefersHtml, receiptPage } from "./Page.ts"
 import { CheckoutService } from "./Service.ts"
+import { StreamSlots } from "./StreamSlots.ts"
 
 const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
 
@@ -15,6 +18,7 @@ const lastEventId = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
 export const CheckoutHttpLive = HttpApiBuilder.group(Api, "checkout", (handlers) =>
   Effect.gen(function*() {
     const checkout = yield* CheckoutService
+    const slots = yield* StreamSlots
     return handlers
       .handle("view", ({ path }) =>
         Effect.gen(function*() {
@@ -23,6 +27,11 @@ export const CheckoutHttpLive = HttpApiBuilder.group(Api, "checkout", (handlers)
         }))
       .handle("events", ({ path }) =>
         Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const release = yield* withRetryAfter(slots.take(Option.getOrElse(request.remoteAddress, () => "unknown")))
+          // The slot is the connection's until its response is over: ended, failed, or the client went away.
+          // The response's own "close" says so in every case, even one where the stream never started.
+          NodeHttpServerRequest.toServerResponse(request).once("close", release)
           const frames = yield* checkout.statusStream(path.id, yield* lastEventId)
           return HttpServerResponse.stream(frames, {
             contentType: "text/event-stream",

@@ -120,6 +120,7 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
         reference_id: payment.reference_id,
         livemode: payment.livemode,
         paid_at: payment.paid_at.toISOString(),
+        created_at: payment.paid_at.toISOString(),
         merchant: yield* merchantOf(payment),
         refunds: refunds.slice(0, 100).map((refund) => ({
           id: refund.id,

@@ -30,6 +30,14 @@ export const LinkRow = Schema.Struct({
 })
 export type LinkRow = typeof LinkRow.Type
 
+export const OpenLinkPayment = Schema.Struct({
+  id: Schema.String,
+  amount: Schema.BigInt,
+  currency: Schema.Literal("USD", "KHR"),
+  overdue: Schema.Boolean
+})
+export type OpenLinkPayment = typeof OpenLinkPayment.Type
+
 export interface NewLink {
   readonly id: string
   readonly kind: "link" | "invoice"
@@ -158,12 +166,28 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
         Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
       )
 
+    /**
+     * The newest payment started through the link that is still open (pending or scanned), with whether
+     * its expiry has passed (the sweeper moves it to expired within a moment).
+     */
+    const openPayment = (linkId: string) =>
+      sql`
+        SELECT p.id, p.amount, p.currency, p.expires_at <= now() AS overdue
+        FROM link_payments lp JOIN payments p ON p.id = lp.payment_id
+        WHERE lp.link_id = ${linkId} AND p.status IN ('pending', 'scanned')
+        ORDER BY p.created_at DESC, p.id DESC
+        LIMIT 1`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(OpenLinkPayment))),
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
     const recordPayment = (linkId: string, paymentId: string) =>
       sql`INSERT INTO link_payments (payment_id, link_id) VALUES (${paymentId}, ${linkId})`.pipe(
         Effect.asVoid,
         Effect.orDie
       )
 
-    return { insert, find, listByStore, update, remove, withLockedLink, recordPayment } as const
+    return { insert, find, listByStore, update, remove, withLockedLink, openPayment, recordPayment } as const
   })
 }) {}

@@ -25,6 +25,7 @@ import { formatAmount, parseAmount } from "../platform/Money.ts"
 import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { PaymentsService } from "../payments/Service.ts"
+import { checkoutUrlOf } from "../payments/View.ts"
 import { StoresService } from "../stores/Service.ts"
 import { LinksRepo, type LinkRow } from "./Repo.ts"
 
@@ -250,6 +251,33 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
         return asked
       })
 
+    /**
+     * An invoice is paid once: while a payment of it is open, paying again answers that payment (the
+     * payer may have closed the page, or pressed twice), and a new one starts only after it expired,
+     * failed or was cancelled. With at most one open payment at a time and none after one was paid, two
+     * payments of one invoice can never both be paid. Runs under the link's lock.
+     */
+    const pendingInvoicePayment = (link: LinkRow) =>
+      Effect.gen(function*() {
+        const open = yield* repo.openPayment(link.id)
+        if (Option.isNone(open)) return Option.none<LinkPayment>()
+        if (open.value.overdue) {
+          return yield* new InvalidState({
+            message: "The previous payment of this invoice has just expired; try again in a few seconds"
+          })
+        }
+        return Option.some(
+          new LinkPayment({
+            object: "link_payment",
+            link_id: link.id,
+            payment_id: open.value.id,
+            checkout_url: checkoutUrlOf(yield* publicUrl.get, open.value.id),
+            amount: formatAmount(open.value.amount, open.value.currency),
+            currency: open.value.currency
+          })
+        )
+      })
+
     const pay = Effect.fn("Links.pay")(function*(id: string, input: PayLink) {
       return yield* repo.withLockedLink(id, (found) =>
         Effect.gen(function*() {
@@ -265,6 +293,10 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
             })
           }
           const amount = yield* amountToPay(link, input.amount)
+          if (link.kind === "invoice") {
+            const reused = yield* pendingInvoicePayment(link)
+            if (Option.isSome(reused)) return reused.value
+          }
           const referenceId = input.reference_id ?? link.reference_id ?? (link.kind === "invoice" ? link.id : null)
           const payment = yield* payments.createFor({ storeId: link.store_id, livemode: link.livemode }, {
             amount: formatAmount(amount, link.currency),

@@ -13,8 +13,9 @@ import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import { newId } from "../platform/Ids.ts"
+import { recordPaymentTransition } from "../platform/Metrics.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { eventTypeOf, nextStatus, type PaymentAction, PaymentActions, refundOutcome } from "./Lifecycle.ts"
 import { type JournalLine, PaymentRow, PaymentsRepo, RefundRow } from "./Repo.ts"
@@ -23,6 +24,8 @@ import { paymentEvent, toPayment } from "./View.ts"
 /** A payment row as messages carry it: the same type, with dates and amounts encoded for storage. */
 export const PaymentState = Schema.Struct({
   ...PaymentRow.fields,
+  // Replies stored before payments had a branch carry none.
+  branch_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   expires_at: Schema.Date,
   scanned_at: Schema.NullOr(Schema.Date),
   paid_at: Schema.NullOr(Schema.Date),
@@ -47,10 +50,16 @@ export const PaymentEntity = Entity.make("Payment", [
       requestKey: Schema.String,
       refundId: Schema.String,
       amount: Schema.NullOr(Schema.BigInt),
-      reason: Schema.NullOr(Schema.String)
+      reason: Schema.NullOr(Schema.String),
+      /**
+       * The refunded total (minor units) this refund must stay below: the high-value threshold when the
+       * caller was not cleared with MFA, null when it was or there is none. Messages stored before it
+       * existed carry none and were authorized by their own amount.
+       */
+      refundedTotalBelow: Schema.optional(Schema.NullOr(Schema.BigInt))
     },
     success: Schema.Struct({ payment: PaymentState, refund: RefundState }),
-    error: Schema.Union(InvalidState, InvalidRequest, NotFound),
+    error: Schema.Union(InvalidState, InvalidRequest, NotFound, Forbidden),
     primaryKey: (payload) => `refund:${payload.requestKey}`
   }).annotate(ClusterSchema.Persisted, true)
 ])
@@ -96,10 +105,27 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
         yield* repo.notifyChange(payment)
       })
 
+    /** A message's answer, and the status change it made (none when a replay found its own earlier work). */
+    interface Applied<A> {
+      readonly result: A
+      readonly change: Option.Option<{ readonly from: string; readonly to: string; readonly livemode: boolean }>
+    }
+
+    interface RefundApplied {
+      readonly payment: PaymentRow
+      readonly refund: RefundRow
+    }
+
+    /** Answers the result, counting its status change once the transaction that made it has committed. */
+    const countCommitted = <A>(applied: Applied<A>) =>
+      Effect.as(Option.match(applied.change, { onNone: () => Effect.void, onSome: recordPaymentTransition }), applied.result)
+
     const transition = (action: PaymentAction, requestKey: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const current = yield* lockPayment
-        if (yield* repo.transitionApplied(paymentId, `${action}:${requestKey}`)) return current
+        if (yield* repo.transitionApplied(paymentId, `${action}:${requestKey}`)) {
+          return { result: current, change: Option.none() } satisfies Applied<PaymentRow>
+        }
         const status = yield* nextStatus(current.status, action)
         const at = new Date()
         const updated = yield* repo.setStatus(paymentId, status, at)
@@ -119,20 +145,35 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
           })
         }
         yield* announce(updated, eventTypeOf[action], at)
-        return updated
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return {
+          result: updated,
+          change: Option.some({ from: current.status, to: status, livemode: updated.livemode })
+        } satisfies Applied<PaymentRow>
+      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatMap(countCommitted))
 
     const refund = (input: {
       readonly requestKey: string
       readonly refundId: string
       readonly amount: bigint | null
       readonly reason: string | null
+      readonly refundedTotalBelow?: bigint | null | undefined
     }) =>
       sql.withTransaction(Effect.gen(function*() {
         const current = yield* lockPayment
         const earlier = yield* repo.findRefundByRequestKey(paymentId, input.requestKey)
-        if (Option.isSome(earlier)) return { payment: current, refund: earlier.value }
+        if (Option.isSome(earlier)) {
+          return { result: { payment: current, refund: earlier.value }, change: Option.none() } satisfies Applied<RefundApplied>
+        }
         const outcome = yield* refundOutcome(current, input.amount)
+        // Checked here, where refunds of this payment are applied one at a time: the caller's check read
+        // a total that a concurrent refund may have raised since.
+        const limit = input.refundedTotalBelow ?? null
+        if (limit !== null && current.amount_refunded + outcome.amount >= limit) {
+          return yield* new Forbidden({
+            message: "This refund would bring the payment's refunded total to the high-value threshold; " +
+              "it needs an Owner session with MFA"
+          })
+        }
         const at = new Date()
         const refundRow = yield* repo.insertRefund({
           id: input.refundId,
@@ -159,8 +200,11 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
           at
         })
         yield* announce(updated, eventTypeOf.refund, at)
-        return { payment: updated, refund: refundRow }
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return {
+          result: { payment: updated, refund: refundRow },
+          change: Option.some({ from: current.status, to: updated.status, livemode: updated.livemode })
+        } satisfies Applied<RefundApplied>
+      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatMap(countCommitted))
 
     return PaymentEntity.of({
       Transition: ({ payload }) => transition(payload.action, payload.requestKey),

@@ -2,7 +2,7 @@
  * SQL of payments, refunds, their outbox events and ledger journals. The writes that change a
  * payment run inside the Payment entity's transaction (see Entity.ts); reads go straight here.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlError } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { PaymentStatus } from "../../domain/Payments.ts"
 import { PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
@@ -42,6 +42,7 @@ const NullableTimestamp = Schema.NullOr(Schema.DateFromSelf)
 export const PaymentRow = Schema.Struct({
   id: Schema.String,
   store_id: Schema.String,
+  branch_id: Schema.NullOr(Schema.String),
   livemode: Schema.Boolean,
   status: PaymentStatusSchema,
   amount: Schema.BigInt,
@@ -93,6 +94,7 @@ export type SummaryRow = typeof SummaryRow.Type
 export interface NewPayment {
   readonly id: string
   readonly storeId: string
+  readonly branchId: string | null
   readonly livemode: boolean
   readonly amount: bigint
   readonly currency: Currency
@@ -148,13 +150,19 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
 
     const insert = (payment: NewPayment) =>
       sql`
-        INSERT INTO payments (id, store_id, livemode, status, amount, currency, reference_id, description, metadata,
+        INSERT INTO payments (id, store_id, branch_id, livemode, status, amount, currency, reference_id, description, metadata,
           provider, qr_payload, qr_md5, expires_at, created_at, updated_at)
-        VALUES (${payment.id}, ${payment.storeId}, ${payment.livemode}, 'pending', ${payment.amount.toString()},
+        VALUES (${payment.id}, ${payment.storeId}, ${payment.branchId}, ${payment.livemode}, 'pending', ${payment.amount.toString()},
           ${payment.currency}, ${payment.referenceId}, ${payment.description}, ${JSON.stringify(payment.metadata)}::jsonb,
           ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
           ${payment.createdAt})
         RETURNING *`.pipe(Effect.flatMap(payments), Effect.map((rows) => rows[0]!), Effect.orDie)
+
+    /** Runs `effect` in one transaction; a failure to begin or commit is the infrastructure's, a defect. */
+    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(effect).pipe(
+        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
+      )
 
     const find = (id: string) =>
       sql`SELECT * FROM payments WHERE id = ${id}`.pipe(
@@ -319,6 +327,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
 
     return {
       insert,
+      inTransaction,
       find,
       findForUpdate,
       list,

@@ -7,7 +7,7 @@ import { Duration, Effect, Option, Schema, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { CurrentPrincipal } from "../../domain/Auth.ts"
 import { PaymentChanged, PaymentFeedSynced, StoreSummary } from "../../domain/Console.ts"
-import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import { Forbidden, InvalidRequest, InvalidState, MfaRequired, NotFound } from "../../domain/Errors.ts"
 import {
   type CreatePayment,
   type CreateRefund,
@@ -26,6 +26,7 @@ import { AccountsService } from "../accounts/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { newId } from "../platform/Ids.ts"
 import { Idempotency, requestFingerprint } from "../platform/Idempotency.ts"
+import { recordPaymentTransition } from "../platform/Metrics.ts"
 import { type Currency, formatAmount, minorUnitsOf, parseAmount } from "../platform/Money.ts"
 import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
@@ -70,12 +71,16 @@ const parseTimestamp = (value: string | undefined, param: string) => {
 }
 
 /** Whether `amount` (minor units of `currency`) is at or above a decimal threshold such as "500.00". */
-export const reachesThreshold = (amount: bigint, currency: Currency, threshold: string): boolean => {
+export const reachesThreshold = (amount: bigint, currency: Currency, threshold: string): boolean =>
+  amount >= thresholdInMinorUnits(threshold, currency)
+
+/** The smallest amount in minor units of `currency` that is at or above a decimal threshold such as "500.00". */
+export const thresholdInMinorUnits = (threshold: string, currency: Currency): bigint => {
   const [whole = "0", fraction = ""] = threshold.split(".")
-  const thresholdScaled = BigInt(whole + fraction)
-  const amountScale = BigInt(minorUnitsOf(currency))
-  // Compare amount / 10^minor >= threshold / 10^fraction.length without leaving integers.
-  return amount * 10n ** BigInt(fraction.length) >= thresholdScaled * 10n ** amountScale
+  // threshold × 10^minor, rounded up, without leaving integers: "0.005" USD is reached by 1 cent.
+  const numerator = BigInt(whole + fraction) * 10n ** BigInt(minorUnitsOf(currency))
+  const denominator = 10n ** BigInt(fraction.length)
+  return (numerator + denominator - 1n) / denominator
 }
 
 export class PaymentsService extends Effect.Service<PaymentsService>()("payments/PaymentsService", {
@@ -162,6 +167,22 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       })
     })
 
+    const unknownBranch = (branchId: string) =>
+      new InvalidRequest({ message: `No such branch in this store: ${branchId}`, param: "branch_id" })
+
+    /** The branch a payment names must be an active branch of the payment's own store. */
+    const checkBranch = (storeId: string, branchId: string) =>
+      Effect.gen(function*() {
+        const branch = yield* stores.findBranch(branchId)
+        if (Option.isNone(branch) || branch.value.store_id !== storeId) return yield* unknownBranch(branchId)
+        if (!branch.value.active) {
+          return yield* new InvalidRequest({
+            message: `Branch ${branchId} is deactivated; activate it to take payments there`,
+            param: "branch_id"
+          })
+        }
+      })
+
     /**
      * Creates a payment of a store in a mode. Callers have authorized the store already: an API key of
      * it, or a public payment link of it.
@@ -169,6 +190,8 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     const createFor = (key: PaymentOwner, input: CreatePayment) =>
       Effect.gen(function*() {
         const amount = yield* parseAmount(input.amount, input.currency)
+        const branchId = input.branch_id ?? null
+        if (branchId !== null) yield* checkBranch(key.storeId, branchId)
         const merchant = yield* merchantFor(key)
         const createdAt = new Date()
         const expiresAt = new Date(createdAt.getTime() + (input.expires_in ?? config.paymentDefaultExpirySeconds) * 1000)
@@ -186,9 +209,10 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
             )
           )
         )
-        const row = yield* repo.insert({
+        const payment = {
           id: newId("pay"),
           storeId: key.storeId,
+          branchId,
           livemode: key.livemode,
           amount,
           currency: input.currency,
@@ -200,7 +224,17 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
           qrMd5: qr.md5,
           expiresAt,
           createdAt
-        })
+        }
+        // The branch is marked in the payment's transaction, so a branch with payments is never deleted
+        // (DELETE deactivates it), even when the delete and this payment race.
+        const row = branchId === null ? yield* repo.insert(payment) : yield* repo.inTransaction(
+          Effect.gen(function*() {
+            if (!(yield* stores.markBranchHasHistory(branchId))) return yield* unknownBranch(branchId)
+            return yield* repo.insert(payment)
+          })
+        )
+        // Counted once inserted: an enclosing transaction (a payment link's) rolls back only on a defect.
+        yield* recordPaymentTransition({ from: "none", to: row.status, livemode: row.livemode })
         return yield* view(row)
       })
 
@@ -239,9 +273,26 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       })
 
     /** The merchant API's list: the payments of the API key's store and mode. */
+    /**
+     * `GET /v1/payments`: an API key lists its own store and mode (`store_id` and `livemode` may only
+     * repeat them); a session token, like the other reads, any store the user may read, named by
+     * `store_id`, in test mode unless `livemode=true`.
+     */
     const list = Effect.fn("Payments.list")(function*(params: PaymentListParams) {
-      const key = yield* requireApiKey
-      return yield* pageOf(key.storeId, key.livemode, params)
+      const principal = yield* CurrentPrincipal
+      if (principal._tag === "ApiKey") {
+        const storeId = params.store_id ?? principal.storeId
+        const livemode = params.livemode ?? principal.livemode
+        yield* storeMode(storeId, livemode, "payment.read")
+        return yield* pageOf(storeId, livemode, params)
+      }
+      if (params.store_id === undefined) {
+        return yield* new InvalidRequest({
+          message: "store_id is required with a session token: the store whose payments to list",
+          param: "store_id"
+        })
+      }
+      return yield* listForStore(params.store_id, params.livemode ?? false, params)
     })
 
     /** The console's list: the payments of a store the caller may read, in one mode. */
@@ -339,23 +390,46 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       return yield* applyTransition(id, simulateActions[status], randomUUID())
     })
 
+    const highValueRefused = (currency: Currency, threshold: string) =>
+      new Forbidden({
+        message: `Refunds totalling ${threshold} ${currency} or more on one payment need an Owner session with MFA; ` +
+          "API keys cannot make them"
+      })
+
     /**
-     * A refund at or above the threshold needs an Owner session with MFA and a fresh code; an API key
-     * or another role is refused before anything is sent to the payment.
+     * A refund that brings the payment's refunded total to the threshold or above needs an Owner session
+     * with MFA and a fresh code; an API key or another role is refused before anything is sent to the
+     * payment. The total, not the single refund, is what counts: otherwise two refunds just below the
+     * threshold would move as much money as one above it, with no MFA at all.
+     *
+     * Answers the refunded total the refund may not reach without that clearance (None once cleared, or
+     * with no threshold): the entity checks it again against the total at the moment it applies the
+     * refund, so refunds racing each other cannot pass the gate together either.
      */
     const authorizeHighValue = (payment: PaymentRow, amount: bigint, mfaCode: string | undefined) =>
       Effect.gen(function*() {
         const threshold = config.refundMfaThreshold
-        if (Option.isNone(threshold) || !reachesThreshold(amount, payment.currency, threshold.value)) return
+        if (Option.isNone(threshold)) return Option.none<bigint>()
+        const limit = thresholdInMinorUnits(threshold.value, payment.currency)
+        if (payment.amount_refunded + amount < limit) return Option.some(limit)
         const principal = yield* CurrentPrincipal
-        if (principal._tag !== "User") {
-          return yield* new Forbidden({
-            message: `Refunds of ${threshold.value} ${payment.currency} or more need an Owner session with MFA; API keys cannot make them`
-          })
-        }
+        if (principal._tag !== "User") return yield* highValueRefused(payment.currency, threshold.value)
         yield* access.store(payment.store_id, "payment.refund.high_value")
         yield* accounts.requireFreshMfa(principal.userId, mfaCode)
+        return Option.none<bigint>()
       })
+
+    /** The entity found the total past the clearance an earlier refund's race left this one with. */
+    const refusedByRunningTotal = (refused: Forbidden): Effect.Effect<never, Forbidden | MfaRequired, CurrentPrincipal> =>
+      Effect.flatMap(CurrentPrincipal, (principal): Effect.Effect<never, Forbidden | MfaRequired> =>
+        principal._tag === "User"
+          ? Effect.fail(
+            new MfaRequired({
+              message: "Another refund brought this payment's refunded total to the MFA threshold: send a fresh mfa_code",
+              param: "mfa_code"
+            })
+          )
+          : Effect.fail(refused))
 
     /**
      * What a refund needs before it is sent: the payment (authorized), the amount asked for and, for a
@@ -367,7 +441,11 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         const payment = yield* accessiblePayment(id, "payment.refund")
         const requested = input.amount === undefined ? null : yield* parseAmount(input.amount, payment.currency)
         if (requested === 0n) return yield* new InvalidRequest({ message: "amount must be greater than zero", param: "amount" })
-        yield* authorizeHighValue(payment, requested ?? payment.amount - payment.amount_refunded, input.mfa_code)
+        const refundedTotalLimit = yield* authorizeHighValue(
+          payment,
+          requested ?? payment.amount - payment.amount_refunded,
+          input.mfa_code
+        )
         const scope = idempotencyKey === undefined
           ? undefined
           : { storeId: payment.store_id, livemode: payment.livemode, key: idempotencyKey }
@@ -382,9 +460,15 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
               requestKey: requestToken,
               refundId: newId("re"),
               amount: requested,
-              reason: input.reason ?? null
+              reason: input.reason ?? null,
+              refundedTotalBelow: Option.getOrNull(refundedTotalLimit)
             }).pipe(
-              Effect.catchTags({ MailboxFull: Effect.die, AlreadyProcessingMessage: Effect.die, PersistenceError: Effect.die }),
+              Effect.catchTags({
+                MailboxFull: Effect.die,
+                AlreadyProcessingMessage: Effect.die,
+                PersistenceError: Effect.die,
+                Forbidden: refusedByRunningTotal
+              }),
               Effect.map(({ refund }) => toRefund(refund))
             )
         }

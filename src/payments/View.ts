@@ -7,6 +7,9 @@ import type { PaymentRow, RefundRow } from "./Repo.ts"
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
+/** Where a payer pays a payment: its hosted checkout page. */
+export const checkoutUrlOf = (baseUrl: string, paymentId: string) => `${baseUrl}/checkout/${paymentId}`
+
 export const toPayment = (row: PaymentRow, baseUrl: string): Payment =>
   new Payment({
     id: row.id,
@@ -20,9 +23,10 @@ export const toPayment = (row: PaymentRow, baseUrl: string): Payment =>
     metadata: row.metadata,
     livemode: row.livemode,
     store_id: row.store_id,
+    branch_id: row.branch_id,
     expires_at: row.expires_at.toISOString(),
     paid_at: iso(row.paid_at),
-    checkout_url: `${baseUrl}/checkout/${row.id}`,
+    checkout_url: checkoutUrlOf(baseUrl, row.id),
     qr: new PaymentQr({ payload: row.qr_payload, md5: row.qr_md5 }),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString()

@@ -64,12 +64,14 @@ export class SettingsService extends Effect.Service<SettingsService>()("settings
     // The value never leaves in full: only its masked form is answered.
     const toView = (key: string, resolved: Resolved) =>
       new PlatformSetting({
+        id: key,
         object: "platform_setting",
         key,
         // Guarded: a key such as `constructor` or `__proto__` would otherwise read Object.prototype.
         description: isKnownSetting(key) ? KnownSettings[key] ?? null : null,
         source: resolved.source,
         value_masked: resolved.source === "unset" ? null : maskSecret(resolved.value),
+        created_at: resolved.source === "database" ? resolved.updatedAt.toISOString() : null,
         updated_at: resolved.source === "database" ? resolved.updatedAt.toISOString() : null
       })
 

@@ -191,8 +191,17 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
         WHERE id = ${id}
         RETURNING *`.pipe(Effect.flatMap(branches), Effect.map(first), Effect.orDie)
 
+    /**
+     * Marks the branch as referred to, and holds it (FOR KEY SHARE) until the transaction ends; false when
+     * the branch is gone. A delete racing with this either committed first (false here) or waits and then
+     * finds the mark, and deactivates the branch instead.
+     */
     const markBranchHasHistory = (id: string) =>
-      sql`UPDATE branches SET has_history = true WHERE id = ${id} AND NOT has_history`.pipe(Effect.asVoid, Effect.orDie)
+      Effect.gen(function*() {
+        yield* sql`UPDATE branches SET has_history = true WHERE id = ${id} AND NOT has_history`
+        const held = yield* sql`SELECT 1 FROM branches WHERE id = ${id} FOR KEY SHARE`
+        return held.length === 1
+      }).pipe(Effect.orDie)
 
     return {
       insertStore,

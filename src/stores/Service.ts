@@ -232,11 +232,12 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     })
 
     /**
-     * Records that something (a payment) refers to the branch, so deleting it later only deactivates it.
-     * Run it in the transaction that writes the referring record.
+     * Records that something (a payment) refers to the branch, so deleting it later only deactivates it;
+     * false when the branch was deleted meanwhile. Run it in the transaction that writes the referring
+     * record, before that record.
      */
     const markBranchHasHistory = Effect.fn("Stores.markBranchHasHistory")(function*(branchId: string) {
-      yield* repo.markBranchHasHistory(branchId)
+      return yield* repo.markBranchHasHistory(branchId)
     })
 
     return {

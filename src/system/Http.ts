@@ -1,13 +1,16 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { Health } from "../../domain/System.ts"
+import { MetricsAccessLive, MetricsService } from "./Metrics.ts"
 import { SystemService } from "./Service.ts"
 
 export const SystemHttpLive = HttpApiBuilder.group(Api, "system", (handlers) =>
   Effect.gen(function*() {
     const system = yield* SystemService
+    const metrics = yield* MetricsService
     return handlers
       .handle("health", () => Effect.succeed(new Health({ status: "ok" })))
       .handle("ready", () => system.readiness())
-  }))
+      .handle("metrics", () => metrics.exposition())
+  })).pipe(Layer.provide(MetricsAccessLive))

@@ -59,8 +59,12 @@ export class VerificationService extends Effect.Service<VerificationService>()("
       return toVerification(inserted.value)
     })
 
-    const status = Effect.fn("Verification.status")(function*(organizationId: string) {
-      yield* access.organization(organizationId, "organization.read")
+    /** Like submit, the user's first organization when none is named. */
+    const status = Effect.fn("Verification.status")(function*(requestedOrganizationId: string | undefined) {
+      const { organizationId } = yield* access.organizationOrFirst(requestedOrganizationId, "organization.read").pipe(
+        // The query parameter is `org_id`; the error names it as the caller wrote it.
+        Effect.catchTag("NotFound", (error) => Effect.fail(new NotFound({ message: error.message, param: "org_id" })))
+      )
       const latest = yield* repo.latestOf(organizationId)
       return Option.match(latest, {
         onNone: (): Verification | VerificationNotSubmitted =>

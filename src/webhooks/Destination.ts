@@ -7,7 +7,7 @@
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS lifts both the https-only rule and the address rule, for local
  * development and tests.
  */
-import { Duration, Effect } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { promises as dns } from "node:dns"
 import { BlockList, isIP } from "node:net"
 
@@ -61,11 +61,21 @@ export const refusedRangeOf = (address: string): string | undefined => {
 
 const LOOKUP_TIMEOUT = Duration.seconds(5)
 
+/** The host of a URL as resolvers and connections see it: an IPv6 literal without its brackets. */
+export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1")
+
 /** Every address a host name resolves to. */
 export type Resolver = (hostname: string) => Promise<ReadonlyArray<string>>
 
 export const systemResolver: Resolver = async (hostname) =>
   (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address)
+
+/** The resolver webhook destinations are checked (and then connected) with; tests put a stub in its place. */
+export class WebhookResolver extends Context.Reference<WebhookResolver>()("webhooks/WebhookResolver", {
+  defaultValue: (): Resolver => systemResolver
+}) {
+  static readonly layer = (resolve: Resolver) => Layer.succeed(WebhookResolver, resolve)
+}
 
 /** Why a URL may not receive webhooks, in words for the merchant (or for the delivery record). */
 export type Refusal = { readonly _tag: "Refused"; readonly reason: string }
@@ -96,7 +106,7 @@ export const checkDestination = (
       return refuse("must be an https:// URL")
     }
     // URL keeps the brackets of an IPv6 literal ("[::1]"); the resolver and isIP want it bare.
-    const host = url.hostname.replace(/^\[(.*)\]$/, "$1")
+    const host = hostOf(url)
     const addresses = isIP(host) !== 0
       ? [host]
       : yield* Effect.tryPromise(() => resolve(host)).pipe(

@@ -24,14 +24,16 @@
  * others waiting for a slot.
  */
 import { Singleton } from "@effect/cluster"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "@effect/platform"
 import { Cause, Context, Duration, Effect, FiberSet, Layer, Option, Queue, Stream } from "effect"
 import { AppConfig } from "../../runtime/Config.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
-import { checkDestination } from "./Destination.ts"
+import { recordWebhookAttempt, type WebhookAttemptOutcome } from "../platform/Metrics.ts"
+import { checkDestination, hostOf, WebhookResolver } from "./Destination.ts"
 import { type AttemptOutcome, type NextJobRow, WebhooksRepo } from "./Repo.ts"
 import { webhookHeaders } from "./Signing.ts"
+import { makePinnedTransport } from "./Transport.ts"
 
 export interface WebhookDeliverySettingsShape {
   /** The wait before each retry; after the last one fails the job is given up. */
@@ -88,9 +90,6 @@ export class WebhookDeliverySettings extends Context.Reference<WebhookDeliverySe
 const MAX_DRAINED_BYTES = 64 * 1024
 const DRAIN_TIMEOUT = Duration.seconds(1)
 
-// Never follow a redirect: its target was not checked against the refused ranges. A 3xx is a failure.
-const noRedirects: globalThis.RequestInit = { redirect: "manual" }
-
 interface AttemptResult {
   readonly statusCode: number | null
   readonly error: string | null
@@ -110,6 +109,14 @@ const describeTransportFailure = (cause: unknown): string => {
 const withJitter = (duration: Duration.Duration, jitter: number) =>
   Math.max(0, Math.round(Duration.toMillis(duration) * (1 + jitter * (2 * Math.random() - 1))))
 
+/** The metric label of each outcome of an attempt. */
+const attemptOutcomeLabel: Record<AttemptOutcome["_tag"], WebhookAttemptOutcome> = {
+  Delivered: "delivered",
+  RetryIn: "retrying",
+  GiveUp: "gave_up",
+  Gone: "gone"
+}
+
 const outcomeOf = (
   result: AttemptResult,
   attemptsBefore: number,
@@ -127,14 +134,17 @@ const run = Effect.gen(function*() {
   const repo = yield* WebhooksRepo
   const box = yield* SecretBox
   const config = yield* AppConfig
-  const client = yield* HttpClient.HttpClient
+  const resolve = yield* WebhookResolver
+  // Never follows a redirect (its target was not checked against the refused ranges: a 3xx is a failure),
+  // and connects only to the addresses each attempt's check approved.
+  const transport = yield* makePinnedTransport()
   const timeoutLabel = Duration.format(settings.requestTimeout)
 
   /** One POST of a job's body to its endpoint, signed with every active secret. */
   const send = (job: NextJobRow): Effect.Effect<AttemptResult> =>
     Effect.gen(function*() {
       // Checked before every attempt, not only at registration: DNS may answer differently now.
-      const destination = yield* checkDestination(job.url, config.webhookAllowPrivateNetworks)
+      const destination = yield* checkDestination(job.url, config.webhookAllowPrivateNetworks, resolve)
       if (destination._tag === "Refused") return { statusCode: null, error: `not sent: url ${destination.reason}` }
       const secrets = yield* Effect.forEach(job.secrets_sealed, box.open)
       const timestamp = Math.floor(Date.now() / 1000)
@@ -142,9 +152,10 @@ const run = Effect.gen(function*() {
         HttpClientRequest.setHeaders(webhookHeaders(secrets, job.event_id, timestamp, job.body)),
         HttpClientRequest.bodyText(job.body, "application/json")
       )
-      return yield* client.execute(request).pipe(
+      // The connection (if a new one is needed) is made while the host is pinned to the checked addresses.
+      const pinnedRequest = transport.pinned(hostOf(destination.url), destination.addresses, transport.client.execute(request))
+      return yield* pinnedRequest.pipe(
         Effect.timeout(settings.requestTimeout),
-        Effect.provideService(FetchHttpClient.RequestInit, noRedirects),
         Effect.flatMap((response) =>
           // Read (a bounded part of) the body so the connection can be reused; what it says does not matter.
           response.stream.pipe(
@@ -191,6 +202,7 @@ const run = Effect.gen(function*() {
         error: result.error,
         outcome
       })
+      yield* recordWebhookAttempt(attemptOutcomeLabel[outcome._tag])
       if (outcome._tag === "Gone") {
         yield* Effect.logWarning(`webhook endpoint ${endpointId} answered 410 Gone and was disabled`)
       } else if (outcome._tag === "GiveUp") {
@@ -255,6 +267,6 @@ const run = Effect.gen(function*() {
   }
 })
 
-export const WebhookDispatcherLive = Singleton.make("webhooks/dispatcher", run).pipe(
-  Layer.provide([WebhooksRepo.Default, SecretBox.Default, FetchHttpClient.layer])
+export const WebhookDispatcherLive = Singleton.make("webhooks/dispatcher", Effect.scoped(run)).pipe(
+  Layer.provide([WebhooksRepo.Default, SecretBox.Default])
 )

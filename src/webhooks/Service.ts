@@ -20,7 +20,7 @@ import type { Permission } from "../access/Policy.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
-import { checkDestination } from "./Destination.ts"
+import { checkDestination, WebhookResolver } from "./Destination.ts"
 import { type DeliveryRow, type EndpointRow, WebhooksRepo } from "./Repo.ts"
 import { newSigningSecret } from "./Signing.ts"
 
@@ -66,6 +66,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
     const access = yield* AccessService
     const box = yield* SecretBox
     const config = yield* AppConfig
+    const resolve = yield* WebhookResolver
 
     const endpointNotFound = (id: string) => new NotFound({ message: `No such webhook endpoint: ${id}`, param: "id" })
 
@@ -91,10 +92,10 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
       })
 
     const requireAllowedUrl = (url: string) =>
-      Effect.flatMap(checkDestination(url, config.webhookAllowPrivateNetworks), (check) =>
-        check._tag === "Allowed"
-          ? Effect.void
-          : Effect.fail(new InvalidRequest({ message: `url ${check.reason}`, param: "url" })))
+      Effect.gen(function*() {
+        const check = yield* checkDestination(url, config.webhookAllowPrivateNetworks, resolve)
+        if (check._tag === "Refused") return yield* new InvalidRequest({ message: `url ${check.reason}`, param: "url" })
+      })
 
     const withSecret = (row: EndpointRow, secret: string) => new WebhookEndpointWithSecret({ ...viewFields(row), secret })
 

@@ -5,8 +5,9 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
+import { request as httpRequest } from "node:http"
 import { currentTotp } from "../../src/accounts/Totp.ts"
-import { addMember, signUp, TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
+import { addMember, signUp, TEST_PASSWORD, uniqueEmail, verifyEmail } from "../support/Accounts.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
@@ -19,6 +20,51 @@ const call = makeCall(responses)
 
 const login = (app: TestAppShape, email: string, password: string, extra: Record<string, unknown> = {}) =>
   call(app, "POST", "/auth/login", { body: { email, password, ...extra } })
+
+/**
+ * A login sent from another loopback address (127.0.0.0/8 all reaches the service), as a client
+ * elsewhere would: the throttle counts per client address. Answers the status and how long it took.
+ */
+const loginFrom = (app: TestAppShape, localAddress: string, email: string, password: string) =>
+  Effect.async<{ readonly status: number; readonly millis: number }>((resume) => {
+    const url = new URL("/auth/login", app.baseUrl)
+    const payload = JSON.stringify({ email, password })
+    const started = performance.now()
+    const request = httpRequest({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: "POST",
+      localAddress,
+      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }
+    }, (response) => {
+      response.resume()
+      response.on("end", () =>
+        resume(Effect.succeed({ status: response.statusCode ?? 0, millis: performance.now() - started })))
+    })
+    request.on("error", (error) => resume(Effect.die(error)))
+    request.end(payload)
+  })
+
+/** The reset tokens mailed to `email`, oldest first, once `count` of them have been sent (in the background). */
+const resetTokens = (app: TestAppShape, email: string, count: number) =>
+  Effect.gen(function*() {
+    const mails = yield* Effect.promise(() => app.mailTo(email))
+    const tokens = mails.flatMap((mail) => {
+      const token = mail.body.match(/Reset token: (\S+)/)?.[1]
+      return token === undefined ? [] : [token]
+    })
+    if (tokens.length < count) return yield* Effect.fail("not sent yet")
+    return tokens
+  }).pipe(
+    Effect.retry(Schedule.intersect(Schedule.spaced("50 millis"), Schedule.recurs(60))),
+    Effect.orElse(() => Effect.dieMessage(`fewer than ${count} reset mails`))
+  )
+
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]!
+}
 
 describe("accounts", () => {
   layer(testAppLayer({ platformAdminEmails: ["admin@example.test"] }, { logs }), {
@@ -110,8 +156,9 @@ describe("accounts", () => {
           token: user.token,
           body: { current_password: "wrong password!", new_password: "a brand new password" }
         })
-        expect(wrong.status).toBe(400)
-        expect(wrong.body.error.param).toBe("current_password")
+        // A wrong credential is 401 unauthorized, as API.md lists it, not a malformed request.
+        expect(wrong.status).toBe(401)
+        expect(wrong.body.error).toMatchObject({ code: "unauthorized", param: "current_password" })
 
         const changed = yield* call(app, "POST", "/auth/change-password", {
           token: user.token,
@@ -137,15 +184,7 @@ describe("accounts", () => {
         expect(known.body).toEqual(unknown.body)
 
         // The mail is written in the background, after the answer.
-        const token = yield* Effect.gen(function*() {
-          const rows = yield* sql<{ body: string }>`SELECT body FROM outgoing_mail WHERE recipient = ${user.email}`
-          const match = rows[0]?.body.match(/Reset token: (\S+)/)
-          if (!match?.[1]) return yield* Effect.fail("no mail yet")
-          return match[1]
-        }).pipe(
-          Effect.retry(Schedule.intersect(Schedule.spaced("50 millis"), Schedule.recurs(60))),
-          Effect.orElse(() => Effect.dieMessage("no reset mail"))
-        )
+        const token = yield* resetTokens(app, user.email, 1).pipe(Effect.map((tokens) => tokens[0]!))
         const session = user.token
 
         const reset = yield* call(app, "POST", "/auth/reset-password", { body: { token, password: "reset password 123" } })
@@ -159,10 +198,7 @@ describe("accounts", () => {
         expect(reused.body.error.param).toBe("token")
 
         yield* call(app, "POST", "/auth/forgot-password", { body: { email: user.email } })
-        yield* Effect.sleep("300 millis")
-        const rows = yield* sql<{ body: string }>`
-          SELECT body FROM outgoing_mail WHERE recipient = ${user.email} ORDER BY id DESC LIMIT 1`
-        const second = rows[0]!.body.match(/Reset token: (\S+)/)![1]!
+        const second = (yield* resetTokens(app, user.email, 2))[1]!
         yield* sql`UPDATE password_resets SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`
         const expired = yield* call(app, "POST", "/auth/reset-password", { body: { token: second, password: "late password 123" } })
         expect(expired.status).toBe(401)
@@ -181,7 +217,10 @@ describe("accounts", () => {
         const secret: string = setup.body.secret
 
         const bad = yield* call(app, "POST", "/auth/mfa/enable", { token: user.token, body: { code: "000000" } })
-        expect(bad.status).toBe(400)
+        expect(bad.status).toBe(401)
+        expect(bad.body.error).toMatchObject({ code: "unauthorized", param: "code" })
+        const malformed = yield* call(app, "POST", "/auth/mfa/enable", { token: user.token, body: { code: "12ab" } })
+        expect(malformed.status).toBe(400)
         const enabled = yield* call(app, "POST", "/auth/mfa/enable", {
           token: user.token,
           body: { code: yield* currentTotp(secret) }
@@ -202,7 +241,8 @@ describe("accounts", () => {
         expect(replayed.body.error.code).toBe("unauthorized")
 
         const replayedDisable = yield* call(app, "POST", "/auth/mfa/disable", { token: user.token, body: { code: nextCode } })
-        expect(replayedDisable.status).toBe(400)
+        expect(replayedDisable.status).toBe(401)
+        expect(replayedDisable.body.error.code).toBe("unauthorized")
         // Time passes (in the database's memory of used steps), so the current code is fresh again.
         yield* sql`UPDATE users SET mfa_last_time_step = mfa_last_time_step - 10 WHERE id = ${user.userId}`
         const disabled = yield* call(app, "POST", "/auth/mfa/disable", {
@@ -235,6 +275,93 @@ describe("accounts", () => {
         const blockedGhost = yield* login(app, ghost, user.password)
         expect(blockedGhost.status).toBe(429)
         expect(blockedGhost.body.error.code).toBe("rate_limited")
+      }))
+
+    it.effect("spends as long on an unknown e-mail as on a wrong password", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const rounds = 9
+        const users = yield* Effect.promise(() => Promise.all(Array.from({ length: rounds }, () => signUp(app))))
+        const known: Array<number> = []
+        const unknown: Array<number> = []
+        // Fresh e-mails and addresses for every sample, so no throttle or delay is part of what is measured;
+        // the two kinds alternate, so load on the machine falls on both alike.
+        for (let round = 0; round < rounds; round++) {
+          const address = `127.0.3.${round + 1}`
+          const wrong = yield* loginFrom(app, address, users[round]!.email, "not the password at all")
+          const ghost = yield* loginFrom(app, address, uniqueEmail("nobody"), "not the password at all")
+          expect([wrong.status, ghost.status]).toEqual([401, 401])
+          known.push(wrong.millis)
+          unknown.push(ghost.millis)
+        }
+        // Hashing a decoy on the unknown path made it about twice as slow as a wrong password.
+        const ratio = median(unknown) / median(known)
+        expect(ratio, `unknown ${median(unknown)} ms vs known ${median(known)} ms`).toBeLessThan(1.35)
+        expect(ratio).toBeGreaterThan(1 / 1.35)
+      }))
+
+    it.effect("throttles one address's guesses without locking the owner out elsewhere", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const user = yield* Effect.promise(() => signUp(app))
+        for (let attempt = 0; attempt < 5; attempt++) {
+          expect((yield* loginFrom(app, "127.0.1.1", user.email, "wrong password 000")).status).toBe(401)
+        }
+        // The guessing address is blocked for this account, even with the right password …
+        expect((yield* loginFrom(app, "127.0.1.1", user.email, user.password)).status).toBe(429)
+        // … while the owner, elsewhere, signs in (after a short progressive delay at most).
+        expect((yield* loginFrom(app, "127.0.1.2", user.email, user.password)).status).toBe(201)
+
+        // One address trying many accounts is blocked for every account.
+        for (let attempt = 0; attempt < 20; attempt++) {
+          expect((yield* loginFrom(app, "127.0.1.3", uniqueEmail("stuffed"), "wrong password 000")).status).toBe(401)
+        }
+        expect((yield* loginFrom(app, "127.0.1.3", user.email, user.password)).status).toBe(429)
+        expect((yield* loginFrom(app, "127.0.1.4", user.email, user.password)).status).toBe(201)
+      }))
+
+    it.effect("slows down guesses at one account from many addresses, and forgets them after the owner signs in", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const user = yield* Effect.promise(() => signUp(app))
+        // Eight failures from two addresses: under the per-address limits, past the free failures.
+        for (const address of ["127.0.2.1", "127.0.2.2"]) {
+          for (let attempt = 0; attempt < 4; attempt++) {
+            expect((yield* loginFrom(app, address, user.email, "wrong password 000")).status).toBe(401)
+          }
+        }
+        const slowed = yield* loginFrom(app, "127.0.2.3", user.email, user.password)
+        expect(slowed.status).toBe(201)
+        expect(slowed.millis).toBeGreaterThanOrEqual(1900)
+        const afterwards = yield* loginFrom(app, "127.0.2.3", user.email, user.password)
+        expect(afterwards.status).toBe(201)
+        expect(afterwards.millis).toBeLessThan(1500)
+      }))
+
+    it.effect("a reset revokes the user's other reset tokens, and mail keeps no token in clear", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const sql = yield* SqlClient.SqlClient
+        const user = yield* Effect.promise(() => signUp(app))
+        yield* call(app, "POST", "/auth/forgot-password", { body: { email: user.email } })
+        yield* resetTokens(app, user.email, 1)
+        yield* call(app, "POST", "/auth/forgot-password", { body: { email: user.email } })
+        const [first, second] = yield* resetTokens(app, user.email, 2)
+
+        const stored = yield* sql<{ body_sealed: string }>`SELECT body_sealed FROM outgoing_mail WHERE recipient = ${user.email}`
+        expect(stored.length).toBeGreaterThanOrEqual(2)
+        for (const row of stored) {
+          expect(row.body_sealed).not.toContain(first!)
+          expect(row.body_sealed).not.toContain(second!)
+          expect(row.body_sealed).toMatch(/^v1\./)
+        }
+
+        const reset = yield* call(app, "POST", "/auth/reset-password", { body: { token: second, password: "reset password 456" } })
+        expect(reset.status).toBe(201)
+        const older = yield* call(app, "POST", "/auth/reset-password", { body: { token: first, password: "attacker password 1" } })
+        expect(older.status).toBe(401)
+        expect(older.body.error.param).toBe("token")
+        expect((yield* login(app, user.email, "reset password 456")).status).toBe(201)
       }))
 
     it.effect("adds members with roles; an Analyst cannot add members; other organizations are 404", () =>
@@ -272,12 +399,59 @@ describe("accounts", () => {
         expect(next.body.has_more).toBe(false)
       }))
 
-    it.effect("marks platform administrators", () =>
+    it.effect("makes a listed e-mail a platform administrator only once the address is verified", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
-        const admin = yield* Effect.promise(() => signUp(app, { email: "admin@example.test" }))
-        const me = yield* call(app, "GET", "/auth/me", { token: admin.token })
-        expect(me.body.user.platform_admin).toBe(true)
+        const admin = yield* Effect.promise(() => signUp(app, { email: "admin@example.test", verifyEmail: false }))
+        const before = yield* call(app, "GET", "/auth/me", { token: admin.token })
+        expect(before.body.user).toMatchObject({ email_verified: false, platform_admin: false })
+        expect((yield* call(app, "GET", "/admin/settings", { token: admin.token })).status).toBe(403)
+
+        // The link goes out through the mail sender, like every mail, sealed at rest.
+        const mails = yield* Effect.promise(() => app.mailTo(admin.email))
+        expect(mails.map((mail) => mail.subject)).toEqual(["Verify your e-mail address"])
+        const link = mails[0]!.body.match(/(http:\/\/\S+\/auth\/verify-email\?token=(\S+))/)!
+        const sql = yield* SqlClient.SqlClient
+        const stored = yield* sql<{ body_sealed: string }>`SELECT body_sealed FROM outgoing_mail WHERE recipient = ${admin.email}`
+        expect(stored[0]!.body_sealed).not.toContain(link[2]!)
+
+        const wrong = yield* call(app, "GET", "/auth/verify-email?token=not-a-token")
+        expect(wrong.status).toBe(401)
+        expect(wrong.body.error).toMatchObject({ code: "unauthorized", param: "token" })
+        const verified = yield* Effect.promise(() => fetch(link[1]!))
+        expect(verified.status).toBe(200)
+        expect(yield* Effect.promise(() => verified.json())).toMatchObject({ object: "acknowledgement" })
+
+        const after = yield* call(app, "GET", "/auth/me", { token: admin.token })
+        expect(after.body.user).toMatchObject({ email_verified: true, platform_admin: true })
+        expect((yield* call(app, "GET", "/admin/settings", { token: admin.token })).status).toBe(200)
+
+        // Single use; nothing left to verify.
+        expect((yield* Effect.promise(() => fetch(link[1]!))).status).toBe(401)
+        const resend = yield* call(app, "POST", "/auth/verify-email/resend", { token: admin.token })
+        expect(resend.status).toBe(409)
+        expect(resend.body.error.code).toBe("invalid_state")
+
+        // An unlisted user is verified, and still no administrator.
+        const plain = yield* Effect.promise(() => signUp(app))
+        expect((yield* call(app, "GET", "/auth/me", { token: plain.token })).body.user).toMatchObject({
+          email_verified: true,
+          platform_admin: false
+        })
+      }))
+
+    it.effect("sends a new verification link on request, and an expired link verifies nothing", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const sql = yield* SqlClient.SqlClient
+        const user = yield* Effect.promise(() => signUp(app, { verifyEmail: false }))
+        yield* sql`UPDATE email_verifications SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`
+        const expiredLink = (yield* Effect.promise(() => app.mailTo(user.email)))[0]!.body.match(/(\/auth\/verify-email\S+)/)![1]!
+        expect((yield* call(app, "GET", expiredLink)).status).toBe(401)
+        const resend = yield* call(app, "POST", "/auth/verify-email/resend", { token: user.token })
+        expect(resend.status).toBe(201)
+        yield* Effect.promise(() => verifyEmail(app, user.email))
+        expect((yield* call(app, "GET", "/auth/me", { token: user.token })).body.user.email_verified).toBe(true)
       }))
 
     it.effect("never shows a password, token or TOTP secret in a log line", () =>

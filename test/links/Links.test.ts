@@ -412,6 +412,54 @@ describe("payment links", () => {
         expect(listed.body.data[0].paid_at).not.toBeNull()
       }))
 
+    it.effect("answers concurrent and repeated pays of an invoice with its one pending payment", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const { key, owner, storeId } = yield* merchant(app)
+        const invoice = yield* createLink(app, owner.token, storeId, {
+          kind: "invoice",
+          title: "Room 12, two nights",
+          amount: "80.00",
+          currency: "USD"
+        })
+        // Twelve payers at once: one payment, the same checkout address for all.
+        const racing = yield* Effect.all(Array.from({ length: 12 }, () => pay(app, invoice.body.id)), {
+          concurrency: "unbounded"
+        })
+        expect(racing.map((answer) => answer.status)).toEqual(racing.map(() => 201))
+        const paymentIds = new Set(racing.map((answer) => answer.body.payment_id))
+        expect(paymentIds.size).toBe(1)
+        const first = racing[0]!.body
+        expect(new Set(racing.map((answer) => answer.body.checkout_url))).toEqual(new Set([first.checkout_url]))
+        expect(first.checkout_url).toMatch(new RegExp(`/checkout/${first.payment_id}$`))
+
+        // Later, while it is pending or scanned: still that payment.
+        expect(yield* simulate(app, key, first.payment_id, "scanned")).toBe(201)
+        const again = yield* pay(app, invoice.body.id)
+        expect(again.status).toBe(201)
+        expect(again.body).toMatchObject({ payment_id: first.payment_id, checkout_url: first.checkout_url, amount: "80.00" })
+
+        // Once it expired, paying starts a new payment; once that is paid, the invoice is closed.
+        expect(yield* simulate(app, key, first.payment_id, "expired")).toBe(201)
+        const second = yield* pay(app, invoice.body.id)
+        expect(second.status).toBe(201)
+        expect(second.body.payment_id).not.toBe(first.payment_id)
+        expect(yield* simulate(app, key, second.body.payment_id, "scanned")).toBe(201)
+        expect(yield* simulate(app, key, second.body.payment_id, "paid")).toBe(201)
+        const afterPaid = yield* Effect.all(Array.from({ length: 4 }, () => pay(app, invoice.body.id)), {
+          concurrency: "unbounded"
+        })
+        for (const answer of afterPaid) {
+          expect(answer.status).toBe(409)
+          expect(answer.body.error.code).toBe("invalid_state")
+        }
+        const listed = yield* call(app, "GET", `/dashboard/stores/${storeId}/links?kind=invoice`, { token: owner.token })
+        expect(listed.body.data.find((link: any) => link.id === invoice.body.id)).toMatchObject({
+          status: "paid",
+          payments_count: 2
+        })
+      }))
+
     it.effect("lists the ecosystem catalog like any list", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
@@ -424,9 +472,17 @@ describe("payment links", () => {
           expect(Object.keys(product).sort()).toEqual(
             ["category", "description", "id", "name", "object", "status", "url_path"]
           )
-          expect(product).toMatchObject({ object: "ecosystem_product", status: "available" })
+          expect(product.object).toBe("ecosystem_product")
           expect(product.url_path).toMatch(/^\//)
+          // What the catalog calls available is a route (an unknown id there is "No such …", not "No route").
+          const concrete = product.url_path.replace(/\{[^}]+\}/g, "x")
+          const answer = yield* Effect.promise(() => app.fetch(concrete).then((response) => response.text()))
+          const routed = !answer.includes("No route for")
+          expect(routed, product.url_path).toBe(product.status === "available")
+          expect(["available", "coming_soon"]).toContain(product.status)
         }
+        expect(products.find((product) => product.id === "eco_payments_api").status).toBe("available")
+        expect(products.find((product) => product.id === "eco_loyalty").status).toBe("coming_soon")
         const names = products.map((product) => product.name).join(" | ")
         for (const expected of ["Payments API", "Hosted checkout", "Payment links", "Webhooks", "Loyalty", "Billing"]) {
           expect(names).toContain(expected)

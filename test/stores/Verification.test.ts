@@ -122,12 +122,18 @@ describe("merchant verification", () => {
           expect(twenty.body.documents).toHaveLength(20)
         }))
 
-      it.effect("keeps organizations apart and requires org_id", () =>
+      it.effect("keeps organizations apart; without org_id the status is the user's first organization's", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
           const owner = yield* signUpOwner(app)
           const stranger = yield* signUpOwner(app, "Stranger Org")
-          expectError(yield* call(app, "GET", "/verification", { token: owner.token }), 400, "invalid_request", "org_id")
+          // Like POST /verification, GET falls back to the user's first organization.
+          const before = yield* call(app, "GET", "/verification", { token: owner.token })
+          expect(before.status).toBe(200)
+          expect(before.body).toEqual({ object: "verification", organization_id: owner.organizationId, status: "not_submitted" })
+          const submitted = yield* call(app, "POST", "/verification", { token: owner.token, body: submission() })
+          const after = yield* call(app, "GET", "/verification", { token: owner.token })
+          expect(after.body).toMatchObject({ id: submitted.body.id, organization_id: owner.organizationId, status: "pending" })
           expectError(
             yield* call(app, "GET", `/verification?org_id=${owner.organizationId}`, { token: stranger.token }),
             404,

@@ -5,10 +5,12 @@
  */
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { SqlClient } from "@effect/sql"
 import { randomBytes } from "node:crypto"
 import { type ApiClient, makeApiClient } from "../../domain/Client.ts"
 import { ServiceLive } from "../../runtime/App.ts"
 import { AppConfig, type AppConfigShape } from "../../runtime/Config.ts"
+import { decryptSecret, MasterKey } from "../../src/platform/Crypto.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
 export interface TestAppShape {
@@ -16,6 +18,13 @@ export interface TestAppShape {
   readonly client: ApiClient
   readonly fetch: (path: string, init?: RequestInit) => Promise<Response>
   readonly database: TestDatabase["Type"]
+  /** The mail the service sent to `recipient`, oldest first, opened (it is stored sealed). */
+  readonly mailTo: (recipient: string) => Promise<ReadonlyArray<SentMail>>
+}
+
+export interface SentMail {
+  readonly subject: string
+  readonly body: string
 }
 
 export class TestApp extends Context.Tag("test/TestApp")<TestApp, TestAppShape>() {}
@@ -32,6 +41,8 @@ export const testConfigLayer = (overrides: Partial<AppConfigShape> = {}) =>
       masterKey: Option.some(Redacted.make(new Uint8Array(randomBytes(32)))),
       webhookAllowPrivateNetworks: true,
       shutdownGraceSeconds: 1,
+      // Suites register many users from one address; the throttle's own test sets a small limit.
+      registrationsPerAddressPerHour: 100_000,
       ...overrides
     })
   }))
@@ -42,11 +53,21 @@ const makeTestApp = Effect.gen(function*() {
   if (server.address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
   const baseUrl = `http://127.0.0.1:${server.address.port}`
   const client = yield* makeApiClient(baseUrl).pipe(Effect.provide(FetchHttpClient.layer))
+  const sql = yield* SqlClient.SqlClient
+  const { key } = yield* MasterKey
+  const mailTo = (recipient: string) =>
+    Effect.runPromise(Effect.gen(function*() {
+      const rows = yield* sql<{ subject: string; body_sealed: string }>`
+        SELECT subject, body_sealed FROM outgoing_mail WHERE recipient = ${recipient} ORDER BY id`
+      return yield* Effect.forEach(rows, (row) =>
+        Effect.map(decryptSecret(key, row.body_sealed), (body): SentMail => ({ subject: row.subject, body })))
+    }))
   return TestApp.of({
     baseUrl,
     client,
     fetch: (path, init) => fetch(new URL(path, baseUrl), init),
-    database
+    database,
+    mailTo
   })
 })
 

@@ -1,0 +1,345 @@
+/**
+ * The OpenAPI document as a reference, completed after the generator has built it from the HttpApi:
+ *
+ * - examples for every request body and JSON response, built from the schemas (their own `examples`
+ *   first, then by field name: ids with their prefixes, timestamps, amounts), so they never drift;
+ * - the HTML variant (`text/html`) of the hosted pages, which answer a browser with a page;
+ * - the `webhooks` section: every event type, its payload and the Standard Webhooks signature headers;
+ * - the generator's own constraint wording ("a string at most 255 character(s) long", titles such as
+ *   "maxLength(255)") removed from descriptions: the constraint itself (`maxLength`) is kept.
+ */
+import { WebhookEventTypes } from "./Webhooks.ts"
+
+type Json = any
+
+// ---------------------------------------------------------------------------------------------
+// Constraint wording
+// ---------------------------------------------------------------------------------------------
+
+const GENERATED_DESCRIPTION = /^(a string|a number|an integer|an array|a non-empty|a positive|a negative|a non-negative|a finite)\b/
+const GENERATED_TITLE = /^([A-Za-z]+\(.*\)|int|unknown)$/
+
+/** Removes the generator's constraint wording everywhere in the document, in place. */
+const removeGeneratedWording = (node: Json): void => {
+  if (Array.isArray(node)) {
+    node.forEach(removeGeneratedWording)
+    return
+  }
+  if (typeof node !== "object" || node === null) return
+  if (typeof node.description === "string" && GENERATED_DESCRIPTION.test(node.description)) delete node.description
+  if (typeof node.title === "string" && GENERATED_TITLE.test(node.title)) delete node.title
+  for (const value of Object.values(node)) removeGeneratedWording(value)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Examples
+// ---------------------------------------------------------------------------------------------
+
+const exampleId = (prefix: string) => `${prefix}_3kTMd92JxQeLp0aZ7yNcB1vW`
+
+const ID_PREFIXES: Record<string, string> = {
+  payment: "pay",
+  refund: "re",
+  store: "str",
+  branch: "br",
+  organization: "org",
+  user: "usr",
+  api_key: "key",
+  webhook_endpoint: "we",
+  webhook_delivery: "whd",
+  endpoint: "we",
+  event: "evt",
+  payment_link: "lnk",
+  link: "lnk",
+  verification: "kyc",
+  receipt: "rcpt",
+  delivery: "whd",
+  checkout: "pay"
+}
+
+/**
+ * Request examples beyond the required fields, where the optional ones are the point. Other request
+ * examples show the required fields only, which are always a valid request on their own.
+ */
+const REQUEST_EXAMPLES: Record<string, Json> = {
+  CreatePaymentDto: {
+    amount: "12.50",
+    currency: "USD",
+    reference_id: "order-1042",
+    description: "Two iced lattes",
+    expires_in: 900,
+    metadata: { table: "7" }
+  },
+  CreateRefundDto: { amount: "5.00", reason: "One latte was spilled" },
+  CreateLinkDto: { kind: "invoice", title: "Invoice #1042", amount: "120.00", currency: "USD", customer_email: "buyer@example.com", due_date: "2030-02-28" },
+  CreateWebhookDto: { store_id: exampleId("str"), url: "https://shop.example.com/hooks/khqr", events: ["payment.completed", "payment.refunded"] },
+  UpdateBrandingDto: { display_name: "Riverside Coffee", primary_color: "#1a73e8", accent_color: "#e8f0fb", logo_url: "https://cdn.example.com/logo.png" },
+  CreateBranchDto: { name: "Riverside", address: "12 Sisowath Quay, Phnom Penh", phone: "+855 12 345 678" },
+  RegisterDto: { email: "owner@example.com", password: "correct horse battery staple", name: "Sokha Chan", organization_name: "Riverside Coffee" },
+  UpsertCredentialDto: { bakong_account_id: "coffee_shop@aclb", merchant_name: "Riverside Coffee", merchant_city: "Phnom Penh", acquiring_bank: "ACLEDA" }
+}
+
+/** A string example for a field, from its name when its schema has none. */
+const stringByName = (name: string, objectType: string | undefined): string => {
+  if (name === "id") return exampleId(ID_PREFIXES[objectType ?? ""] ?? "obj")
+  if (name === "reference_id") return "order-1042"
+  if (name === "amount_refunded") return "0.00"
+  if (name === "payload") return "00020101021229270023test_merchant@devb520459995303840540512.505802KH6304A1B2"
+  if (name === "md5") return "9e107d9d372bb6826bd81d3542a419d6"
+  if (name === "message") return "A sentence saying what was wrong and how to put it right"
+  if (name === "param") return "amount"
+  if (name === "access_token") return "mst_4eC39HqLyjWDarjtT1zdp7dc4eC39HqLyjWDarjtT1z"
+  if (name === "secret") return "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4f2WcR0ztQw="
+  if (name === "token_type") return "Bearer"
+  if (name === "svg") return "<svg xmlns=\"http://www.w3.org/2000/svg\">…</svg>"
+  if (name === "png_data_url") return "data:image/png;base64,iVBORw0KGgo…"
+  if (name.endsWith("_id")) return exampleId(ID_PREFIXES[name.slice(0, -3)] ?? "obj")
+  if (name.endsWith("_at")) return "2030-01-31T17:00:00.000Z"
+  if (name.includes("amount")) return "12.50"
+  if (name.includes("email")) return "owner@example.com"
+  if (name.includes("url")) return "https://shop.example.com/path"
+  if (name === "currency") return "USD"
+  if (name.includes("color")) return "#1a73e8"
+  if (name.includes("password")) return "correct horse battery staple"
+  if (name === "code" || name === "mfa_code") return "123456"
+  if (name === "cursor" || name === "next_cursor") return "eyJ0IjoiMjAzMC0wMS0zMVQxNzowMDowMC4wMDBaIn0"
+  if (name.includes("name")) return "Riverside Coffee"
+  if (name === "title") return "Invoice #1042"
+  if (name === "registration_number") return "CO-1234/2030"
+  if (name === "description" || name === "reason") return "Two iced lattes"
+  return "text"
+}
+
+interface ExampleContext {
+  readonly schemas: Record<string, Json>
+  /** Request examples show the required fields and those with examples of their own; responses show all. */
+  readonly forRequest: boolean
+}
+
+const exampleOf = (schema: Json, context: ExampleContext, name = "", objectType?: string, seen: ReadonlyArray<string> = []): Json => {
+  if (schema === undefined || schema === null || typeof schema !== "object") return null
+  if (typeof schema.$ref === "string") {
+    const key = schema.$ref.replace("#/components/schemas/", "")
+    if (seen.includes(key)) return null
+    return exampleOf(context.schemas[key], context, name, objectType, [...seen, key])
+  }
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0]
+  if (schema.const !== undefined) return schema.const
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0]
+  const alternatives: Array<Json> | undefined = schema.anyOf ?? schema.oneOf
+  if (Array.isArray(alternatives)) {
+    const chosen = alternatives.find((alternative) => alternative.type !== "null") ?? alternatives[0]
+    return exampleOf(chosen, context, name, objectType, seen)
+  }
+  if (Array.isArray(schema.allOf) && schema.allOf.length > 0) return exampleOf(schema.allOf[0], context, name, objectType, seen)
+  const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== "null") : schema.type
+  switch (type) {
+    case "object": {
+      const properties: Record<string, Json> = schema.properties ?? {}
+      const required: ReadonlyArray<string> = schema.required ?? []
+      const ownType = properties.object?.const ?? properties.object?.enum?.[0]
+      const example: Record<string, Json> = {}
+      for (const [key, property] of Object.entries(properties)) {
+        if (context.forRequest && !required.includes(key)) continue
+        example[key] = exampleOf(property, context, key, ownType ?? objectType, seen)
+      }
+      if (Object.keys(properties).length === 0 && schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
+        return name === "metadata" ? { order_id: "1042" } : {}
+      }
+      return example
+    }
+    case "array":
+      return [exampleOf(schema.items, context, name.replace(/s$/, ""), objectType, seen)].filter((item) => item !== null)
+    case "integer":
+    case "number":
+      return typeof schema.minimum === "number" ? schema.minimum : name === "expires_in" ? 900 : 1
+    case "boolean":
+      return name === "enabled" || name === "active"
+    case "null":
+      return null
+    case "string":
+      return stringByName(name, objectType)
+    default:
+      return null
+  }
+}
+
+/** Puts an `example` on every JSON request body and JSON response that has none. */
+const addExamples = (document: Json): void => {
+  const schemas: Record<string, Json> = document.components?.schemas ?? {}
+  for (const item of Object.values<Json>(document.paths ?? {})) {
+    for (const operation of Object.values<Json>(item)) {
+      const requestMedia = operation?.requestBody?.content?.["application/json"]
+      if (requestMedia?.schema !== undefined && requestMedia.example === undefined) {
+        const named = String(requestMedia.schema.$ref ?? "").replace("#/components/schemas/", "")
+        requestMedia.example = REQUEST_EXAMPLES[named] ?? exampleOf(requestMedia.schema, { schemas, forRequest: true })
+      }
+      for (const response of Object.values<Json>(operation?.responses ?? {})) {
+        const media = response?.content?.["application/json"]
+        if (media?.schema !== undefined && media.example === undefined) {
+          media.example = exampleOf(media.schema, { schemas, forRequest: false })
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hosted pages
+// ---------------------------------------------------------------------------------------------
+
+/** The operations that answer a browser (Accept preferring text/html) with a complete page. */
+const HOSTED_PAGES: ReadonlyArray<readonly [path: string, what: string]> = [
+  ["/checkout/{id}", "the checkout page: the store's branding, the amount, the QR code and the live status"],
+  ["/receipts/{id}", "the receipt page"],
+  ["/links/{id}", "the payment-link page with its pay button"]
+]
+
+const addHtmlVariants = (document: Json): void => {
+  for (const [path, what] of HOSTED_PAGES) {
+    const ok = document.paths?.[path]?.get?.responses?.["200"]
+    if (ok === undefined) continue
+    ok.description = `${ok.description ?? "OK"}. JSON by default; a request whose Accept header prefers ` +
+      `text/html (a browser) gets ${what}.`
+    ok.content = {
+      ...ok.content,
+      "text/html": {
+        schema: { type: "string", description: "A complete HTML page (no external scripts; a nonce CSP)." },
+        example: "<!doctype html><html lang=\"en\">…</html>"
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+// ---------------------------------------------------------------------------------------------
+
+const EVENT_DESCRIPTIONS: Record<(typeof WebhookEventTypes)[number], string> = {
+  "payment.completed": "A payment was paid.",
+  "payment.refunded": "A refund of a paid payment succeeded (in full or in part); `data.object` is the payment after it.",
+  "payment.failed": "The provider reported the payment failed.",
+  "payment.expired": "The payment passed `expires_at` unpaid.",
+  "payment.cancelled": "A pending payment was cancelled.",
+  "payment.scanned": "The customer scanned the QR code; payment is expected shortly.",
+  "test.event": "Sent by `POST /webhook-endpoints/{id}/test`; `data.object` describes the test."
+}
+
+const SIGNATURE_HEADERS = [
+  {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    description: "The event's id (`evt_…`), the same on every retry: use it to process an event once.",
+    schema: { type: "string" },
+    example: "evt_3kTMd92JxQeLp0aZ7yNcB1vW"
+  },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    description: "When this attempt was signed, in Unix seconds. Reject deliveries far from your clock (replays).",
+    schema: { type: "string" },
+    example: "1895419200"
+  },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    description: "Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`, " +
+      "keyed with the base64-decoded part of the endpoint's secret after `whsec_`; one per active secret (two for 24 " +
+      "hours after a rotation). Accept the delivery if any signature matches (Standard Webhooks).",
+    schema: { type: "string" },
+    example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+  }
+]
+
+const addWebhooks = (document: Json): void => {
+  const schemas: Record<string, Json> = document.components?.schemas ?? {}
+  const paymentExample = exampleOf({ $ref: "#/components/schemas/Payment" }, { schemas, forRequest: false })
+  const webhooks: Record<string, Json> = {}
+  for (const type of WebhookEventTypes) {
+    const isTest = type === "test.event"
+    const dataObject = isTest
+      ? {
+        type: "object",
+        properties: {
+          object: { const: "test" },
+          endpoint_id: { type: "string" },
+          store_id: { type: "string" },
+          message: { type: "string" }
+        },
+        required: ["object", "endpoint_id", "store_id", "message"]
+      }
+      : { $ref: "#/components/schemas/Payment" }
+    webhooks[type] = {
+      post: {
+        summary: `${type}: ${EVENT_DESCRIPTIONS[type]}`,
+        description: `${EVENT_DESCRIPTIONS[type]} Delivered as a POST to each enabled endpoint subscribed to ` +
+          "`" + type + "` (or `*`), signed per Standard Webhooks. Answer 2xx within 15 s; anything else is retried " +
+          "at about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h. A 410 answer disables the endpoint.",
+        operationId: `webhook.${type}`,
+        tags: ["Webhook events"],
+        parameters: SIGNATURE_HEADERS,
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                properties: {
+                  id: { type: "string", description: "The event id; equals the `webhook-id` header." },
+                  object: { const: "event" },
+                  type: { const: type },
+                  created_at: { type: "string", description: "When the event happened (ISO 8601)." },
+                  livemode: { type: "boolean" },
+                  data: { type: "object", properties: { object: dataObject }, required: ["object"] }
+                },
+                required: ["id", "object", "type", "created_at", "livemode", "data"]
+              },
+              example: {
+                id: "evt_3kTMd92JxQeLp0aZ7yNcB1vW",
+                object: "event",
+                type,
+                created_at: "2030-01-31T17:00:00.000Z",
+                livemode: false,
+                data: {
+                  object: isTest
+                    ? {
+                      object: "test",
+                      endpoint_id: exampleId("we"),
+                      store_id: exampleId("str"),
+                      message: "A test event sent from the webhook endpoint's test route."
+                    }
+                    : paymentExample
+                }
+              }
+            }
+          }
+        },
+        responses: {
+          "200": { description: "Any 2xx: delivered. The body is ignored." },
+          "410": { description: "Gone: the endpoint is disabled and receives nothing more." }
+        }
+      }
+    }
+  }
+  document.webhooks = webhooks
+  document.tags = [
+    ...(document.tags ?? []),
+    {
+      name: "Webhook events",
+      description: "What the service POSTs to your webhook endpoints, and how to verify it came from us."
+    }
+  ]
+}
+
+/** Completes the generated document (see the module comment). */
+export const completeReference = (document: Json): Json => {
+  const completed = structuredClone(document)
+  removeGeneratedWording(completed)
+  addExamples(completed)
+  addHtmlVariants(completed)
+  addWebhooks(completed)
+  return completed
+}

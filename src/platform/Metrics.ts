@@ -1,0 +1,91 @@
+/**
+ * The service's own metrics, kept in Effect's metric registry (one per process) and served at
+ * `GET /metrics` in Prometheus text format. Each is recorded where the fact it counts became true: a
+ * request once its response is known, a payment change after its transaction committed, a webhook
+ * attempt once it was recorded. Labels take a small, fixed set of values (route patterns, not paths),
+ * so the number of series stays bounded.
+ */
+import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
+
+const httpRequests = Metric.counter("http_server_requests_total", {
+  description: "HTTP requests answered, by method, route pattern and status class",
+  incremental: true
+})
+
+const httpRequestDuration = Metric.histogram(
+  "http_server_request_duration_seconds",
+  MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
+  "Time from a request's arrival to its response, by method, route pattern and status class"
+)
+
+const paymentTransitions = Metric.counter("payment_status_transitions_total", {
+  description: "Payment status changes by from, to and mode; a created payment counts as from=\"none\" to=\"pending\"",
+  incremental: true
+})
+
+const webhookAttempts = Metric.counter("webhook_delivery_attempts_total", {
+  description: "Webhook delivery attempts by outcome: delivered (2xx), retrying (another attempt is scheduled), " +
+    "gave_up (no retry left), gone (410, the endpoint was disabled)",
+  incremental: true
+})
+
+const outboxLag = Metric.gauge("outbox_oldest_undispatched_age_seconds", {
+  description: "Age of the oldest outbox event not yet dispatched (0 when none waits, NaN when the database " +
+    "did not answer); measured at each scrape"
+})
+
+/** The route label of a request no route matched: its path would make a series per probe of a scanner. */
+export const UNMATCHED_ROUTE = "unmatched"
+
+/**
+ * The route pattern (`/v1/payments/:id`) of the request being answered. The router writes it on the
+ * request's span as `http.route`; middleware around the router cannot see the router's own context, but
+ * it runs inside that span. Effect keeps spans (and their attributes) whether or not a tracer exports them.
+ */
+export const currentHttpRoute: Effect.Effect<string> = Effect.currentSpan.pipe(
+  Effect.map((span) => {
+    const route = span.attributes.get("http.route")
+    return typeof route === "string" ? route : UNMATCHED_ROUTE
+  }),
+  Effect.orElseSucceed(() => UNMATCHED_ROUTE)
+)
+
+/** `2xx`, `4xx`, …: the status class keeps one series per outcome kind rather than one per code. */
+export const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`
+
+export const recordHttpRequest = (request: {
+  readonly method: string
+  readonly route: string
+  readonly status: number
+  readonly durationSeconds: number
+}): Effect.Effect<void> => {
+  const labels = [
+    MetricLabel.make("method", request.method),
+    MetricLabel.make("route", request.route),
+    MetricLabel.make("status_class", statusClass(request.status))
+  ]
+  const labelled = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>) => Metric.taggedWithLabels(metric, labels)
+  return Effect.zipRight(
+    Metric.increment(labelled(httpRequests)),
+    Metric.update(labelled(httpRequestDuration), request.durationSeconds)
+  )
+}
+
+/** A payment moved from `from` to `to` (`from` is `"none"` for a payment just created). */
+export const recordPaymentTransition = (change: {
+  readonly from: string
+  readonly to: string
+  readonly livemode: boolean
+}): Effect.Effect<void> =>
+  Metric.increment(Metric.taggedWithLabels(paymentTransitions, [
+    MetricLabel.make("from", change.from),
+    MetricLabel.make("to", change.to),
+    MetricLabel.make("mode", change.livemode ? "live" : "test")
+  ]))
+
+export type WebhookAttemptOutcome = "delivered" | "retrying" | "gave_up" | "gone"
+
+export const recordWebhookAttempt = (outcome: WebhookAttemptOutcome): Effect.Effect<void> =>
+  Metric.increment(Metric.tagged(webhookAttempts, "outcome", outcome))
+
+export const setOutboxLag = (seconds: number): Effect.Effect<void> => Metric.set(outboxLag, seconds)

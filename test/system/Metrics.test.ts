@@ -1,0 +1,302 @@
+/**
+ * `GET /metrics` over HTTP: who may read it (METRICS_TOKEN, a platform administrator; everyone else 401
+ * or 403 in the shared error shape), the Prometheus text format, and that the service's metrics move
+ * with what happens: requests, payments created and changed, webhook attempts, the outbox lag.
+ */
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { MetricsService, runnerMetrics } from "../../src/system/Metrics.ts"
+import { createStore, signUp } from "../support/Accounts.ts"
+import { makeCall } from "../support/Http.ts"
+import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
+import { TestReceiver } from "../webhooks/Receiver.ts"
+
+const call = makeCall()
+
+const METRICS_TOKEN = "metrics-scraper-token-for-tests"
+const ADMIN_EMAIL = "metrics-admin@example.test"
+
+interface Sample {
+  readonly name: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly value: number
+}
+
+const SAMPLE_LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/
+const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)/gy
+
+/**
+ * Reads an exposition strictly: every line is a comment, a `# HELP`/`# TYPE` line or a well-formed
+ * sample, and every sample belongs to a family whose `# TYPE` came before it.
+ */
+const parseExposition = (text: string): ReadonlyArray<Sample> => {
+  expect(text.endsWith("\n")).toBe(true)
+  const samples: Array<Sample> = []
+  const declared = new Map<string, string>()
+  for (const line of text.slice(0, -1).split("\n")) {
+    const type = line.match(/^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/)
+    if (type) {
+      expect(declared.has(type[1]!), `family ${type[1]} declared twice`).toBe(false)
+      declared.set(type[1]!, type[2]!)
+      continue
+    }
+    if (line.startsWith("#")) {
+      expect(line, "a comment line").toMatch(/^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* /)
+      continue
+    }
+    const match = line.match(SAMPLE_LINE)
+    expect(match, `a sample line: ${line}`).not.toBeNull()
+    const [, name, labelText, valueText] = match!
+    const family = [...declared.keys()].find((base) =>
+      name === base || (["histogram", "summary"].includes(declared.get(base)!) && /^_(bucket|sum|count)$/.test(name!.slice(base.length)) && name!.startsWith(base))
+    )
+    expect(family, `sample ${name} after its # TYPE`).toBeDefined()
+    const labels: Record<string, string> = {}
+    if (labelText !== undefined && labelText.length > 0) {
+      LABEL.lastIndex = 0
+      let consumed = 0
+      for (let label = LABEL.exec(labelText); label !== null; label = LABEL.exec(labelText)) {
+        labels[label[1]!] = label[2]!.replace(/\\n/g, "\n").replace(/\\"/g, "\"").replace(/\\\\/g, "\\")
+        consumed = LABEL.lastIndex
+      }
+      expect(consumed, `labels of ${line}`).toBe(labelText.length)
+    }
+    const value = valueText === "+Inf" ? Infinity : valueText === "-Inf" ? -Infinity : Number(valueText)
+    expect(valueText === "NaN" || !Number.isNaN(value), `value of ${line}`).toBe(true)
+    samples.push({ name: name!, labels, value })
+  }
+  return samples
+}
+
+/** The value of the one sample with exactly these labels; 0 when the series does not exist yet. */
+const valueOf = (samples: ReadonlyArray<Sample>, name: string, labels: Record<string, string>): number => {
+  const wanted = JSON.stringify(Object.entries(labels).sort())
+  const found = samples.filter((sample) =>
+    sample.name === name && JSON.stringify(Object.entries(sample.labels).sort()) === wanted
+  )
+  expect(found.length).toBeLessThanOrEqual(1)
+  return found[0]?.value ?? 0
+}
+
+const scrape = (app: TestAppShape) =>
+  Effect.gen(function*() {
+    const response = yield* Effect.promise(() => app.fetch("/metrics", { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }))
+    expect(response.status).toBe(200)
+    return parseExposition(yield* Effect.promise(() => response.text()))
+  })
+
+/** Scrapes until `check` holds (metrics of background work, such as webhook delivery, arrive later). */
+const scrapeUntil = (app: TestAppShape, check: (samples: ReadonlyArray<Sample>) => boolean) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 15_000
+    while (true) {
+      const samples = yield* scrape(app)
+      if (check(samples)) return samples
+      if (Date.now() > deadline) return yield* Effect.dieMessage("the metric did not reach the expected value")
+      yield* Effect.sleep("100 millis")
+    }
+  })
+
+const expectError = (response: { status: number; body: any }, status: number, code: string) => {
+  expect(response.status).toBe(status)
+  expect(response.body).toEqual({ error: { code, message: expect.any(String) } })
+}
+
+const suite = Layer.merge(
+  testAppLayer({
+    platformAdminEmails: [ADMIN_EMAIL],
+    metricsToken: Option.some(Redacted.make(METRICS_TOKEN))
+  }),
+  TestReceiver.layer
+)
+
+describe("GET /metrics", () => {
+  layer(suite, { timeout: 120_000, excludeTestServices: true })("with METRICS_TOKEN set", (it) => {
+    it.effect("answers 401 without a credential or with an unknown one, in the shared error shape", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        expectError(yield* call(app, "GET", "/metrics"), 401, "unauthorized")
+        expectError(yield* call(app, "GET", "/metrics", { token: "not-the-metrics-token-at-all" }), 401, "unauthorized")
+        expectError(yield* call(app, "GET", "/metrics", { token: `${METRICS_TOKEN}x` }), 401, "unauthorized")
+      }))
+
+    it.effect("answers 403 to a signed-in user who is not a platform administrator, and to an API key", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const owner = yield* Effect.promise(() => signUp(app))
+        expectError(yield* call(app, "GET", "/metrics", { token: owner.token }), 403, "forbidden")
+        const store = yield* Effect.promise(() => createStore(app, owner.token))
+        const key = (yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })).body
+        expectError(yield* call(app, "GET", "/metrics", { token: key.secret }), 403, "forbidden")
+      }))
+
+    it.effect("serves Prometheus text to the token holder and to a platform administrator", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const withToken = yield* Effect.promise(() =>
+          app.fetch("/metrics", { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+        )
+        expect(withToken.status).toBe(200)
+        expect(withToken.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4(;|$)/)
+        const samples = parseExposition(yield* Effect.promise(() => withToken.text()))
+        expect(samples.length).toBeGreaterThan(0)
+
+        const admin = yield* Effect.promise(() => signUp(app, { email: ADMIN_EMAIL }))
+        const asAdmin = yield* Effect.promise(() => app.fetch("/metrics", { headers: { authorization: `Bearer ${admin.token}` } }))
+        expect(asAdmin.status).toBe(200)
+        expect(asAdmin.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4(;|$)/)
+        parseExposition(yield* Effect.promise(() => asAdmin.text()))
+      }))
+
+    it.effect("counts requests by method, route pattern and status class, with their durations", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const healthOk = { method: "GET", route: "/health", status_class: "2xx" }
+        const paymentMissing = { method: "GET", route: "/v1/payments/:id", status_class: "4xx" }
+        const before = yield* scrape(app)
+        for (let i = 0; i < 3; i++) expect((yield* call(app, "GET", "/health")).status).toBe(200)
+        const owner = yield* Effect.promise(() => signUp(app))
+        const store = yield* Effect.promise(() => createStore(app, owner.token))
+        const key = (yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })).body
+        expect((yield* call(app, "GET", "/v1/payments/pay_doesnotexist", { token: key.secret })).status).toBe(404)
+        expect((yield* call(app, "GET", "/no/such/path")).status).toBe(404)
+
+        const after = yield* scrape(app)
+        expect(valueOf(after, "http_server_requests_total", healthOk) - valueOf(before, "http_server_requests_total", healthOk))
+          .toBe(3)
+        expect(valueOf(after, "http_server_requests_total", paymentMissing) - valueOf(before, "http_server_requests_total", paymentMissing))
+          .toBe(1)
+        // Paths nobody routes share one series, so a scanner cannot multiply them.
+        expect(valueOf(after, "http_server_requests_total", { method: "GET", route: "unmatched", status_class: "4xx" }))
+          .toBeGreaterThanOrEqual(1)
+        expect(after.some((sample) => sample.labels.route === "/no/such/path")).toBe(false)
+        // The histogram: cumulative buckets ending at +Inf, whose count is the requests'.
+        const durationCount = valueOf(after, "http_server_request_duration_seconds_count", healthOk)
+        expect(durationCount).toBe(valueOf(after, "http_server_requests_total", healthOk))
+        expect(valueOf(after, "http_server_request_duration_seconds_bucket", { ...healthOk, le: "+Inf" })).toBe(durationCount)
+        const buckets = after.filter((sample) =>
+          sample.name === "http_server_request_duration_seconds_bucket" && sample.labels.route === "/health" &&
+          sample.labels.status_class === "2xx"
+        )
+        expect(buckets.map((bucket) => bucket.value)).toEqual([...buckets.map((bucket) => bucket.value)].sort((a, b) => a - b))
+        expect(valueOf(after, "http_server_request_duration_seconds_sum", healthOk)).toBeGreaterThan(0)
+      }))
+
+    it.effect("counts a payment created and each change of its status", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const owner = yield* Effect.promise(() => signUp(app))
+        const store = yield* Effect.promise(() => createStore(app, owner.token))
+        const key = (yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })).body
+        const created = { from: "none", to: "pending", mode: "test" }
+        const scanned = { from: "pending", to: "scanned", mode: "test" }
+        const paid = { from: "scanned", to: "paid", mode: "test" }
+        const refunded = { from: "paid", to: "refunded", mode: "test" }
+        const name = "payment_status_transitions_total"
+        const before = yield* scrape(app)
+
+        const payment = yield* call(app, "POST", "/v1/payments", {
+          token: key.secret,
+          body: { amount: "4.00", currency: "USD" },
+          headers: { "idempotency-key": "metrics-create-1" }
+        })
+        expect(payment.status).toBe(201)
+        const afterCreate = yield* scrape(app)
+        expect(valueOf(afterCreate, name, created) - valueOf(before, name, created)).toBe(1)
+
+        // A replayed create is the same payment: nothing more is counted.
+        const replayed = yield* call(app, "POST", "/v1/payments", {
+          token: key.secret,
+          body: { amount: "4.00", currency: "USD" },
+          headers: { "idempotency-key": "metrics-create-1" }
+        })
+        expect(replayed.body.id).toBe(payment.body.id)
+
+        for (const status of ["scanned", "paid"]) {
+          const simulated = yield* call(app, "POST", `/v1/payments/${payment.body.id}/simulate`, { token: key.secret, body: { status } })
+          expect(simulated.status).toBe(201)
+        }
+        const refund = yield* call(app, "POST", `/v1/payments/${payment.body.id}/refund`, { token: key.secret, body: {} })
+        expect(refund.status).toBe(201)
+
+        const after = yield* scrape(app)
+        expect(valueOf(after, name, created) - valueOf(before, name, created)).toBe(1)
+        expect(valueOf(after, name, scanned) - valueOf(before, name, scanned)).toBe(1)
+        expect(valueOf(after, name, paid) - valueOf(before, name, paid)).toBe(1)
+        expect(valueOf(after, name, refunded) - valueOf(before, name, refunded)).toBe(1)
+      }))
+
+    it.effect("counts webhook delivery attempts by outcome", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* TestReceiver
+        const owner = yield* Effect.promise(() => signUp(app))
+        const store = yield* Effect.promise(() => createStore(app, owner.token))
+        const delivered = { outcome: "delivered" }
+        const before = valueOf(yield* scrape(app), "webhook_delivery_attempts_total", delivered)
+
+        const route = receiver.route()
+        const endpoint = yield* call(app, "POST", "/webhook-endpoints", {
+          token: owner.token,
+          body: { store_id: store.id, url: route.url, events: ["*"] }
+        })
+        expect(endpoint.status).toBe(201)
+        expect((yield* call(app, "POST", `/webhook-endpoints/${endpoint.body.id}/test`, { token: owner.token })).status).toBe(201)
+        yield* receiver.waitFor(route.path, 1)
+
+        yield* scrapeUntil(app, (samples) => valueOf(samples, "webhook_delivery_attempts_total", delivered) >= before + 1)
+      }))
+
+    it.effect("reports the age of the oldest undispatched outbox event", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const samples = yield* scrape(app)
+        const lag = samples.filter((sample) => sample.name === "outbox_oldest_undispatched_age_seconds")
+        expect(lag).toHaveLength(1)
+        expect(lag[0]!.value).toBeGreaterThanOrEqual(0)
+        expect(lag[0]!.value).toBeLessThan(60)
+      }))
+
+    it.effect("is served on a runner's health port to the METRICS_TOKEN holder only", () =>
+      Effect.gen(function*() {
+        const onRunner = (authorization?: string) =>
+          runnerMetrics.pipe(
+            Effect.provideService(
+              HttpServerRequest.HttpServerRequest,
+              HttpServerRequest.fromWeb(
+                new Request("http://runner/metrics", { headers: authorization ? { authorization } : {} })
+              )
+            ),
+            Effect.provide(MetricsService.Default),
+            Effect.map(HttpServerResponse.toWeb),
+            Effect.flatMap((response) =>
+              Effect.promise(async () => ({ status: response.status, type: response.headers.get("content-type"), body: await response.text() }))
+            )
+          )
+        const anonymous = yield* onRunner()
+        expect(anonymous.status).toBe(401)
+        expect(JSON.parse(anonymous.body).error.code).toBe("unauthorized")
+        expect((yield* onRunner("Bearer wrong-token-of-some-length")).status).toBe(401)
+        const scraper = yield* onRunner(`Bearer ${METRICS_TOKEN}`)
+        expect(scraper.status).toBe(200)
+        expect(scraper.type).toMatch(/^text\/plain; version=0\.0\.4(;|$)/)
+        expect(parseExposition(scraper.body).some((sample) => sample.name === "outbox_oldest_undispatched_age_seconds"))
+          .toBe(true)
+      }))
+
+    it.effect("is documented in the OpenAPI document, in the system group, as Prometheus text", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const document = (yield* call(app, "GET", "/openapi.json")).body
+        const operation = document.paths["/metrics"]?.get
+        expect(operation).toBeDefined()
+        expect(operation.tags).toEqual(["System"])
+        expect(operation.summary).toMatch(/Prometheus/)
+        expect(operation.description).toMatch(/METRICS_TOKEN/)
+        expect(Object.keys(operation.responses["200"].content)).toEqual(["text/plain; version=0.0.4; charset=utf-8"])
+        expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(["200", "401", "403"]))
+        expect(operation.security).toBeDefined()
+      }))
+  })
+})
