@@ -16,7 +16,7 @@ const LIMIT_DESCRIPTION = `How many objects to return, from 1 to ${MAX_LIST_LIMI
 /** The `limit` query parameter: a decimal string on the wire, a number from 1 to 100 once decoded. */
 export const ListLimit = Schema.transformOrFail(
   Schema.String.pipe(
-    Schema.maxLength(12, { message: () => `must be a whole number from 1 to ${MAX_LIST_LIMIT}, such as "20"` }),
+    Schema.maxLength(64, { message: () => `must be a whole number from 1 to ${MAX_LIST_LIMIT}, such as "20"` }),
     Schema.pattern(WHOLE_NUMBER, { message: () => `must be a whole number from 1 to ${MAX_LIST_LIMIT}, such as "20"` })
   ),
   // The OpenAPI generator documents a defaulted property from this side, so the description goes here too.
