@@ -5,13 +5,17 @@
 import { Schema } from "effect"
 import { oneOf } from "./Text.ts"
 
-export const Currency = oneOf("USD", "KHR").annotations({
+/** The currencies of KHQR payments, the one list every schema and test draws from. */
+export const Currencies = ["USD", "KHR"] as const
+
+export const Currency = oneOf(...Currencies).annotations({
   description: "ISO 4217 currency code: USD (2 decimal places) or KHR (no decimal places).",
   examples: ["USD", "KHR"]
 })
 export type Currency = typeof Currency.Type
 
-const DECIMAL_AMOUNT = /^\d+(\.\d+)?$/
+/** Digits, optionally a "." and more digits: the one spelling of an amount, on the wire and in configuration. */
+export const DECIMAL_AMOUNT = /^\d+(\.\d+)?$/
 const MAX_AMOUNT_LENGTH = 32
 
 /** A decimal amount string as it appears in request and response bodies. */

@@ -31,6 +31,11 @@ export type PaymentStatus = typeof PaymentStatus.Type
 /** Statuses from which a payment still moves without a refund: it can be scanned, paid, expire or fail. */
 export const OpenStatuses: ReadonlyArray<PaymentStatus> = ["pending", "scanned"]
 
+/** Every other status: the payment's checkout is over (refunds may still follow a paid one). */
+export const TerminalStatuses: ReadonlyArray<PaymentStatus> = PaymentStatus.literals.filter(
+  (status) => !OpenStatuses.includes(status)
+)
+
 export const MAX_METADATA_KEYS = 50
 export const MAX_METADATA_VALUE_LENGTH = 500
 export const MAX_METADATA_KEY_LENGTH = 40

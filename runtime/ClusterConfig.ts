@@ -15,7 +15,7 @@
  *   session, so a killed runner's locks are released as soon as PostgreSQL sees its connections close.
  */
 import { Config, Context, Duration, Effect, Layer, Option } from "effect"
-import { describeConfigError } from "./Config.ts"
+import { describeConfigError } from "../src/platform/Config.ts"
 
 const positiveSeconds = (name: string, fallback: number) =>
   Config.number(name).pipe(

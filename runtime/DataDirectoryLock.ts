@@ -12,7 +12,7 @@
 import { Effect } from "effect"
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { ConfigurationError } from "./Config.ts"
+import { ConfigurationError } from "../src/platform/Config.ts"
 
 const LOCK_FILE = "service.lock"
 const TAKEOVER_FILE = "service.lock.takeover"

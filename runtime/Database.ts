@@ -10,7 +10,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { resolve } from "node:path"
 import pg from "pg"
 import { ChangeFeed, makeChangeFeed } from "../src/platform/ChangeFeed.ts"
-import { AppConfig } from "./Config.ts"
+import { AppConfig } from "../src/platform/Config.ts"
 import { lockDataDirectory } from "./DataDirectoryLock.ts"
 import { serveEmbeddedDatabase } from "./EmbeddedPostgres.ts"
 

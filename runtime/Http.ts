@@ -27,7 +27,7 @@ import { LinksHttpLive, PublicLinksHttpLive } from "../src/links/Http.ts"
 import { EcosystemHttpLive } from "../src/ecosystem/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
-import { AppConfig } from "./Config.ts"
+import { AppConfig } from "../src/platform/Config.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge } from "./RequestGuard.ts"
 import { ServicesLive } from "./Services.ts"
 

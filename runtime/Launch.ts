@@ -5,7 +5,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Logger } from "effect"
-import { ConfigurationError } from "./Config.ts"
+import { ConfigurationError } from "../src/platform/Config.ts"
 
 const reportStartupFailure = (cause: Cause.Cause<unknown>) => {
   const failure = Cause.squash(cause)

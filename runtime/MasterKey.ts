@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { MasterKey } from "../src/platform/Crypto.ts"
-import { AppConfig, ConfigurationError } from "./Config.ts"
+import { AppConfig, ConfigurationError } from "../src/platform/Config.ts"
 
 const KEY_FILE = "master.key"
 

@@ -6,7 +6,7 @@
  * stops with it (its wrapper sees this process's pipe close: runtime/EmbeddedPostgres.ts).
  */
 import { Effect, Layer } from "effect"
-import { AppConfig } from "./Config.ts"
+import { AppConfig } from "../src/platform/Config.ts"
 
 /** Beyond the grace period: time for the cluster and the database to stop once requests are done. */
 const STOP_ALLOWANCE_MS = 4_000

@@ -9,7 +9,7 @@ import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import { FetchHttpClient } from "@effect/platform"
 import { Effect, Layer, Option, Tracer } from "effect"
-import { AppConfig } from "./Config.ts"
+import { AppConfig } from "../src/platform/Config.ts"
 
 const REDACTED = "REDACTED"
 

@@ -3,9 +3,9 @@
  * `Policy.ts` and `AccessService`, the code the routes enforce, so the console cannot drift from them.
  */
 import { Effect, Either, Option } from "effect"
-import { AccessDecision, AccessMatrix } from "../../domain/Access.ts"
+import { AccessDecision, AccessMatrix, type Permission, Roles } from "../../domain/Access.ts"
 import { NotFound } from "../../domain/Errors.ts"
-import { accessMatrix, AttributePolicies, decide, type Permission, Roles } from "./Policy.ts"
+import { accessMatrix, AttributePolicies, decide } from "./Policy.ts"
 import { AccessConsoleRepo } from "./ConsoleRepo.ts"
 import { AccessService } from "./Service.ts"
 

@@ -3,38 +3,7 @@
  * access matrix and the access check all evaluate this one module, so what the console shows is what
  * the routes enforce.
  */
-export const Roles = ["owner", "admin", "developer", "analyst"] as const
-export type Role = (typeof Roles)[number]
-
-/** Every permission a route can require, with what it allows. */
-export const PermissionCatalogue = {
-  "organization.read": "See the organization, its members and its verification status",
-  "member.manage": "Add members to the organization and choose their roles",
-  "verification.submit": "Submit merchant verification (KYC) documents",
-  "store.read": "See stores, branches and their settings (credentials masked)",
-  "store.create": "Create stores",
-  "store.update": "Change a store's branding and branches",
-  "store.credentials.manage": "Set a store's payment-provider credentials",
-  "store.live_mode.manage": "Switch a store's live mode on or off",
-  "api_key.read": "List a store's API keys (never their secrets)",
-  "api_key.manage": "Create, revoke and rotate API keys",
-  "webhook.read": "See webhook endpoints and deliveries",
-  "webhook.manage": "Create, change and delete webhook endpoints; reveal and rotate secrets",
-  "payment.read": "See payments, refunds and checkout links",
-  "payment.write": "Create and cancel payments and payment links",
-  "payment.refund": "Refund payments below the high-value threshold",
-  "payment.refund.high_value": "Refund at or above the high-value threshold (also needs MFA)",
-  "customer.read": "See customers, loyalty balances and referrals",
-  "customer.write": "Change customers, preferences, loyalty points and referral payouts",
-  "marketing.manage": "Manage loyalty programs, rewards, promotions, segments and games",
-  "promotion.approve": "Approve or reject promotions",
-  "analytics.read": "See analytics, ledger and risk reports",
-  "risk.manage": "Update risk cases",
-  "integration.manage": "Install connectors and configure notifications",
-  "billing.manage": "Change the organization's plan"
-} as const
-export type Permission = keyof typeof PermissionCatalogue
-export const Permissions = Object.keys(PermissionCatalogue) as ReadonlyArray<Permission>
+import { type Permission, PermissionCatalogue, Permissions, type Role, Roles } from "../../domain/Access.ts"
 
 const readOnly: ReadonlyArray<Permission> = [
   "organization.read",

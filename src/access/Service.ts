@@ -7,7 +7,8 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { type ApiKeyPrincipal, CurrentPrincipal, type UserPrincipal } from "../../domain/Auth.ts"
 import { Forbidden, NotFound } from "../../domain/Errors.ts"
-import { decide, type Permission, type Role, Roles } from "./Policy.ts"
+import { type Permission, type Role, RoleSchema } from "../../domain/Access.ts"
+import { decide } from "./Policy.ts"
 
 /** A store the caller may act on, with the caller's role in its organization. */
 export interface StoreAccess {
@@ -23,8 +24,6 @@ export interface OrganizationAccess {
   readonly role: Role
   readonly principal: UserPrincipal
 }
-
-const RoleSchema = Schema.Literal(...Roles)
 
 export class AccessService extends Effect.Service<AccessService>()("access/AccessService", {
   effect: Effect.gen(function*() {
@@ -84,6 +83,26 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       return { storeId, organizationId: found.value.organization_id, role, principal } satisfies StoreAccess
     })
 
+    /**
+     * The resource `find` yields, if the caller may perform `permission` on the store `storeIdOf` names.
+     * A missing resource and one of a store the caller cannot see both fail with the resource's own
+     * `notFound`: the store's "not found" would name the store of an object the caller may not know
+     * exists, and another tenant's object must look exactly like one that does not exist. A role that
+     * lacks `permission` on a store the caller can see is still 403.
+     */
+    const owned = <A, E, R>(
+      find: Effect.Effect<Option.Option<A>, E, R>,
+      storeIdOf: (resource: A) => string,
+      permission: Permission,
+      notFound: () => NotFound
+    ): Effect.Effect<A, E | NotFound | Forbidden, R | CurrentPrincipal> =>
+      Effect.gen(function*() {
+        const found = yield* find
+        if (Option.isNone(found)) return yield* notFound()
+        yield* store(storeIdOf(found.value), permission).pipe(Effect.catchTag("NotFound", () => Effect.fail(notFound())))
+        return found.value
+      }).pipe(Effect.withSpan("Access.owned", { attributes: { permission } }))
+
     /** The organization `organizationId` if the signed-in user may perform `permission` in it. */
     const organization = Effect.fn("Access.organization")(function*(organizationId: string, permission: Permission) {
       const user = yield* currentUser
@@ -127,6 +146,6 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       return Option.map(yield* findRole({ organizationId, userId }).pipe(Effect.orDie), (row) => row.role)
     })
 
-    return { currentUser, requirePlatformAdmin, store, organization, organizationOrFirst, roleIn } as const
+    return { currentUser, requirePlatformAdmin, store, owned, organization, organizationOrFirst, roleIn } as const
   })
 }) {}

@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import type { Role } from "../access/Policy.ts"
+import type { Role } from "../../domain/Access.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 
 export const UserRow = Schema.Struct({

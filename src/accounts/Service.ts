@@ -3,6 +3,7 @@
  * and reset, TOTP enrolment, and organization members.
  */
 import { Clock, Effect, Option } from "effect"
+import type { Role } from "../../domain/Access.ts"
 import {
   Acknowledgement,
   Me,
@@ -15,9 +16,8 @@ import {
 } from "../../domain/Accounts.ts"
 import type { UserPrincipal } from "../../domain/Auth.ts"
 import { InvalidRequest, InvalidState, MfaRequired, NotFound, RateLimited, Unauthorized } from "../../domain/Errors.ts"
-import { AppConfig } from "../../runtime/Config.ts"
+import { AppConfig } from "../platform/Config.ts"
 import { AccessService } from "../access/Service.ts"
-import type { Role } from "../access/Policy.ts"
 import { hashToken, randomToken, SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
@@ -343,7 +343,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         if (Option.isNone(found)) return
         const token = randomToken(32)
         yield* repo.insertPasswordReset(found.value.id, hashToken(token), new Date(Date.now() + PASSWORD_RESET_LIFETIME_MS))
-        const link = `${Option.getOrElse(config.publicBaseUrl, () => `http://localhost:${config.port}`)}/reset-password?token=${token}`
+        const link = `${yield* publicUrl.get}/reset-password?token=${token}`
         yield* mail.send({
           to: found.value.email,
           subject: "Reset your password",

@@ -3,10 +3,10 @@
  * secret leaves the service once, in the answer that created it.
  */
 import { Effect, Option } from "effect"
+import type { Permission } from "../../domain/Access.ts"
 import { ApiKey, type ApiKeyMode, ApiKeyWithSecret } from "../../domain/ApiKeys.ts"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import { AccessService } from "../access/Service.ts"
-import type { Permission } from "../access/Policy.ts"
 import { hashToken, randomToken } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
@@ -64,16 +64,10 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
 
     /** The key `id` if the signed-in user may manage its store; a key of another tenant is 404 like a missing one. */
     const manageableKey = (id: string) =>
-      Effect.gen(function*() {
-        yield* access.currentUser
-        const found = yield* repo.findById(id)
-        if (Option.isNone(found)) return yield* keyNotFound(id)
-        yield* access.store(found.value.store_id, "api_key.manage").pipe(
-          // The store's "not found" would name the store of a key the caller may not know exists.
-          Effect.catchTag("NotFound", () => Effect.fail(keyNotFound(id)))
-        )
-        return found.value
-      })
+      Effect.zipRight(
+        access.currentUser,
+        access.owned(repo.findById(id), (key) => key.store_id, "api_key.manage", () => keyNotFound(id))
+      )
 
     const create = Effect.fn("ApiKeys.create")(function*(input: {
       readonly store_id: string

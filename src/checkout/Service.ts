@@ -6,7 +6,7 @@ import { Effect, Option, Stream } from "effect"
 import QRCode from "qrcode"
 import { CheckoutMerchant, CheckoutQr, CheckoutView, Receipt } from "../../domain/Checkout.ts"
 import { NotFound } from "../../domain/Errors.ts"
-import type { PaymentStatus } from "../../domain/Payments.ts"
+import { type PaymentStatus, TerminalStatuses } from "../../domain/Payments.ts"
 import type { Store } from "../../domain/Stores.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { formatAmount } from "../platform/Money.ts"
@@ -16,14 +16,7 @@ import { type PaymentChange, paymentChangeOf, type PaymentRow, PaymentsRepo } fr
 import { StoresService } from "../stores/Service.ts"
 
 /** After these the stream has nothing more to say (refunds come later, but the checkout is over). */
-const TERMINAL: ReadonlySet<PaymentStatus> = new Set([
-  "paid",
-  "expired",
-  "failed",
-  "cancelled",
-  "refunded",
-  "partially_refunded"
-])
+const TERMINAL: ReadonlySet<PaymentStatus> = new Set(TerminalStatuses)
 
 const RECEIPT_STATUSES: ReadonlySet<PaymentStatus> = new Set(["paid", "partially_refunded", "refunded"])
 

@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { RateLimited } from "../../domain/Errors.ts"
-import { AppConfig } from "../../runtime/Config.ts"
+import { AppConfig } from "../platform/Config.ts"
 
 /** A client that found its address's slots taken is asked to come back after this long. */
 const RETRY_AFTER_SECONDS = 5

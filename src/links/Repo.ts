@@ -4,6 +4,8 @@
  */
 import { SqlClient, SqlError } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { OpenStatuses } from "../../domain/Payments.ts"
+import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 
 export const LinkRow = Schema.Struct({
@@ -16,7 +18,7 @@ export const LinkRow = Schema.Struct({
   amount: Schema.NullOr(Schema.BigInt),
   min_amount: Schema.NullOr(Schema.BigInt),
   max_amount: Schema.NullOr(Schema.BigInt),
-  currency: Schema.Literal("USD", "KHR"),
+  currency: Currency,
   active: Schema.Boolean,
   reference_id: Schema.NullOr(Schema.String),
   customer_email: Schema.NullOr(Schema.String),
@@ -33,7 +35,7 @@ export type LinkRow = typeof LinkRow.Type
 export const OpenLinkPayment = Schema.Struct({
   id: Schema.String,
   amount: Schema.BigInt,
-  currency: Schema.Literal("USD", "KHR"),
+  currency: Currency,
   overdue: Schema.Boolean
 })
 export type OpenLinkPayment = typeof OpenLinkPayment.Type
@@ -174,7 +176,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
       sql`
         SELECT p.id, p.amount, p.currency, p.expires_at <= now() AS overdue
         FROM link_payments lp JOIN payments p ON p.id = lp.payment_id
-        WHERE lp.link_id = ${linkId} AND p.status IN ('pending', 'scanned')
+        WHERE lp.link_id = ${linkId} AND p.status IN ${sql.in(OpenStatuses)}
         ORDER BY p.created_at DESC, p.id DESC
         LIMIT 1`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(OpenLinkPayment))),

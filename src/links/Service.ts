@@ -4,6 +4,7 @@
  * link's store and mode, never by writing a payment here.
  */
 import { Effect, Option } from "effect"
+import type { Permission } from "../../domain/Access.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import {
   type CreateLink,
@@ -18,7 +19,6 @@ import {
   type UpdateLink
 } from "../../domain/Links.ts"
 import { AccessService } from "../access/Service.ts"
-import type { Permission } from "../access/Policy.ts"
 import { checkoutMerchantOf } from "../checkout/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { formatAmount, parseAmount } from "../platform/Money.ts"
@@ -86,16 +86,15 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
 
     /** The link `id`, not deleted, if the signed-in user may change its store; anything else is 404. */
     const manageableLink = (id: string) =>
-      Effect.gen(function*() {
-        yield* access.currentUser
-        const found = yield* repo.find(id)
-        if (Option.isNone(found) || found.value.deleted_at !== null) return yield* linkNotFound(id)
-        yield* access.store(found.value.store_id, "payment.write").pipe(
-          // The store's "not found" would name the store of a link the caller may not know exists.
-          Effect.catchTag("NotFound", () => Effect.fail(linkNotFound(id)))
+      Effect.zipRight(
+        access.currentUser,
+        access.owned(
+          Effect.map(repo.find(id), Option.filter((link) => link.deleted_at === null)),
+          (link) => link.store_id,
+          "payment.write",
+          () => linkNotFound(id)
         )
-        return found.value
-      })
+      )
 
     const optionalAmount = (value: string | undefined, currency: LinkRow["currency"], param: string) =>
       value === undefined ? Effect.succeed(null) : parseAmount(value, currency, param)

@@ -8,11 +8,11 @@
  */
 import { ClusterCron, Singleton } from "@effect/cluster"
 import { FetchHttpClient } from "@effect/platform"
-import { Cron, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Cron, Duration, Effect, Layer } from "effect"
 import { Idempotency } from "../platform/Idempotency.ts"
 import { SettingsService } from "../settings/Service.ts"
 import { PaymentEntity } from "./Entity.ts"
-import { BakongConfig, BakongProvider, makeBakongSettings } from "./Provider.ts"
+import { BakongConfig, BakongProvider } from "./Provider.ts"
 import { PaymentsRepo } from "./Repo.ts"
 
 const EXPIRY_BATCH = 200
@@ -44,19 +44,6 @@ export const ExpirySweeperLive = Singleton.make(
       // A full batch means more are due: go again at once.
       if (expired < EXPIRY_BATCH) yield* Effect.sleep(EXPIRY_INTERVAL)
     }
-  })
-)
-
-/** Bakong settings from the platform settings (database first, then environment), read at each check. */
-const BakongFromSettings = BakongConfig.make(
-  Effect.gen(function*() {
-    const settings = yield* SettingsService
-    const token = yield* settings.get("bakong_api_token")
-    const baseUrl = yield* settings.get("bakong_base_url")
-    return makeBakongSettings({
-      token: Option.getOrUndefined(token),
-      ...(Option.isSome(baseUrl) ? { baseUrl: Redacted.value(baseUrl.value) } : {})
-    })
   })
 )
 
@@ -94,7 +81,7 @@ export const ProviderPollerLive = Singleton.make(
   })
 ).pipe(
   Layer.provide(BakongProvider.DefaultWithoutDependencies),
-  Layer.provide([BakongFromSettings, FetchHttpClient.layer]),
+  Layer.provide([BakongConfig.fromSettings, FetchHttpClient.layer]),
   Layer.provide(SettingsService.Default)
 )
 

@@ -4,7 +4,7 @@
  */
 import { Either } from "effect"
 import { InvalidRequest, InvalidState } from "../../domain/Errors.ts"
-import type { PaymentStatus } from "../../domain/Payments.ts"
+import { OpenStatuses, type PaymentStatus } from "../../domain/Payments.ts"
 import { formatAmount, type Currency } from "../platform/Money.ts"
 
 export const PaymentActions = ["scan", "pay", "fail", "expire", "cancel"] as const
@@ -14,7 +14,7 @@ const transitions: Record<PaymentAction, { readonly from: ReadonlyArray<PaymentS
   scan: { from: ["pending"], to: "scanned" },
   pay: { from: ["scanned"], to: "paid" },
   fail: { from: ["pending"], to: "failed" },
-  expire: { from: ["pending", "scanned"], to: "expired" },
+  expire: { from: OpenStatuses, to: "expired" },
   cancel: { from: ["pending"], to: "cancelled" }
 }
 

@@ -8,7 +8,6 @@
 import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import {
   Clock,
-  Config,
   Context,
   Data,
   Duration,
@@ -20,7 +19,7 @@ import {
   Schedule,
   Schema
 } from "effect"
-import { type ConfigurationError, describeConfigError } from "../../runtime/Config.ts"
+import { SettingsService } from "../settings/Service.ts"
 
 export type ProviderTransactionStatus =
   | { readonly _tag: "Paid"; readonly paidAt: Date; readonly reference: string | null }
@@ -81,38 +80,33 @@ export const makeBakongSettings = (input: BakongSettingsInput = {}): BakongSetti
   }
 }
 
-const bakongSettingsFromConfig = Config.all({
-  baseUrl: Config.string("BAKONG_BASE_URL").pipe(
-    Config.validate({
-      message: "expected an http(s) URL such as https://api-bakong.nbc.gov.kh",
-      validation: (raw) => /^https?:\/\/[^\s/]+/i.test(raw.trim())
-    }),
-    Config.withDefault(DEFAULT_BAKONG_BASE_URL)
-  ),
-  token: Config.option(Config.redacted("BAKONG_API_TOKEN"))
-}).pipe(
-  Config.map(({ baseUrl, token }) =>
-    makeBakongSettings({ baseUrl: baseUrl.trim(), token: Option.getOrUndefined(token) })
-  )
-)
+/**
+ * The one reader of the Bakong settings: `bakong_base_url` and `bakong_api_token` as `get` answers them
+ * (the platform settings: the database first, then `BAKONG_BASE_URL` / `BAKONG_API_TOKEN`). A base URL
+ * that is not http(s) fails the read, naming the setting, rather than sending the token somewhere else.
+ */
+export const readBakongSettings = <E, R>(
+  get: (key: "bakong_base_url" | "bakong_api_token") => Effect.Effect<Option.Option<Redacted.Redacted<string>>, E, R>
+): Effect.Effect<BakongSettings, E | ProviderUnavailable, R> =>
+  Effect.gen(function*() {
+    const token = yield* get("bakong_api_token")
+    const baseUrl = Option.map(yield* get("bakong_base_url"), (value) => Redacted.value(value).trim())
+    if (Option.isSome(baseUrl) && !/^https?:\/\/[^\s/]+/i.test(baseUrl.value)) {
+      return yield* new ProviderUnavailable({
+        message: `bakong_base_url (BAKONG_BASE_URL) must be an http(s) URL such as ${DEFAULT_BAKONG_BASE_URL}`
+      })
+    }
+    return makeBakongSettings({ baseUrl: Option.getOrUndefined(baseUrl), token: Option.getOrUndefined(token) })
+  })
 
 /**
- * Where and how the Bakong provider connects. The settings are an effect, read at every check, so a
- * deployment can serve them from a source that changes at run time (e.g. platform settings) with `make`.
+ * Where and how the Bakong provider connects. The settings are an effect, read at every check, so they
+ * can come from a source that changes at run time: the service uses `fromSettings`, the platform settings.
  */
 export class BakongConfig extends Context.Tag("payments/BakongConfig")<
   BakongConfig,
   { readonly current: Effect.Effect<BakongSettings, ProviderUnavailable> }
 >() {
-  /** `BAKONG_BASE_URL` and `BAKONG_API_TOKEN`, read once at start-up. */
-  static readonly layerFromConfig: Layer.Layer<BakongConfig, ConfigurationError> = Layer.effect(
-    BakongConfig,
-    Effect.map(
-      Effect.mapError(bakongSettingsFromConfig, describeConfigError),
-      (settings) => ({ current: Effect.succeed(settings) })
-    )
-  )
-
   /** Fixed values (tests, or a caller that already holds them). */
   static readonly layer = (input: BakongSettingsInput): Layer.Layer<BakongConfig> =>
     Layer.succeed(BakongConfig, { current: Effect.succeed(makeBakongSettings(input)) })
@@ -128,6 +122,11 @@ export class BakongConfig extends Context.Tag("payments/BakongConfig")<
         )
       }))
     )
+
+  /** The platform settings, read at every check so that an administrator's change applies to the next one. */
+  static readonly fromSettings: Layer.Layer<BakongConfig, never, SettingsService> = BakongConfig.make(
+    Effect.flatMap(SettingsService, (settings) => readBakongSettings(settings.get))
+  )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -299,5 +298,5 @@ export class BakongProvider extends Effect.Service<BakongProvider>()("payments/B
 
     return { name: "bakong" as const, checkTransaction, withToken }
   }),
-  dependencies: [BakongConfig.layerFromConfig, FetchHttpClient.layer]
+  dependencies: [FetchHttpClient.layer]
 }) {}

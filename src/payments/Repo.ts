@@ -5,8 +5,8 @@
 import { SqlClient, SqlError } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { PaymentStatus } from "../../domain/Payments.ts"
-import { PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
-import { type Currency, formatAmount } from "../platform/Money.ts"
+import { OpenStatuses, PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
+import { Currency, formatAmount } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 
 /** The LISTEN/NOTIFY channel on which payment changes are announced. */
@@ -20,7 +20,7 @@ export const PaymentChange = Schema.Struct({
   version: Schema.Number,
   status: PaymentStatusSchema,
   amount: Schema.String,
-  currency: Schema.Literal("USD", "KHR"),
+  currency: Currency,
   amount_refunded: Schema.String
 })
 export type PaymentChange = typeof PaymentChange.Type
@@ -46,7 +46,7 @@ export const PaymentRow = Schema.Struct({
   livemode: Schema.Boolean,
   status: PaymentStatusSchema,
   amount: Schema.BigInt,
-  currency: Schema.Literal("USD", "KHR"),
+  currency: Currency,
   amount_refunded: Schema.BigInt,
   version: Schema.Number,
   reference_id: Schema.NullOr(Schema.String),
@@ -72,7 +72,7 @@ export const RefundRow = Schema.Struct({
   store_id: Schema.String,
   livemode: Schema.Boolean,
   amount: Schema.BigInt,
-  currency: Schema.Literal("USD", "KHR"),
+  currency: Currency,
   reason: Schema.NullOr(Schema.String),
   status: Schema.Literal("succeeded"),
   request_key: Schema.String,
@@ -83,7 +83,7 @@ export type RefundRow = typeof RefundRow.Type
 /** One grouping of `PaymentsRepo.summary`; amounts in minor units. */
 export const SummaryRow = Schema.Struct({
   status: Schema.NullOr(PaymentStatusSchema),
-  currency: Schema.NullOr(Schema.Literal("USD", "KHR")),
+  currency: Schema.NullOr(Currency),
   count: Schema.Number,
   paid: Schema.BigInt,
   refunded: Schema.BigInt,
@@ -313,7 +313,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
     const overdue = (limit: number) =>
       sql<{ id: string }>`
         SELECT id FROM payments
-        WHERE status IN ('pending', 'scanned') AND expires_at <= now()
+        WHERE status IN ${sql.in(OpenStatuses)} AND expires_at <= now()
         ORDER BY expires_at
         LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie)
 
@@ -321,7 +321,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
     const openLive = (limit: number) =>
       sql<{ id: string; qr_md5: string; store_id: string }>`
         SELECT id, qr_md5, store_id FROM payments
-        WHERE livemode AND status IN ('pending', 'scanned') AND expires_at > now()
+        WHERE livemode AND status IN ${sql.in(OpenStatuses)} AND expires_at > now()
         ORDER BY created_at
         LIMIT ${limit}`.pipe(Effect.orDie)
 

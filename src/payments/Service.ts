@@ -5,6 +5,7 @@
  */
 import { Duration, Effect, Option, Schema, Stream } from "effect"
 import { randomUUID } from "node:crypto"
+import type { Permission } from "../../domain/Access.ts"
 import { CurrentPrincipal } from "../../domain/Auth.ts"
 import { PaymentChanged, PaymentFeedSynced, StoreSummary } from "../../domain/Console.ts"
 import { Forbidden, InvalidRequest, InvalidState, MfaRequired, NotFound } from "../../domain/Errors.ts"
@@ -19,9 +20,8 @@ import {
   RefundList
 } from "../../domain/Payments.ts"
 import type { ListParams } from "../../domain/Lists.ts"
-import { AppConfig } from "../../runtime/Config.ts"
+import { AppConfig } from "../platform/Config.ts"
 import { AccessService } from "../access/Service.ts"
-import type { Permission } from "../access/Policy.ts"
 import { AccountsService } from "../accounts/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { newId } from "../platform/Ids.ts"
@@ -131,17 +131,17 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     const accessiblePayment = (id: string, permission: "payment.read" | "payment.write" | "payment.refund") =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const found = yield* repo.find(id)
-        if (Option.isNone(found)) return yield* notFound(id)
-        const payment = found.value
-        if (principal._tag === "ApiKey") {
-          if (payment.store_id !== principal.storeId || payment.livemode !== principal.livemode) {
-            return yield* notFound(id)
-          }
-          return payment
+        if (principal._tag === "User") {
+          return yield* access.owned(repo.find(id), (payment) => payment.store_id, permission, () => notFound(id))
         }
-        yield* access.store(payment.store_id, permission).pipe(Effect.catchTag("NotFound", () => Effect.fail(notFound(id))))
-        return payment
+        // An API key is the merchant's backend: every payment route is open to it, refunds included (which
+        // the Developer role it acts with elsewhere does not grant), but only on its store's payments of its mode.
+        const own = Option.filter(
+          yield* repo.find(id),
+          (payment) => payment.store_id === principal.storeId && payment.livemode === principal.livemode
+        )
+        if (Option.isNone(own)) return yield* notFound(id)
+        return own.value
       })
 
     /** The merchant account a payment of this store is paid into. */

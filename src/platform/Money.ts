@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
 // The wire schemas live in the domain, where the typed client can see them.
-import { AmountString, Currency } from "../../domain/Money.ts"
+import { AmountString, Currency, DECIMAL_AMOUNT } from "../../domain/Money.ts"
 
 export { AmountString, Currency }
 
@@ -24,8 +24,6 @@ export const minorUnitsOf = (currency: Currency): number => DECIMAL_PLACES[curre
 // and small enough that a USD amount in cents (< 10^14) is still exact where a consumer reads it into a
 // JavaScript number, and sums of many such amounts stay far inside Postgres bigint.
 const MAX_INTEGER_DIGITS = 12
-
-const DECIMAL_AMOUNT = /^\d+(\.\d+)?$/
 
 /**
  * Reads a wire amount into minor units of `currency`, or fails with an `InvalidRequest` naming `param`

@@ -3,7 +3,10 @@
  * http://localhost:<the port actually bound> once the server listens.
  */
 import { Context, Effect, Layer, Option, Ref } from "effect"
-import { AppConfig } from "../../runtime/Config.ts"
+import { AppConfig } from "./Config.ts"
+
+/** Where the service answers when no PUBLIC_BASE_URL says otherwise. */
+const localOrigin = (port: number) => `http://localhost:${port}`
 
 export class PublicBaseUrl extends Context.Tag("platform/PublicBaseUrl")<PublicBaseUrl, {
   readonly get: Effect.Effect<string>
@@ -15,11 +18,11 @@ export class PublicBaseUrl extends Context.Tag("platform/PublicBaseUrl")<PublicB
     Effect.gen(function*() {
       const config = yield* AppConfig
       const configured = config.publicBaseUrl
-      const current = yield* Ref.make(Option.getOrElse(configured, () => `http://localhost:${config.port}`))
+      const current = yield* Ref.make(Option.getOrElse(configured, () => localOrigin(config.port)))
       return {
         get: Ref.get(current),
         serverBound: (port) =>
-          Option.isSome(configured) ? Effect.void : Ref.set(current, `http://localhost:${port}`)
+          Option.isSome(configured) ? Effect.void : Ref.set(current, localOrigin(port))
       }
     })
   )

@@ -5,7 +5,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { type Role, roleAllows, Roles } from "../access/Policy.ts"
+import { type Role, Roles } from "../../domain/Access.ts"
+import { roleAllows } from "../access/Policy.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 
 export const BrandingColumn = Schema.Struct({

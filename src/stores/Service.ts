@@ -3,6 +3,7 @@
  * credentials, the conditions of live mode, and when a branch is deleted rather than deactivated.
  */
 import { Effect, Option, Schema } from "effect"
+import type { Permission } from "../../domain/Access.ts"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import {
   Branch,
@@ -19,7 +20,6 @@ import {
   type UpdateBranding
 } from "../../domain/Stores.ts"
 import { AccessService } from "../access/Service.ts"
-import type { Permission } from "../access/Policy.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
@@ -78,16 +78,10 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
 
     /** The branch, if the signed-in user may do `permission` on its store; another tenant's branch is 404 too. */
     const authorizedBranch = (branchId: string, permission: Permission) =>
-      Effect.gen(function*() {
-        yield* access.currentUser
-        const branch = yield* repo.findBranch(branchId)
-        if (Option.isNone(branch)) return yield* branchNotFound(branchId)
-        // The store's own "not found" would name the store of another tenant: answer about the branch.
-        yield* access.store(branch.value.store_id, permission).pipe(
-          Effect.catchTag("NotFound", () => Effect.fail(branchNotFound(branchId)))
-        )
-        return branch.value
-      })
+      Effect.zipRight(
+        access.currentUser,
+        access.owned(repo.findBranch(branchId), (branch) => branch.store_id, permission, () => branchNotFound(branchId))
+      )
 
     const orNotFound = <A>(found: Option.Option<A>, notFound: NotFound) =>
       Option.match(found, { onNone: () => Effect.fail(notFound), onSome: Effect.succeed })

@@ -11,7 +11,7 @@ import { ClusterCron } from "@effect/cluster"
 import { Snowflake } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Cron, Effect, Layer } from "effect"
-import { AppConfig } from "../../runtime/Config.ts"
+import { AppConfig } from "../platform/Config.ts"
 
 const BATCH = 5_000
 const DAY_MS = 24 * 60 * 60 * 1000

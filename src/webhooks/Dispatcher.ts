@@ -26,7 +26,7 @@
 import { Singleton } from "@effect/cluster"
 import { HttpClientRequest } from "@effect/platform"
 import { Cause, Context, Duration, Effect, FiberSet, Layer, Option, Queue, Stream } from "effect"
-import { AppConfig } from "../../runtime/Config.ts"
+import { AppConfig } from "../platform/Config.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { recordWebhookAttempt, type WebhookAttemptOutcome } from "../platform/Metrics.ts"

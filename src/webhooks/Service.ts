@@ -4,6 +4,7 @@
  * is the dispatcher's (Dispatcher.ts).
  */
 import { Effect, Option, Schema } from "effect"
+import type { Permission } from "../../domain/Access.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import {
   type CreateWebhookEndpoint,
@@ -14,9 +15,8 @@ import {
   WebhookEndpointWithSecret,
   WebhookEvent
 } from "../../domain/Webhooks.ts"
-import { AppConfig } from "../../runtime/Config.ts"
+import { AppConfig } from "../platform/Config.ts"
 import { AccessService } from "../access/Service.ts"
-import type { Permission } from "../access/Policy.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
@@ -80,16 +80,10 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
 
     /** The endpoint `id` if the signed-in user may do `permission` on its store; another tenant's is 404. */
     const accessibleEndpoint = (id: string, permission: Permission) =>
-      Effect.gen(function*() {
-        yield* access.currentUser
-        const found = yield* repo.findEndpoint(id)
-        if (Option.isNone(found)) return yield* endpointNotFound(id)
-        yield* access.store(found.value.store_id, permission).pipe(
-          // The store's "not found" would name a store the caller may not know exists.
-          Effect.catchTag("NotFound", () => Effect.fail(endpointNotFound(id)))
-        )
-        return found.value
-      })
+      Effect.zipRight(
+        access.currentUser,
+        access.owned(repo.findEndpoint(id), (endpoint) => endpoint.store_id, permission, () => endpointNotFound(id))
+      )
 
     const requireAllowedUrl = (url: string) =>
       Effect.gen(function*() {
@@ -191,16 +185,23 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
     })
 
     const resend = Effect.fn("Webhooks.resend")(function*(deliveryId: string) {
-      const deliveryNotFound = new NotFound({ message: `No such webhook delivery: ${deliveryId}`, param: "deliveryId" })
+      const deliveryNotFound = () =>
+        new NotFound({ message: `No such webhook delivery: ${deliveryId}`, param: "deliveryId" })
       yield* access.currentUser
-      const delivery = yield* repo.findDelivery(deliveryId)
-      if (Option.isNone(delivery)) return yield* deliveryNotFound
-      const endpoint = yield* accessibleEndpoint(delivery.value.endpoint_id, "webhook.manage").pipe(
-        Effect.catchTag("NotFound", () => Effect.fail(deliveryNotFound))
+      // A delivery belongs to the store of its endpoint.
+      const endpointOfDelivery = Effect.flatMap(
+        repo.findDelivery(deliveryId),
+        Option.match({ onNone: () => Effect.succeedNone, onSome: (delivery) => repo.findEndpoint(delivery.endpoint_id) })
+      )
+      const endpoint = yield* access.owned(
+        endpointOfDelivery,
+        (endpoint) => endpoint.store_id,
+        "webhook.manage",
+        deliveryNotFound
       )
       yield* requireEnabled(endpoint)
       const body = yield* repo.enqueueAgain(deliveryId)
-      if (Option.isNone(body)) return yield* deliveryNotFound
+      if (Option.isNone(body)) return yield* deliveryNotFound()
       return toEvent(body.value)
     })
 

@@ -4,7 +4,8 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { accessMatrix, AttributePolicies, decide, Permissions, Roles } from "../../src/access/Policy.ts"
+import { Permissions, Roles } from "../../domain/Access.ts"
+import { accessMatrix, AttributePolicies, decide } from "../../src/access/Policy.ts"
 import { addMember, createStore, signUp } from "../support/Accounts.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"

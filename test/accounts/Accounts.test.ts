@@ -186,6 +186,11 @@ describe("accounts", () => {
         // The mail is written in the background, after the answer.
         const token = yield* resetTokens(app, user.email, 1).pipe(Effect.map((tokens) => tokens[0]!))
         const session = user.token
+        // The service runs with PORT=0 and no PUBLIC_BASE_URL: the link names the port actually bound.
+        const boundPort = new URL(app.baseUrl).port
+        const mails = yield* Effect.promise(() => app.mailTo(user.email))
+        const resetMail = mails.find((mail) => mail.body.includes(`Reset token: ${token}`))
+        expect(resetMail?.body).toContain(`http://localhost:${boundPort}/reset-password?token=${token}`)
 
         const reset = yield* call(app, "POST", "/auth/reset-password", { body: { token, password: "reset password 123" } })
         expect(reset.status).toBe(201)

@@ -2,7 +2,7 @@ import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { ConfigProvider, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import {
   BakongConfig,
   BakongProvider,
@@ -10,7 +10,8 @@ import {
   DEFAULT_BAKONG_BASE_URL,
   MockProvider,
   type PaymentProviderShape,
-  ProviderUnavailable
+  ProviderUnavailable,
+  readBakongSettings
 } from "../../src/payments/Provider.ts"
 
 const TOKEN = "bakong-secret-token-e3b0c44298fc1c149afbf4c8996fb924"
@@ -322,15 +323,10 @@ describe("BakongProvider", () => {
     })))
 })
 
-describe("BakongConfig.layerFromConfig", () => {
-  const settingsFrom = (variables: Record<string, string>) =>
-    Effect.gen(function*() {
-      const config = yield* BakongConfig
-      return yield* config.current
-    }).pipe(
-      Effect.provide(BakongConfig.layerFromConfig),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(variables))))
-    )
+describe("readBakongSettings", () => {
+  // What the platform settings answer (the database first, then BAKONG_BASE_URL / BAKONG_API_TOKEN).
+  const settingsFrom = (values: Partial<Record<"bakong_base_url" | "bakong_api_token", string>>) =>
+    readBakongSettings((key) => Effect.succeed(Option.map(Option.fromNullable(values[key]), Redacted.make)))
 
   it.effect("defaults to Bakong's production API, no token and a 10 second timeout", () =>
     Effect.gen(function*() {
@@ -341,26 +337,28 @@ describe("BakongConfig.layerFromConfig", () => {
       expect(Duration.toMillis(settings.timeout)).toBe(10_000)
     }))
 
-  it.effect("reads BAKONG_BASE_URL and BAKONG_API_TOKEN, keeping the token redacted", () =>
+  it.effect("reads bakong_base_url and bakong_api_token, keeping the token redacted", () =>
     Effect.gen(function*() {
       const settings = yield* settingsFrom({
-        BAKONG_BASE_URL: "https://sit-api-bakong.nbc.gov.kh/",
-        BAKONG_API_TOKEN: TOKEN
+        bakong_base_url: " https://sit-api-bakong.nbc.gov.kh/ ",
+        bakong_api_token: TOKEN
       })
       expect(settings.baseUrl).toBe("https://sit-api-bakong.nbc.gov.kh")
       expect(Option.map(settings.token, Redacted.value)).toEqual(Option.some(TOKEN))
       expect(String(settings.token)).not.toContain(TOKEN)
     }))
 
-  it.effect("treats an empty BAKONG_API_TOKEN as no token", () =>
+  it.effect("treats an empty token as no token", () =>
     Effect.gen(function*() {
-      expect(Option.isNone((yield* settingsFrom({ BAKONG_API_TOKEN: "" })).token)).toBe(true)
+      expect(Option.isNone((yield* settingsFrom({ bakong_api_token: " " })).token)).toBe(true)
     }))
 
-  it.effect("rejects a BAKONG_BASE_URL that is not an http(s) URL, naming the variable", () =>
+  it.effect("refuses a base URL that is not an http(s) URL, naming the setting and its variable", () =>
     Effect.gen(function*() {
-      const result = yield* Effect.either(settingsFrom({ BAKONG_BASE_URL: "api-bakong.nbc.gov.kh" }))
+      const result = yield* Effect.either(settingsFrom({ bakong_base_url: "api-bakong.nbc.gov.kh" }))
       if (Either.isRight(result)) throw new Error("accepted")
+      expect(result.left).toBeInstanceOf(ProviderUnavailable)
+      expect(result.left.message).toContain("bakong_base_url")
       expect(result.left.message).toContain("BAKONG_BASE_URL")
     }))
 })

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { randomBytes } from "node:crypto"
 import { type ApiClient, makeApiClient } from "../../domain/Client.ts"
 import { ServiceLive } from "../../runtime/App.ts"
-import { AppConfig, type AppConfigShape } from "../../runtime/Config.ts"
+import { AppConfig, type AppConfigShape } from "../../src/platform/Config.ts"
 import { decryptSecret, MasterKey } from "../../src/platform/Crypto.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
-import { appConfig } from "../../runtime/Config.ts"
+import { appConfig } from "../../src/platform/Config.ts"
 import { createStore, signUp } from "../support/Accounts.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"

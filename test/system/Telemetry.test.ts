@@ -7,7 +7,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { AppConfig } from "../../runtime/Config.ts"
+import { AppConfig } from "../../src/platform/Config.ts"
 import { redactAttribute, TracingLive } from "../../runtime/Telemetry.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 

@@ -321,6 +321,14 @@ describe("Webhook delivery", () => {
 
         const missing = yield* call(app, "POST", "/webhook-endpoints/deliveries/whd_doesnotexist/resend", { token })
         expect(missing.status).toBe(404)
+        // Another tenant's delivery answers exactly as a missing one: naming neither its endpoint nor its store.
+        const stranger = yield* Effect.promise(() => signUp(app))
+        const foreign = yield* call(app, "POST", `/webhook-endpoints/deliveries/${first.id}/resend`, { token: stranger.token })
+        expect(foreign.status).toBe(404)
+        expect(foreign.body.error).toEqual({
+          ...missing.body.error,
+          message: missing.body.error.message.replace("whd_doesnotexist", first.id)
+        })
       }))
 
     it.effect("lists deliveries newest first, in pages", () =>

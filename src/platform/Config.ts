@@ -1,10 +1,10 @@
 /**
  * The service's configuration: every environment variable of the Configuration table in API.md,
- * read only through `Config`, with the documented defaults.
+ * read only through `Config`, with the documented defaults. The rules in `src/` read it through the
+ * `AppConfig` tag; the process wiring in `runtime/` provides `AppConfig.layer` at start-up.
  */
-import { Cause, Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
-
-const decimalAmount = /^\d+(\.\d+)?$/
+import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
+import { DECIMAL_AMOUNT } from "../../domain/Money.ts"
 
 const booleanFlag = (name: string) =>
   Config.string(name).pipe(
@@ -59,7 +59,7 @@ export const appConfig = Config.all({
   ),
   paymentDefaultExpirySeconds: positiveInteger("PAYMENT_DEFAULT_EXPIRY_SECONDS", 900),
   refundMfaThreshold: Config.string("REFUND_MFA_THRESHOLD").pipe(
-    Config.validate({ message: "expected a positive decimal amount such as 500.00", validation: (s) => decimalAmount.test(s) }),
+    Config.validate({ message: "expected a positive decimal amount such as 500.00", validation: (s) => DECIMAL_AMOUNT.test(s) }),
     Config.option
   ),
   production: Config.string("NODE_ENV").pipe(
@@ -124,7 +124,7 @@ const checkConsistency = (config: AppConfigShape) =>
     ? Effect.fail(new ConfigurationError("Configuration error: MASTER_KEY is required when NODE_ENV=production"))
     : Effect.succeed(config)
 
-export class AppConfig extends Context.Tag("runtime/AppConfig")<AppConfig, AppConfigShape>() {
+export class AppConfig extends Context.Tag("platform/AppConfig")<AppConfig, AppConfigShape>() {
   static readonly layer = Layer.effect(
     AppConfig,
     Effect.flatMap(Effect.mapError(appConfig, describeConfigError), checkConsistency)
@@ -164,10 +164,3 @@ export function describeConfigError(error: ConfigError.ConfigError): Configurati
   walk(error)
   return new ConfigurationError(`Configuration error: ${[...new Set(lines)].join("; ")}`)
 }
-
-/** The origin used in checkout and share links; defaults to the port actually bound. */
-export const publicBaseUrlFor = (config: AppConfigShape, boundPort: number): string =>
-  Option.getOrElse(config.publicBaseUrl, () => `http://localhost:${boundPort}`)
-
-export const isConfigurationError = (cause: Cause.Cause<unknown>): Option.Option<ConfigurationError> =>
-  Option.filter(Cause.failureOption(cause), (e): e is ConfigurationError => e instanceof ConfigurationError)
