@@ -20,6 +20,7 @@
  * 5. Everything closed, the service stopped, the database dropped; a markdown table (and the figures as
  *    JSON to BENCH_SUMMARY_FILE, for bench/all.ts).
  */
+import * as Sse from "@effect/experimental/Sse"
 import { connect, type Socket } from "node:net"
 import { readFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
@@ -78,7 +79,7 @@ class SseStream {
   /** Bytes of the current chunk still to come (chunked), or -1 while reading a chunk-size line. */
   private chunkLeft = -1
   private raw = ""
-  private text = ""
+  private readonly parser = Sse.makeParser((event) => this.onEvent(event))
   private readonly socket: Socket
   private readonly settled: Array<() => void> = []
 
@@ -97,7 +98,6 @@ class SseStream {
       if (this.state !== "connecting" && this.state !== "open") return
       // Without chunked encoding the body ends with the connection.
       if (this.headersDone && !this.chunked && this.state === "open") {
-        this.readFrames()
         this.end()
       } else {
         this.fail("closed by the server")
@@ -139,7 +139,7 @@ class SseStream {
       this.chunked = /\r\ntransfer-encoding:\s*chunked/i.test(head)
     }
     if (!this.chunked) {
-      this.text += this.raw
+      this.parser.feed(this.raw)
       this.raw = ""
     } else {
       for (;;) {
@@ -148,15 +148,12 @@ class SseStream {
           if (end === -1) break
           const size = parseInt(this.raw.slice(0, end), 16)
           this.raw = this.raw.slice(end + 2)
-          if (size === 0) {
-            this.readFrames()
-            return this.end()
-          }
+          if (size === 0) return this.end()
           this.chunkLeft = size
         }
         if (this.chunkLeft > 0) {
           const take = Math.min(this.chunkLeft, this.raw.length)
-          this.text += this.raw.slice(0, take)
+          this.parser.feed(this.raw.slice(0, take))
           this.raw = this.raw.slice(take)
           this.chunkLeft -= take
           if (this.chunkLeft > 0) break
@@ -167,30 +164,21 @@ class SseStream {
         this.chunkLeft = -1
       }
     }
-    this.readFrames()
   }
 
-  private readFrames() {
-    for (;;) {
-      const end = this.text.indexOf("\n\n")
-      if (end === -1) return
-      const frame = this.text.slice(0, end)
-      this.text = this.text.slice(end + 2)
-      if (frame.startsWith("retry:") || frame.startsWith("id:")) {
-        if (this.state === "connecting") {
-          this.state = "open"
-          this.openedAt = performance.now()
-          this.settle()
-        }
-      }
-      const data = /^data: (.*)$/m.exec(frame)?.[1]
-      if (data === undefined) continue
-      const change = JSON.parse(data) as { id: string; status: string }
-      this.frames++
-      if (change.id !== this.paymentId) this.foreignFrames++
-      this.lastStatus = change.status
-      if (change.status === "paid" && this.paidAt === 0) this.paidAt = performance.now()
+  /** The `retry:` frame (or a first event) opens the stream; each event is a status change. */
+  private onEvent(event: Sse.AnyEvent) {
+    if (this.state === "connecting") {
+      this.state = "open"
+      this.openedAt = performance.now()
+      this.settle()
     }
+    if (event._tag !== "Event") return
+    const change = JSON.parse(event.data) as { id: string; status: string }
+    this.frames++
+    if (change.id !== this.paymentId) this.foreignFrames++
+    this.lastStatus = change.status
+    if (change.status === "paid" && this.paidAt === 0) this.paidAt = performance.now()
   }
 
   private end() {

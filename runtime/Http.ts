@@ -5,7 +5,7 @@
  */
 import { HttpApi, HttpApiScalar, HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Context, Effect, Layer, Option } from "effect"
+import { Cause, Context, Effect, Layer, Option, Predicate } from "effect"
 import { createServer, type Server } from "node:http"
 import { randomUUID } from "node:crypto"
 import { Api } from "../domain/Api.ts"
@@ -80,7 +80,7 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
     const renderFailure = (request: HttpServerRequest.HttpServerRequest, path: string) =>
     (cause: Cause.Cause<unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
       const failure = Cause.squash(cause)
-      if (isTagged(failure, "RouteNotFound")) {
+      if (Predicate.isTagged(failure, "RouteNotFound")) {
         const allowed = [...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))]
         return Effect.succeed(
           allowed.length > 0
@@ -90,8 +90,8 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
             : errorResponse(404, "not_found", `No route for ${request.method} ${path}`)
         )
       }
-      if (isTagged(failure, "RequestError") && isBodyTooLarge(failure)) return Effect.succeed(payloadTooLarge(maxBodyBytes))
-      if (isTagged(failure, "RequestError") && (failure as { readonly reason?: string }).reason === "Decode") {
+      if (Predicate.isTagged(failure, "RequestError") && isBodyTooLarge(failure)) return Effect.succeed(payloadTooLarge(maxBodyBytes))
+      if (Predicate.isTagged(failure, "RequestError") && (failure as { readonly reason?: string }).reason === "Decode") {
         return Effect.succeed(errorResponse(400, "invalid_request", "The request body could not be read as JSON"))
       }
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
@@ -131,9 +131,6 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
   }),
   { global: true }
 )
-
-const isTagged = (u: unknown, tag: string): boolean =>
-  typeof u === "object" && u !== null && "_tag" in u && (u as { _tag: unknown })._tag === tag
 
 /** The HttpApi groups of every area, one line each. */
 export const ApiGroupsLive = Layer.mergeAll(

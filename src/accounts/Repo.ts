@@ -107,6 +107,8 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
         VALUES (${input.id}, ${input.userId}, ${input.tokenHash}, ${input.expiresAt})`.pipe(Effect.asVoid, Effect.orDie)
 
     /** The live session with this token hash: not revoked, not expired. */
+    // now() here is the database's clock, not Effect's Clock: the one clock every process shares for these rows;
+    // moving it to a parameter (for TestClock) belongs with the SqlSchema rewrite of this repo.
     const findLiveSession = (tokenHash: string) =>
       sql`
         SELECT s.id AS session_id, u.id AS user_id, u.email, u.email_verified_at
@@ -192,6 +194,8 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
         RETURNING id`.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
 
     /** When a throttle key is blocked, how many seconds remain; None when it is not blocked. */
+    // now() here is the database's clock, not Effect's Clock: the one clock every process shares for these rows;
+    // moving it to a parameter (for TestClock) belongs with the SqlSchema rewrite of this repo.
     const blockedFor = (key: string) =>
       sql<{ seconds: number }>`
         SELECT ceil(extract(epoch FROM blocked_until - now()))::int AS seconds

@@ -2,7 +2,7 @@
  * The rules of merchant accounts: registration, login (throttled, with MFA), sessions, password change
  * and reset, TOTP enrolment, and organization members.
  */
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import type { Role } from "../../domain/Access.ts"
 import {
   Acknowledgement,
@@ -21,6 +21,7 @@ import { AccessService } from "../access/Service.ts"
 import { hashToken, randomToken, SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
+import { addMillis, currentDate } from "../platform/Time.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
 import { MailSender } from "./Mail.ts"
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "./Passwords.ts"
@@ -124,7 +125,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
 
     const issueSession = Effect.fn("Accounts.issueSession")(function*(user: UserRow) {
       const token = SESSION_TOKEN_PREFIX + randomToken(32)
-      const expiresAt = new Date(Date.now() + SESSION_LIFETIME_MS)
+      const expiresAt = addMillis(yield* currentDate, SESSION_LIFETIME_MS)
       yield* repo.insertSession({ id: newId("sess"), userId: user.id, tokenHash: hashToken(token), expiresAt })
       const organizations = yield* repo.membershipsOf(user.id)
       const primary = organizations[0]
@@ -157,8 +158,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
 
     const sendEmailVerification = Effect.fn("Accounts.sendEmailVerification")(function*(user: UserRow) {
       const token = randomToken(32)
-      const now = yield* Clock.currentTimeMillis
-      yield* repo.insertEmailVerification(user.id, hashToken(token), new Date(now + EMAIL_VERIFICATION_LIFETIME_MS))
+      const expiresAt = addMillis(yield* currentDate, EMAIL_VERIFICATION_LIFETIME_MS)
+      yield* repo.insertEmailVerification(user.id, hashToken(token), expiresAt)
       const link = `${yield* publicUrl.get}/auth/verify-email?token=${token}`
       yield* mail.send({
         to: user.email,
@@ -342,7 +343,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         const found = yield* repo.findUserByEmail(email.trim())
         if (Option.isNone(found)) return
         const token = randomToken(32)
-        yield* repo.insertPasswordReset(found.value.id, hashToken(token), new Date(Date.now() + PASSWORD_RESET_LIFETIME_MS))
+        const expiresAt = addMillis(yield* currentDate, PASSWORD_RESET_LIFETIME_MS)
+        yield* repo.insertPasswordReset(found.value.id, hashToken(token), expiresAt)
         const link = `${yield* publicUrl.get}/reset-password?token=${token}`
         yield* mail.send({
           to: found.value.email,

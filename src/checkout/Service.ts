@@ -2,7 +2,8 @@
  * The hosted side of a payment: its public checkout view, its receipt, and its live status stream.
  * Reads only; every change to a payment goes through the payments engine.
  */
-import { Effect, Option, Stream } from "effect"
+import * as Sse from "@effect/experimental/Sse"
+import { Duration, Effect, Option, Stream } from "effect"
 import QRCode from "qrcode"
 import { CheckoutMerchant, CheckoutQr, CheckoutView, Receipt } from "../../domain/Checkout.ts"
 import { NotFound } from "../../domain/Errors.ts"
@@ -21,19 +22,28 @@ const TERMINAL: ReadonlySet<PaymentStatus> = new Set(TerminalStatuses)
 const RECEIPT_STATUSES: ReadonlySet<PaymentStatus> = new Set(["paid", "partially_refunded", "refunded"])
 
 export const PING_INTERVAL = "15 seconds"
-const RECONNECT_AFTER_MS = 3000
+const RECONNECT_AFTER = Duration.millis(3000)
 
 /** One Server-Sent Events frame (API.md "Live status"). */
 export const statusFrame = (change: PaymentChange): string =>
-  `id: ${change.version}\nevent: payment.status\ndata: ${
-    JSON.stringify({
+  Sse.encoder.write({
+    _tag: "Event",
+    id: String(change.version),
+    event: "payment.status",
+    data: JSON.stringify({
       id: change.id,
       status: change.status,
       amount: change.amount,
       currency: change.currency,
       amount_refunded: change.amount_refunded
     })
-  }\n\n`
+  })
+
+/** How soon a client reconnects when the connection drops: `retry: 3000`. */
+const reconnectFrame = Sse.encoder.write(new Sse.Retry({ duration: RECONNECT_AFTER, lastEventId: undefined }))
+
+/** A comment line that keeps proxies from closing an idle stream; Sse's encoder writes events and retries only. */
+const PING = ": ping\n\n"
 
 /** How a store presents itself on hosted pages: its display name and branding. */
 export const checkoutMerchantOf = (store: Store): CheckoutMerchant =>
@@ -133,8 +143,8 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
       // Something goes out at once, even to an up-to-date client: the response starts, and the client
       // learns how soon to reconnect if the connection drops. It is sent after subscribing, so a client
       // that waits for the stream to open before changing the payment misses nothing.
-      const opening = `retry: ${RECONNECT_AFTER_MS}\n\n`
-      const pings = Stream.tick(PING_INTERVAL).pipe(Stream.drop(1), Stream.as(": ping\n\n"))
+      const opening = reconnectFrame
+      const pings = Stream.tick(PING_INTERVAL).pipe(Stream.drop(1), Stream.as(PING))
       return Stream.unwrapScoped(Effect.gen(function*() {
         const notices = yield* subscribePaymentChanges(feed, ofPayment(id))
         const readCurrent = Effect.map(findPayment(id).pipe(Effect.orDie), paymentChangeOf)

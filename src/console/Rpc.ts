@@ -8,8 +8,10 @@ import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Cause, Effect, Layer, Option, Stream } from "effect"
 import { CONSOLE_RPC_PATH, ConsoleAuthentication, ConsoleRpcs } from "../../domain/Console.ts"
 import { Unauthorized } from "../../domain/Errors.ts"
+import { Refund } from "../../domain/Payments.ts"
 import { isApiKeySecret } from "../accounts/Authentication.ts"
 import { AccountsService } from "../accounts/Service.ts"
+import { outcomeValue } from "../platform/Idempotency.ts"
 import { PaymentsService } from "../payments/Service.ts"
 
 /**
@@ -71,7 +73,8 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
     ListPayments: ({ cursor, limit, livemode, status, store_id }) =>
       hideDefects(payments.listForStore(store_id, livemode, { limit, cursor, status })),
     GetPayment: ({ id }) => hideDefects(payments.retrieve(id)),
-    RefundPayment: ({ id, idempotency_key, ...refund }) => hideDefects(payments.refundValue(id, refund, idempotency_key)),
+    RefundPayment: ({ id, idempotency_key, ...refund }) =>
+      hideDefects(payments.refund(id, refund, idempotency_key).pipe(Effect.flatMap(outcomeValue(Refund)))),
     StoreSummary: ({ livemode, store_id }) => hideDefects(payments.summary(store_id, livemode)),
     PaymentFeed: ({ livemode, store_id }) => hideStreamDefects(Stream.unwrap(payments.feed(store_id, livemode)))
   })

@@ -3,7 +3,7 @@
  * when they can be paid, and how a payer's payment is made — through the payments engine, as the
  * link's store and mode, never by writing a payment here.
  */
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { Permission } from "../../domain/Access.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import {
@@ -24,6 +24,7 @@ import { newId } from "../platform/Ids.ts"
 import { formatAmount, parseAmount } from "../platform/Money.ts"
 import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
+import { currentDate } from "../platform/Time.ts"
 import { PaymentsService } from "../payments/Service.ts"
 import { checkoutUrlOf } from "../payments/View.ts"
 import { StoresService } from "../stores/Service.ts"
@@ -78,7 +79,8 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
 
     const linkNotFound = (id: string) => new NotFound({ message: `No such payment link: ${id}`, param: "id" })
 
-    const view = (link: LinkRow) => Effect.map(publicUrl.get, (baseUrl) => toPaymentLink(link, baseUrl, new Date()))
+    const view = (link: LinkRow) =>
+      Effect.zipWith(publicUrl.get, currentDate, (baseUrl, now) => toPaymentLink(link, baseUrl, now))
 
     /** The store, if the signed-in user may do `permission` on it; console routes take no API key. */
     const storeFor = (storeId: string, permission: Permission) =>
@@ -124,7 +126,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
         return yield* invalid("due_date is for invoices; create the link with kind \"invoice\"", "due_date")
       }
       const expiresAt = input.expires_at === undefined ? null : new Date(input.expires_at)
-      if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
+      if (expiresAt !== null && expiresAt.getTime() <= (yield* Clock.currentTimeMillis)) {
         return yield* invalid("expires_at must be in the future", "expires_at")
       }
       const livemode = input.livemode ?? false
@@ -162,7 +164,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
       const rows = yield* repo.listByStore(store.storeId, { kind: params.kind, active: params.active }, params.limit, after)
       const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
       const baseUrl = yield* publicUrl.get
-      const now = new Date()
+      const now = yield* currentDate
       return new PaymentLinkList({ ...page, data: page.data.map((row) => toPaymentLink(row, baseUrl, now)) })
     })
 
@@ -194,7 +196,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
       const link = yield* publicLink(id, yield* repo.find(id))
       const store = yield* stores.getById(link.store_id).pipe(Effect.orDie)
       const baseUrl = yield* publicUrl.get
-      const status = statusOf(link, new Date())
+      const status = statusOf(link, yield* currentDate)
       return new PublicPaymentLink({
         id: link.id,
         object: "payment_link",
@@ -281,7 +283,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
       return yield* repo.withLockedLink(id, (found) =>
         Effect.gen(function*() {
           const link = yield* publicLink(id, found)
-          const status = statusOf(link, new Date())
+          const status = statusOf(link, yield* currentDate)
           if (status !== "open") {
             return yield* new InvalidState({
               message: status === "paid"

@@ -17,6 +17,7 @@ import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/
 import { newId } from "../platform/Ids.ts"
 import { recordPaymentTransition } from "../platform/Metrics.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
+import { currentDate } from "../platform/Time.ts"
 import { eventTypeOf, nextStatus, type PaymentAction, PaymentActions, refundOutcome } from "./Lifecycle.ts"
 import { type JournalLine, PaymentRow, PaymentsRepo, RefundRow } from "./Repo.ts"
 import { paymentEvent, toPayment } from "./View.ts"
@@ -127,7 +128,7 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
           return { result: current, change: Option.none() } satisfies Applied<PaymentRow>
         }
         const status = yield* nextStatus(current.status, action)
-        const at = new Date()
+        const at = yield* currentDate
         const updated = yield* repo.setStatus(paymentId, status, at)
         yield* repo.recordTransition(paymentId, `${action}:${requestKey}`, action)
         if (status === "paid") {
@@ -174,7 +175,7 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
               "it needs an Owner session with MFA"
           })
         }
-        const at = new Date()
+        const at = yield* currentDate
         const refundRow = yield* repo.insertRefund({
           id: input.refundId,
           paymentId,

@@ -7,7 +7,6 @@
  */
 import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import {
-  Clock,
   Context,
   Data,
   Duration,
@@ -19,6 +18,7 @@ import {
   Schedule,
   Schema
 } from "effect"
+import { currentDate } from "../platform/Time.ts"
 import { SettingsService } from "../settings/Service.ts"
 
 export type ProviderTransactionStatus =
@@ -191,12 +191,12 @@ const readAnswer = (answer: CheckTransactionAnswer): Effect.Effect<ProviderTrans
     if (data === null || data === undefined) {
       return Effect.fail(unavailable("Bakong answered success without transaction data", false))
     }
-    return Effect.map(Clock.currentTimeMillis, (now): ProviderTransactionStatus => ({
+    return Effect.map(currentDate, (now): ProviderTransactionStatus => ({
       _tag: "Paid",
       // When Bakong omits the acknowledgement time, the creation time is the next best; failing both, now.
       paidAt: Option.getOrElse(
         Option.orElse(dateFromEpochMs(data.acknowledgedDateMs), () => dateFromEpochMs(data.createdDateMs)),
-        () => new Date(now)
+        () => now
       ),
       reference: data.hash !== null && data.hash !== undefined && data.hash.length > 0 ? data.hash : null
     }))

@@ -310,6 +310,8 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       })`.pipe(Effect.asVoid, Effect.orDie)
 
     /** Ids of open payments whose expiry has passed, oldest first. */
+    // now() here is the database's clock, not Effect's Clock: the one clock every process shares for these rows;
+    // moving it to a parameter (for TestClock) belongs with the SqlSchema rewrite of this repo.
     const overdue = (limit: number) =>
       sql<{ id: string }>`
         SELECT id FROM payments

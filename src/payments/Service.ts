@@ -26,6 +26,7 @@ import { AccountsService } from "../accounts/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { newId } from "../platform/Ids.ts"
 import { Idempotency, requestFingerprint } from "../platform/Idempotency.ts"
+import { addMillis, currentDate } from "../platform/Time.ts"
 import { recordPaymentTransition } from "../platform/Metrics.ts"
 import { type Currency, formatAmount, minorUnitsOf, parseAmount } from "../platform/Money.ts"
 import { decodeCursor, toPage } from "../platform/Pagination.ts"
@@ -193,8 +194,8 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         const branchId = input.branch_id ?? null
         if (branchId !== null) yield* checkBranch(key.storeId, branchId)
         const merchant = yield* merchantFor(key)
-        const createdAt = new Date()
-        const expiresAt = new Date(createdAt.getTime() + (input.expires_in ?? config.paymentDefaultExpirySeconds) * 1000)
+        const createdAt = yield* currentDate
+        const expiresAt = addMillis(createdAt, (input.expires_in ?? config.paymentDefaultExpirySeconds) * 1000)
         const qr = yield* buildKhqr({
           ...merchant,
           currency: input.currency,
@@ -243,9 +244,9 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       const scope = idempotencyKey === undefined
         ? undefined
         : { storeId: key.storeId, livemode: key.livemode, key: idempotencyKey }
-      return yield* idempotency.run(
+      return yield* idempotency.once(
         scope,
-        requestFingerprint("POST", "/v1/payments", input),
+        requestFingerprint("payments.create", input),
         201,
         encodePayment,
         () => createFor(key, input)
@@ -449,10 +450,10 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         const scope = idempotencyKey === undefined
           ? undefined
           : { storeId: payment.store_id, livemode: payment.livemode, key: idempotencyKey }
-        const fingerprintBody = { amount: input.amount ?? null, reason: input.reason ?? null }
+        const fingerprintBody = { payment_id: id, amount: input.amount ?? null, reason: input.reason ?? null }
         return {
           scope,
-          fingerprint: requestFingerprint("POST", `/v1/payments/${id}/refund`, fingerprintBody),
+          fingerprint: requestFingerprint("payments.refund", fingerprintBody),
           // The refund message is keyed by the request: a retry that takes over a crashed attempt sends the
           // same message again and gets the one refund.
           operation: (requestToken: string) =>
@@ -474,24 +475,17 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         }
       })
 
-    /** Refunds for the REST route: a replayed idempotent answer comes back as the response it was. */
+    /**
+     * Refunds a payment, once per Idempotency-Key: the REST route and the console RPC share keys, and each
+     * turns a `Replayed` outcome into what it answers.
+     */
     const refund = Effect.fn("Payments.refund")(function*(
       id: string,
       input: CreateRefund,
       idempotencyKey: string | undefined
     ) {
       const prepared = yield* prepareRefund(id, input, idempotencyKey)
-      return yield* idempotency.run(prepared.scope, prepared.fingerprint, 201, encodeRefund, prepared.operation)
-    })
-
-    /** Refunds for callers that want the value (the console RPC): a replayed answer is decoded back. */
-    const refundValue = Effect.fn("Payments.refundValue")(function*(
-      id: string,
-      input: CreateRefund,
-      idempotencyKey: string | undefined
-    ) {
-      const prepared = yield* prepareRefund(id, input, idempotencyKey)
-      return yield* idempotency.runValue(prepared.scope, prepared.fingerprint, 201, Refund, prepared.operation)
+      return yield* idempotency.once(prepared.scope, prepared.fingerprint, 201, encodeRefund, prepared.operation)
     })
 
     const refunds = Effect.fn("Payments.refunds")(function*(id: string, params: ListParams) {
@@ -513,7 +507,6 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       cancel,
       simulate,
       refund,
-      refundValue,
       refunds,
       applyTransition
     } as const

@@ -7,10 +7,13 @@
  * wait for the answer and replay it. A request that dies without answering leaves its claim behind; after
  * a lease, the next request with the key takes it over, so a crashed attempt can be retried.
  * Client errors (4xx) are remembered like successes; a defect leaves the key for the next request to take over at once.
+ *
+ * Nothing here knows HTTP: `once` answers an `IdempotentOutcome`, and each caller turns a replay into
+ * what it speaks — the REST handlers into the stored response (src/platform/IdempotentResponse.ts), the
+ * console RPC into the value or the error again (`outcomeValue`).
  */
-import { HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Cause, Duration, Effect, Exit, Option, Schema } from "effect"
+import { Cause, Clock, Data, Duration, Effect, Exit, Option, Schema } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import {
   type ApiError,
@@ -20,6 +23,7 @@ import {
   IdempotencyConflict,
   toErrorEnvelope
 } from "../../domain/Errors.ts"
+import { addMillis, currentDate } from "./Time.ts"
 
 export interface IdempotencyScope {
   readonly storeId: string
@@ -30,14 +34,31 @@ export interface IdempotencyScope {
 /** How long a claimed key waits for its owner before it counts as abandoned. */
 export const IDEMPOTENCY_LEASE = Duration.seconds(30)
 /** How long a concurrent request waits for the owner's answer before it is told to retry. */
-const WAIT_FOR_OWNER = Duration.seconds(15)
+export const WAIT_FOR_OWNER = Duration.seconds(15)
 const POLL_INTERVAL = Duration.millis(25)
 /** Keys are kept at least 24 hours (API.md); the purge removes them a little later. */
 export const IDEMPOTENCY_RETENTION = Duration.hours(25)
 
-/** A stable digest of the request: method, path and the body with its keys in a canonical order. */
-export const requestFingerprint = (method: string, path: string, body: unknown): string =>
-  createHash("sha256").update(JSON.stringify([method, path, canonical(body)])).digest("hex")
+/**
+ * What an idempotent call came to: `Fresh`, the operation ran now and this is its value; `Replayed`, an
+ * earlier request with the key answered, and this is the status and (encoded) body it answered with.
+ */
+export type IdempotentOutcome<A> = Data.TaggedEnum<{
+  readonly Fresh: { readonly value: A }
+  readonly Replayed: { readonly status: number; readonly body: unknown }
+}>
+interface IdempotentOutcomeDefinition extends Data.TaggedEnum.WithGenerics<1> {
+  readonly taggedEnum: IdempotentOutcome<this["A"]>
+}
+export const IdempotentOutcome = Data.taggedEnum<IdempotentOutcomeDefinition>()
+
+/**
+ * A stable digest of a request: the operation's name (`payments.create`, `payments.refund`) and what was
+ * asked, with object keys in a canonical order. Named by operation, not by route, so the REST route and
+ * the console RPC that do the same thing share keys.
+ */
+export const requestFingerprint = (operation: string, request: unknown): string =>
+  createHash("sha256").update(JSON.stringify([operation, canonical(request)])).digest("hex")
 
 const canonical = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(canonical)
@@ -49,6 +70,19 @@ const canonical = (value: unknown): unknown => {
   return value
 }
 
+/**
+ * The outcome as a value, for callers that answer values (the console RPC): a fresh value as it is, a
+ * replayed answer decoded back with `schema`, a replayed client error failed with again.
+ */
+export const outcomeValue = <A, I>(schema: Schema.Schema<A, I>) => (outcome: IdempotentOutcome<A>): Effect.Effect<A, ApiError> => {
+  if (outcome._tag === "Fresh") return Effect.succeed(outcome.value)
+  if (outcome.status < 400) return Effect.orDie(Schema.decodeUnknown(schema)(outcome.body))
+  return Effect.flatMap(Effect.orDie(Schema.decodeUnknown(ErrorEnvelope)(outcome.body)), (envelope) => {
+    const error = fromErrorEnvelope(envelope)
+    return error === undefined ? Effect.dieMessage(`Unknown remembered error: ${envelope.error.code}`) : Effect.fail(error)
+  })
+}
+
 const StoredRow = Schema.Struct({
   fingerprint: Schema.String,
   status_code: Schema.NullOr(Schema.Number),
@@ -58,24 +92,27 @@ const StoredRow = Schema.Struct({
 
 type Claim =
   | { readonly _tag: "Owned"; readonly token: string }
-  | { readonly _tag: "Replay"; readonly status: number; readonly body: unknown }
+  | { readonly _tag: "Answered"; readonly outcome: IdempotentOutcome<never> }
 
 export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempotency", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const leaseSeconds = Duration.toSeconds(IDEMPOTENCY_LEASE)
+    const leaseMillis = Duration.toMillis(IDEMPOTENCY_LEASE)
 
-    const tryClaim = (scope: IdempotencyScope, fingerprint: string) =>
+    // Times in these statements are the service's Clock, passed in, not the database's now(): the lease is
+    // a rule of this module and is tested under TestClock. Nodes keep NTP time, and the lease (30 s)
+    // dwarfs any skew between them.
+    const tryClaim = (scope: IdempotencyScope, fingerprint: string, now: Date) =>
       sql<{ request_token: string }>`
-        INSERT INTO idempotency_keys (store_id, livemode, key, fingerprint, request_token)
-        VALUES (${scope.storeId}, ${scope.livemode}, ${scope.key}, ${fingerprint}, ${randomUUID()})
+        INSERT INTO idempotency_keys (store_id, livemode, key, fingerprint, request_token, created_at, locked_at)
+        VALUES (${scope.storeId}, ${scope.livemode}, ${scope.key}, ${fingerprint}, ${randomUUID()}, ${now}, ${now})
         ON CONFLICT DO NOTHING
         RETURNING request_token`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.request_token)), Effect.orDie)
 
-    const read = (scope: IdempotencyScope) =>
+    const read = (scope: IdempotencyScope, now: Date) =>
       sql`
         SELECT fingerprint, status_code, response,
-          (response IS NULL AND locked_at < now() - make_interval(secs => ${leaseSeconds})) AS abandoned
+          (response IS NULL AND locked_at < ${addMillis(now, -leaseMillis)}) AS abandoned
         FROM idempotency_keys
         WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(StoredRow))),
@@ -83,34 +120,36 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
         Effect.orDie
       )
 
-    const takeOver = (scope: IdempotencyScope) =>
+    const takeOver = (scope: IdempotencyScope, now: Date) =>
       sql<{ request_token: string }>`
-        UPDATE idempotency_keys SET locked_at = now()
+        UPDATE idempotency_keys SET locked_at = ${now}
         WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}
-          AND response IS NULL AND locked_at < now() - make_interval(secs => ${leaseSeconds})
+          AND response IS NULL AND locked_at < ${addMillis(now, -leaseMillis)}
         RETURNING request_token`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.request_token)), Effect.orDie)
 
     const conflict = (message: string) => new IdempotencyConflict({ message, param: "Idempotency-Key" })
 
     const claim = (scope: IdempotencyScope, fingerprint: string): Effect.Effect<Claim, IdempotencyConflict> =>
       Effect.gen(function*() {
-        const deadline = Date.now() + Duration.toMillis(WAIT_FOR_OWNER)
+        const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(WAIT_FOR_OWNER)
         while (true) {
-          const claimed = yield* tryClaim(scope, fingerprint)
+          const now = yield* currentDate
+          const claimed = yield* tryClaim(scope, fingerprint, now)
           if (Option.isSome(claimed)) return { _tag: "Owned", token: claimed.value } as const
-          const stored = yield* read(scope)
+          const stored = yield* read(scope, now)
           if (Option.isNone(stored)) continue // purged between the insert and the read: claim again
           if (stored.value.fingerprint !== fingerprint) {
             return yield* conflict("This Idempotency-Key was already used with a different request")
           }
           if (stored.value.status_code !== null) {
-            return { _tag: "Replay", status: stored.value.status_code, body: stored.value.response } as const
+            const outcome = IdempotentOutcome.Replayed({ status: stored.value.status_code, body: stored.value.response })
+            return { _tag: "Answered", outcome } as const
           }
           if (stored.value.abandoned) {
-            const taken = yield* takeOver(scope)
+            const taken = yield* takeOver(scope, now)
             if (Option.isSome(taken)) return { _tag: "Owned", token: taken.value } as const
           }
-          if (Date.now() > deadline) {
+          if (now.getTime() > deadline) {
             return yield* conflict("A request with this Idempotency-Key is still in progress; retry shortly")
           }
           yield* Effect.sleep(POLL_INTERVAL)
@@ -137,25 +176,23 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
           AND response IS NULL`.pipe(Effect.asVoid, Effect.orDie)
 
     /**
-     * Runs `operation` once per key: its answer (encoded with `encode`, at `successStatus`) or its client
-     * error is remembered, and every later request with the same key gets the remembered answer instead.
+     * Runs `operation` once per key (`scope`; without one, every call runs it): its answer (encoded with
+     * `encode`, at `successStatus`) or its client error is remembered, and every later request with the
+     * same key and `fingerprint` is answered `Replayed` with it instead.
      * `operation` gets the request token: the same for a retry that takes over an abandoned attempt, so
      * work it hands on (an entity message) can be keyed by it and happen once.
      */
     const once = <A, E extends ApiError, R>(
-      scope: IdempotencyScope,
+      scope: IdempotencyScope | undefined,
       fingerprint: string,
       successStatus: number,
       encode: (value: A) => unknown,
       operation: (requestToken: string) => Effect.Effect<A, E, R>
-    ): Effect.Effect<
-      { readonly _tag: "Fresh"; readonly value: A } | Extract<Claim, { readonly _tag: "Replay" }>,
-      E | IdempotencyConflict,
-      R
-    > =>
+    ): Effect.Effect<IdempotentOutcome<A>, E | IdempotencyConflict, R> =>
       Effect.gen(function*() {
+        if (scope === undefined) return IdempotentOutcome.Fresh({ value: yield* operation(randomUUID()) })
         const claimed = yield* claim(scope, fingerprint)
-        if (claimed._tag === "Replay") return claimed
+        if (claimed._tag === "Answered") return claimed.outcome
         const value = yield* operation(claimed.token).pipe(
           Effect.tap((value) => remember(scope, successStatus, encode(value))),
           Effect.tapError((error) => remember(scope, errorStatus(error), toErrorEnvelope(error))),
@@ -165,55 +202,15 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
           // A claimed key must end answered or abandoned, even if the caller goes away meanwhile.
           Effect.uninterruptible
         )
-        return { _tag: "Fresh", value } as const
+        return IdempotentOutcome.Fresh({ value })
       })
 
-    /** `once` for HTTP handlers: a remembered answer is replayed as the raw response it was. */
-    const run = <A, E extends ApiError, R>(
-      scope: IdempotencyScope | undefined,
-      fingerprint: string,
-      successStatus: number,
-      encode: (value: A) => unknown,
-      operation: (requestToken: string) => Effect.Effect<A, E, R>
-    ): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E | IdempotencyConflict, R> => {
-      if (scope === undefined) return Effect.suspend(() => operation(randomUUID()))
-      return Effect.map(once(scope, fingerprint, successStatus, encode, operation), (outcome) =>
-        outcome._tag === "Fresh" ? outcome.value : HttpServerResponse.unsafeJson(outcome.body, {
-          status: outcome.status,
-          headers: { "idempotent-replayed": "true" }
-        }))
-    }
-
-    /**
-     * `once` for callers that want values (RPC handlers): a remembered answer is decoded back with
-     * `schema`, a remembered client error is failed with again.
-     */
-    const runValue = <A, I, E extends ApiError, R>(
-      scope: IdempotencyScope | undefined,
-      fingerprint: string,
-      successStatus: number,
-      schema: Schema.Schema<A, I>,
-      operation: (requestToken: string) => Effect.Effect<A, E, R>
-    ): Effect.Effect<A, E | ApiError, R> => {
-      if (scope === undefined) return Effect.suspend(() => operation(randomUUID()))
-      return Effect.flatMap(
-        once(scope, fingerprint, successStatus, Schema.encodeSync(schema), operation),
-        (outcome): Effect.Effect<A, ApiError> => {
-          if (outcome._tag === "Fresh") return Effect.succeed(outcome.value)
-          if (outcome.status < 400) return Effect.orDie(Schema.decodeUnknown(schema)(outcome.body))
-          return Effect.flatMap(Effect.orDie(Schema.decodeUnknown(ErrorEnvelope)(outcome.body)), (envelope) => {
-            const error = fromErrorEnvelope(envelope)
-            return error === undefined ? Effect.dieMessage(`Unknown remembered error: ${envelope.error.code}`) : Effect.fail(error)
-          })
-        }
-      )
-    }
-
     /** Forgets keys past their retention; run on a schedule. */
-    const purgeExpired = sql`
-      DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => ${Duration.toSeconds(IDEMPOTENCY_RETENTION)})`
-      .pipe(Effect.asVoid, Effect.orDie)
+    const purgeExpired = Effect.gen(function*() {
+      const cutoff = addMillis(yield* currentDate, -Duration.toMillis(IDEMPOTENCY_RETENTION))
+      yield* sql`DELETE FROM idempotency_keys WHERE created_at < ${cutoff}`.pipe(Effect.orDie)
+    })
 
-    return { run, runValue, purgeExpired } as const
+    return { once, purgeExpired } as const
   })
 }) {}

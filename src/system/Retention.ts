@@ -12,6 +12,7 @@ import { Snowflake } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Cron, Effect, Layer } from "effect"
 import { AppConfig } from "../platform/Config.ts"
+import { addMillis, currentDate } from "../platform/Time.ts"
 
 const BATCH = 5_000
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -72,8 +73,9 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
           RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
       )
 
-    const purge = Effect.fn("Retention.purge")(function*(now: Date = new Date()) {
-      const ago = (days: number) => new Date(now.getTime() - days * DAY_MS)
+    const purge = Effect.fn("Retention.purge")(function*(at?: Date) {
+      const now = at ?? (yield* currentDate)
+      const ago = (days: number) => addMillis(now, -days * DAY_MS)
       const purged = {
         clusterMessages: yield* clusterMessages(ago(config.retention.clusterMessagesDays)),
         outbox: yield* outbox(ago(config.retention.outboxDays)),

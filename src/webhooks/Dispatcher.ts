@@ -25,11 +25,12 @@
  */
 import { Singleton } from "@effect/cluster"
 import { HttpClientRequest } from "@effect/platform"
-import { Cause, Context, Duration, Effect, FiberSet, Layer, Option, Queue, Stream } from "effect"
+import { Cause, Clock, Context, Duration, Effect, FiberSet, Layer, Option, Queue, Stream } from "effect"
 import { AppConfig } from "../platform/Config.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { recordWebhookAttempt, type WebhookAttemptOutcome } from "../platform/Metrics.ts"
+import { currentDate } from "../platform/Time.ts"
 import { checkDestination, hostOf, WebhookResolver } from "./Destination.ts"
 import { type AttemptOutcome, type NextJobRow, WebhooksRepo } from "./Repo.ts"
 import { webhookHeaders } from "./Signing.ts"
@@ -147,7 +148,7 @@ const run = Effect.gen(function*() {
       const destination = yield* checkDestination(job.url, config.webhookAllowPrivateNetworks, resolve)
       if (destination._tag === "Refused") return { statusCode: null, error: `not sent: url ${destination.reason}` }
       const secrets = yield* Effect.forEach(job.secrets_sealed, box.open)
-      const timestamp = Math.floor(Date.now() / 1000)
+      const timestamp = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const request = HttpClientRequest.post(destination.url).pipe(
         HttpClientRequest.setHeaders(webhookHeaders(secrets, job.event_id, timestamp, job.body)),
         HttpClientRequest.bodyText(job.body, "application/json")
@@ -187,7 +188,7 @@ const run = Effect.gen(function*() {
   /** Delivers one job and records the attempt and what follows from it, in one transaction. */
   const deliver = (endpointId: string, job: NextJobRow) =>
     Effect.gen(function*() {
-      const startedAt = new Date()
+      const startedAt = yield* currentDate
       const started = performance.now()
       const result = yield* send(job)
       const durationMs = Math.round(performance.now() - started)

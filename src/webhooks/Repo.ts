@@ -166,6 +166,8 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * Secrets whose window has passed are removed on the way. The endpoint row is locked first, so
      * two racing rotations apply one after the other and each leaves exactly one active secret.
      */
+    // now() here is the database's clock, not Effect's Clock: the one clock every process shares for these rows;
+    // moving it to a parameter (for TestClock) belongs with the SqlSchema rewrite of this repo.
     const rotateSecret = (endpointId: string, secretSealed: string, overlapMillis: number) =>
       sql.withTransaction(Effect.gen(function*() {
         const locked = yield* sql`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${endpointId} FOR UPDATE`

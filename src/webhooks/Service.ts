@@ -20,6 +20,7 @@ import { AccessService } from "../access/Service.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
+import { currentDate } from "../platform/Time.ts"
 import { checkDestination, WebhookResolver } from "./Destination.ts"
 import { type DeliveryRow, type EndpointRow, WebhooksRepo } from "./Repo.ts"
 import { newSigningSecret } from "./Signing.ts"
@@ -170,7 +171,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         id: eventId,
         object: "event",
         type: "test.event",
-        created_at: new Date().toISOString(),
+        created_at: (yield* currentDate).toISOString(),
         livemode: false,
         data: {
           object: {

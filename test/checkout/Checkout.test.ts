@@ -2,6 +2,7 @@
  * The hosted side of a payment over HTTP: the checkout view (JSON and the page), the live status
  * stream, and the receipt.
  */
+import * as Sse from "@effect/experimental/Sse"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createStore, signUp } from "../support/Accounts.ts"
@@ -41,7 +42,7 @@ interface Frame {
   readonly data: any
 }
 
-/** Reads an SSE response to its end (or until `limit` frames), splitting frames and comments. */
+/** Reads an SSE response to its end; the frames are its events (the `retry:` frame and pings are not). */
 const readStream = (app: TestAppShape, path: string, options: { lastEventId?: string; onOpen?: () => Promise<void> } = {}) =>
   Effect.promise(async () => {
     const response = await app.fetch(path, {
@@ -60,10 +61,10 @@ const readStream = (app: TestAppShape, path: string, options: { lastEventId?: st
       text += decoder.decode(value, { stream: true })
     }
     await opened
-    const frames: Array<Frame> = text.split("\n\n").filter((block) => block.startsWith("id:")).map((block) => {
-      const field = (name: string) => block.split("\n").find((line) => line.startsWith(`${name}: `))!.slice(name.length + 2)
-      return { id: field("id"), event: field("event"), data: JSON.parse(field("data")) }
-    })
+    const frames: Array<Frame> = []
+    Sse.makeParser((event) => {
+      if (event._tag === "Event") frames.push({ id: event.id!, event: event.event, data: JSON.parse(event.data) })
+    }).feed(text)
     return { status: response.status, contentType, frames }
   })
 

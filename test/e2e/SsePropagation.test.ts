@@ -6,6 +6,7 @@
  *
  * Skipped without a PostgreSQL server (or with TEST_DATABASE=embedded).
  */
+import * as Sse from "@effect/experimental/Sse"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { postgresAvailable } from "../support/TestDatabase.ts"
 import { type ClusterDatabase, createDatabase, LocalCluster, makeMerchant, ok, request, waitFor } from "../support/Cluster.ts"
@@ -32,27 +33,18 @@ const readEvents = async (
   const response = await fetch(url, { headers: { accept: "text/event-stream" }, signal: controller.signal })
   const opened = options.onOpen()
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ""
+  let satisfied = false
+  const parser = Sse.makeParser((event) => {
+    if (event._tag !== "Event" || satisfied) return
+    const frame = { id: event.id, event: event.event, data: JSON.parse(event.data) }
+    frames.push(frame)
+    satisfied = options.until(frame)
+  })
   try {
-    reading: while (true) {
+    while (!satisfied) {
       const { done, value } = await reader.read()
       if (done) break
-      buffer += value
-      let end: number
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        const fields = new Map<string, string>()
-        for (const line of block.split("\n")) {
-          const colon = line.indexOf(":")
-          if (colon <= 0) continue
-          fields.set(line.slice(0, colon), line.slice(colon + 1).trimStart())
-        }
-        if (!fields.has("data")) continue
-        const frame = { id: fields.get("id"), event: fields.get("event"), data: JSON.parse(fields.get("data")!) }
-        frames.push(frame)
-        if (options.until(frame)) break reading
-      }
+      parser.feed(value)
     }
   } catch (error) {
     if (!controller.signal.aborted) throw error

@@ -4,10 +4,14 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import type { CreateLink, LinkListParams, PayLink, UpdateLink } from "../../domain/Links.ts"
+import { DEFAULT_LIST_LIMIT } from "../../domain/Lists.ts"
 import { addMember, createStore, signUp } from "../support/Accounts.ts"
+import { type AnyCallError, clientAs, expectFailure, wireJson } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
+// Raw calls only for input the typed client would refuse to send (outside the request schemas).
 const call = makeCall()
 
 const INJECTION = `<script>alert("x")</script><img src=x onerror=alert(1)>`
@@ -17,19 +21,35 @@ const merchant = (app: TestAppShape) =>
   Effect.gen(function*() {
     const owner = yield* Effect.promise(() => signUp(app))
     const store = yield* Effect.promise(() => createStore(app, owner.token, "Riverside Cafe"))
-    const key = yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })
-    expect(key.status).toBe(201)
-    return { owner, storeId: store.id, key: key.body.secret as string }
+    const key = yield* (yield* clientAs(app, owner.token)).apiKeys.create({ payload: { store_id: store.id, mode: "test" } })
+    return { owner, storeId: store.id, key: key.secret }
   })
 
-const createLink = (app: TestAppShape, token: string, storeId: string, body: Record<string, unknown>) =>
-  call(app, "POST", `/dashboard/stores/${storeId}/links`, { token, body })
+const createLink = (app: TestAppShape, token: string, storeId: string, payload: CreateLink) =>
+  Effect.flatMap(clientAs(app, token), (api) => api.links.create({ path: { storeId }, payload }))
 
-const pay = (app: TestAppShape, linkId: string, body: Record<string, unknown> = {}) =>
-  call(app, "POST", `/links/${linkId}/pay`, { body })
+/** The typed client always sends `limit`. */
+const listLinks = (app: TestAppShape, token: string, storeId: string, urlParams: Partial<LinkListParams> = {}) =>
+  Effect.flatMap(clientAs(app, token), (api) =>
+    api.links.list({ path: { storeId }, urlParams: { limit: DEFAULT_LIST_LIMIT, ...urlParams } }))
 
-const simulate = (app: TestAppShape, key: string, id: string, status: string) =>
-  Effect.map(call(app, "POST", `/v1/payments/${id}/simulate`, { token: key, body: { status } }), (r) => r.status)
+const updateLink = (app: TestAppShape, token: string, linkId: string, payload: UpdateLink) =>
+  Effect.flatMap(clientAs(app, token), (api) => api.links.update({ path: { linkId }, payload }))
+
+const deleteLink = (app: TestAppShape, token: string, linkId: string) =>
+  Effect.flatMap(clientAs(app, token), (api) => api.links.delete({ path: { linkId } }))
+
+const view = (app: TestAppShape, id: string) => Effect.flatMap(clientAs(app), (api) => api.publicLinks.view({ path: { id } }))
+
+const pay = (app: TestAppShape, linkId: string, payload: PayLink = {}) =>
+  Effect.flatMap(clientAs(app), (api) => api.publicLinks.pay({ path: { id: linkId }, payload }))
+
+const retrievePayment = (app: TestAppShape, key: string, id: string) =>
+  Effect.flatMap(clientAs(app, key), (api) => api.payments.retrieve({ path: { id } }))
+
+/** Simulates a test payment's move; the typed call fails the test unless it answers its 201. */
+const simulate = (app: TestAppShape, key: string, id: string, status: "scanned" | "paid" | "expired") =>
+  Effect.flatMap(clientAs(app, key), (api) => api.payments.simulate({ path: { id }, payload: { status } }))
 
 describe("payment links", () => {
   layer(testAppLayer(), { timeout: 120_000, excludeTestServices: true })("console, public page, payments", (it) => {
@@ -44,8 +64,7 @@ describe("payment links", () => {
           amount: "3.5",
           currency: "USD"
         })
-        expect(created.status).toBe(201)
-        expect(created.body).toMatchObject({
+        expect(created).toMatchObject({
           object: "payment_link",
           kind: "link",
           store_id: storeId,
@@ -61,8 +80,8 @@ describe("payment links", () => {
           payments_count: 0,
           paid_at: null
         })
-        expect(created.body.id).toMatch(/^lnk_[0-9A-Za-z]{24}$/)
-        expect(created.body.url).toMatch(new RegExp(`^http://[^/]+/links/${created.body.id}$`))
+        expect(created.id).toMatch(/^lnk_[0-9A-Za-z]{24}$/)
+        expect(created.url).toMatch(new RegExp(`^http://[^/]+/links/${created.id}$`))
 
         const invoice = yield* createLink(app, owner.token, storeId, {
           kind: "invoice",
@@ -72,9 +91,8 @@ describe("payment links", () => {
           customer_email: "tenant@example.com",
           due_date: "2030-03-31"
         })
-        expect(invoice.status).toBe(201)
-        expect(invoice.body.id).toMatch(/^inv_/)
-        expect(invoice.body).toMatchObject({ kind: "invoice", amount: "5000", due_date: "2030-03-31" })
+        expect(invoice.id).toMatch(/^inv_/)
+        expect(invoice).toMatchObject({ kind: "invoice", amount: "5000", due_date: "2030-03-31" })
 
         const open = yield* createLink(app, owner.token, storeId, {
           kind: "link",
@@ -83,58 +101,52 @@ describe("payment links", () => {
           min_amount: "1",
           max_amount: "50"
         })
-        expect(open.status).toBe(201)
-        expect(open.body).toMatchObject({ amount: null, min_amount: "1.00", max_amount: "50.00" })
+        expect(open).toMatchObject({ amount: null, min_amount: "1.00", max_amount: "50.00" })
 
-        const all = yield* call(app, "GET", `/dashboard/stores/${storeId}/links`, { token: owner.token })
-        expect(all.status).toBe(200)
-        expect(all.body.object).toBe("list")
-        expect(all.body.data.map((link: any) => link.id)).toEqual([open.body.id, invoice.body.id, created.body.id])
+        const all = yield* listLinks(app, owner.token, storeId)
+        expect(all.object).toBe("list")
+        expect(all.data.map((link) => link.id)).toEqual([open.id, invoice.id, created.id])
 
-        const page1 = yield* call(app, "GET", `/dashboard/stores/${storeId}/links?limit=2`, { token: owner.token })
-        expect(page1.body.has_more).toBe(true)
-        const page2 = yield* call(
-          app,
-          "GET",
-          `/dashboard/stores/${storeId}/links?limit=2&cursor=${page1.body.next_cursor}`,
-          { token: owner.token }
-        )
-        expect(page2.body.data.map((link: any) => link.id)).toEqual([created.body.id])
-        expect(page2.body.has_more).toBe(false)
+        const page1 = yield* listLinks(app, owner.token, storeId, { limit: 2 })
+        expect(page1.has_more).toBe(true)
+        expect(page1.next_cursor).not.toBeNull()
+        const page2 = yield* listLinks(app, owner.token, storeId, { limit: 2, cursor: page1.next_cursor ?? "" })
+        expect(page2.data.map((link) => link.id)).toEqual([created.id])
+        expect(page2.has_more).toBe(false)
 
-        const invoices = yield* call(app, "GET", `/dashboard/stores/${storeId}/links?kind=invoice`, { token: owner.token })
-        expect(invoices.body.data.map((link: any) => link.id)).toEqual([invoice.body.id])
+        const invoices = yield* listLinks(app, owner.token, storeId, { kind: "invoice" })
+        expect(invoices.data.map((link) => link.id)).toEqual([invoice.id])
 
-        const off = yield* call(app, "PUT", `/dashboard/links/${created.body.id}`, {
-          token: owner.token,
-          body: { active: false, title: "Iced latte (L)", description: null }
-        })
-        expect(off.status).toBe(200)
-        expect(off.body).toMatchObject({ active: false, status: "inactive", title: "Iced latte (L)", description: null })
-        const inactive = yield* call(app, "GET", `/dashboard/stores/${storeId}/links?active=false`, { token: owner.token })
-        expect(inactive.body.data.map((link: any) => link.id)).toEqual([created.body.id])
-        const on = yield* call(app, "PUT", `/dashboard/links/${created.body.id}`, { token: owner.token, body: { active: true } })
-        expect(on.body).toMatchObject({ active: true, status: "open", title: "Iced latte (L)" })
+        const off = yield* updateLink(app, owner.token, created.id, { active: false, title: "Iced latte (L)", description: null })
+        expect(off).toMatchObject({ active: false, status: "inactive", title: "Iced latte (L)", description: null })
+        const inactive = yield* listLinks(app, owner.token, storeId, { active: false })
+        expect(inactive.data.map((link) => link.id)).toEqual([created.id])
+        const on = yield* updateLink(app, owner.token, created.id, { active: true })
+        expect(on).toMatchObject({ active: true, status: "open", title: "Iced latte (L)" })
 
+        // Raw: not a boolean.
         const badFilter = yield* call(app, "GET", `/dashboard/stores/${storeId}/links?active=maybe`, { token: owner.token })
         expect(badFilter.status).toBe(400)
 
-        const deleted = yield* call(app, "DELETE", `/dashboard/links/${open.body.id}`, { token: owner.token })
-        expect(deleted.status).toBe(200)
-        expect(deleted.body).toEqual({ id: open.body.id, object: "payment_link", deleted: true })
-        const after = yield* call(app, "GET", `/dashboard/stores/${storeId}/links`, { token: owner.token })
-        expect(after.body.data.map((link: any) => link.id)).toEqual([invoice.body.id, created.body.id])
-        expect((yield* call(app, "DELETE", `/dashboard/links/${open.body.id}`, { token: owner.token })).status).toBe(404)
-        expect((yield* call(app, "GET", `/links/${open.body.id}`)).status).toBe(404)
+        const deleted = yield* deleteLink(app, owner.token, open.id)
+        expect(deleted).toEqual({ id: open.id, object: "payment_link", deleted: true })
+        const after = yield* listLinks(app, owner.token, storeId)
+        expect(after.data.map((link) => link.id)).toEqual([invoice.id, created.id])
+        yield* expectFailure(deleteLink(app, owner.token, open.id), "NotFound")
+        yield* expectFailure(view(app, open.id), "NotFound")
       }))
 
     it.effect("validates amounts, invoice fields, expiry and live mode", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const { owner, storeId } = yield* merchant(app)
+        // Raw: most of these are outside the request schema, which the typed client would not send.
         const expectInvalid = (body: Record<string, unknown>, param: string, status = 400) =>
           Effect.gen(function*() {
-            const response = yield* createLink(app, owner.token, storeId, { kind: "link", title: "T", currency: "USD", ...body })
+            const response = yield* call(app, "POST", `/dashboard/stores/${storeId}/links`, {
+              token: owner.token,
+              body: { kind: "link", title: "T", currency: "USD", ...body }
+            })
             expect(response.status, JSON.stringify(response.body)).toBe(status)
             expect(response.body.error.param).toBe(param)
           })
@@ -149,9 +161,7 @@ describe("payment links", () => {
         yield* expectInvalid({ expires_at: "tomorrow" }, "expires_at")
         yield* expectInvalid({ title: "" }, "title")
         yield* expectInvalid({ kind: "coupon" }, "kind")
-        const live = yield* createLink(app, owner.token, storeId, { kind: "link", title: "T", currency: "USD", livemode: true })
-        expect(live.status).toBe(409)
-        expect(live.body.error.code).toBe("invalid_state")
+        yield* expectFailure(createLink(app, owner.token, storeId, { kind: "link", title: "T", currency: "USD", livemode: true }), "InvalidState")
       }))
 
     it.effect("lets only members with the permission manage links, and hides other tenants' links", () =>
@@ -160,51 +170,38 @@ describe("payment links", () => {
         const { key, owner, storeId } = yield* merchant(app)
         const link = yield* createLink(app, owner.token, storeId, { kind: "link", title: "T", amount: "1", currency: "USD" })
         const analyst = yield* Effect.promise(() => addMember(app, owner.token, owner.organizationId, "analyst"))
-        const analystCreate = yield* createLink(app, analyst.token, storeId, { kind: "link", title: "T", currency: "USD" })
-        expect(analystCreate.status).toBe(403)
-        expect(analystCreate.body.error.code).toBe("forbidden")
-        expect((yield* call(app, "GET", `/dashboard/stores/${storeId}/links`, { token: analyst.token })).status).toBe(200)
-        const analystPut = yield* call(app, "PUT", `/dashboard/links/${link.body.id}`, {
-          token: analyst.token,
-          body: { active: false }
-        })
-        expect(analystPut.status).toBe(403)
+        yield* expectFailure(createLink(app, analyst.token, storeId, { kind: "link", title: "T", currency: "USD" }), "Forbidden")
+        yield* listLinks(app, analyst.token, storeId)
+        yield* expectFailure(updateLink(app, analyst.token, link.id, { active: false }), "Forbidden")
 
         const developer = yield* Effect.promise(() => addMember(app, owner.token, owner.organizationId, "developer"))
-        expect((yield* createLink(app, developer.token, storeId, { kind: "link", title: "D", currency: "USD" })).status)
-          .toBe(201)
+        yield* createLink(app, developer.token, storeId, { kind: "link", title: "D", currency: "USD" })
 
         // An API key is a credential for the merchant API, not for the console.
-        expect((yield* call(app, "GET", `/dashboard/stores/${storeId}/links`, { token: key })).status).toBe(403)
+        yield* expectFailure(listLinks(app, key, storeId), "Forbidden")
 
         const stranger = yield* merchant(app)
-        for (
-          const response of [
-            yield* createLink(app, stranger.owner.token, storeId, { kind: "link", title: "T", currency: "USD" }),
-            yield* call(app, "GET", `/dashboard/stores/${storeId}/links`, { token: stranger.owner.token }),
-            yield* call(app, "PUT", `/dashboard/links/${link.body.id}`, { token: stranger.owner.token, body: { active: false } }),
-            yield* call(app, "DELETE", `/dashboard/links/${link.body.id}`, { token: stranger.owner.token })
-          ]
-        ) {
-          expect(response.status).toBe(404)
-          expect(response.body.error.code).toBe("not_found")
-        }
+        const asStranger = stranger.owner.token
+        const attempts: ReadonlyArray<readonly [string, Effect.Effect<unknown, AnyCallError>]> = [
+          ["create", createLink(app, asStranger, storeId, { kind: "link", title: "T", currency: "USD" })],
+          ["list", listLinks(app, asStranger, storeId)],
+          ["update", updateLink(app, asStranger, link.id, { active: false })],
+          ["delete", deleteLink(app, asStranger, link.id)]
+        ]
+        for (const [route, request] of attempts) yield* expectFailure(request, "NotFound", undefined, route)
         // Asked by link id, the answer does not reveal which store the link belongs to.
-        const strangerPut = yield* call(app, "PUT", `/dashboard/links/${link.body.id}`, {
-          token: stranger.owner.token,
-          body: { active: false }
-        })
-        expect(JSON.stringify(strangerPut.body)).not.toContain(storeId)
-        expect((yield* call(app, "GET", `/dashboard/stores/${storeId}/links`)).status).toBe(401)
+        const strangerPut = yield* expectFailure(updateLink(app, asStranger, link.id, { active: false }), "NotFound")
+        expect(JSON.stringify(strangerPut)).not.toContain(storeId)
+        yield* expectFailure(listLinks(app, "", storeId), "Unauthorized")
       }))
 
     it.effect("shows the public view as JSON without merchant records, and as an escaped page", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const { owner, storeId } = yield* merchant(app)
-        yield* call(app, "PUT", `/stores/${storeId}/branding`, {
-          token: owner.token,
-          body: { display_name: `Cafe ${INJECTION}`, primary_color: "#123456" }
+        yield* (yield* clientAs(app, owner.token)).stores.updateBranding({
+          path: { id: storeId },
+          payload: { display_name: `Cafe ${INJECTION}`, primary_color: "#123456" }
         })
         const link = yield* createLink(app, owner.token, storeId, {
           kind: "invoice",
@@ -216,10 +213,9 @@ describe("payment links", () => {
           customer_email: "private-customer@example.com",
           due_date: "2030-01-31"
         })
-        const view = yield* call(app, "GET", `/links/${link.body.id}`)
-        expect(view.status).toBe(200)
-        expect(view.body).toMatchObject({
-          id: link.body.id,
+        const [viewed, viewResponse] = yield* app.client.publicLinks.view({ path: { id: link.id }, withResponse: true })
+        expect(viewed).toMatchObject({
+          id: link.id,
           object: "payment_link",
           kind: "invoice",
           title: `Order ${INJECTION}`,
@@ -231,14 +227,16 @@ describe("payment links", () => {
           due_date: "2030-01-31",
           merchant: { name: `Cafe ${INJECTION}`, primary_color: "#123456" }
         })
-        expect(view.body.pay_url).toMatch(new RegExp(`/links/${link.body.id}/pay$`))
-        const json = JSON.stringify(view.body)
+        expect(viewed.pay_url).toMatch(new RegExp(`/links/${link.id}/pay$`))
+        // The wire, not the decoded view (whose class would drop any field it does not name).
+        const json = JSON.stringify(yield* wireJson(viewResponse))
         expect(json).not.toContain("private-customer")
         expect(json).not.toContain("internal-ref-42")
         expect(json).not.toContain(storeId)
 
+        // Raw: the HTML page, which the typed client does not read.
         const response = yield* Effect.promise(() =>
-          app.fetch(`/links/${link.body.id}`, { headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" } })
+          app.fetch(`/links/${link.id}`, { headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" } })
         )
         expect(response.status).toBe(200)
         expect(response.headers.get("content-type")).toContain("text/html")
@@ -246,7 +244,7 @@ describe("payment links", () => {
         const html = yield* Effect.promise(() => response.text())
         expect(html).toContain("<!doctype html>")
         expect(html).toContain("12.50 USD")
-        expect(html).toContain(`data-pay-url="/links/${link.body.id}/pay"`)
+        expect(html).toContain(`data-pay-url="/links/${link.id}/pay"`)
         expect(html).not.toContain(INJECTION)
         expect(html).toContain("Order &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;")
         expect(html).toContain("Notes &lt;script&gt;")
@@ -255,7 +253,7 @@ describe("payment links", () => {
         expect(html).not.toMatch(/<img src=x/)
         expect(html).not.toContain("private-customer")
 
-        expect((yield* call(app, "GET", "/links/lnk_doesnotexist000000000000")).status).toBe(404)
+        yield* expectFailure(view(app, "lnk_doesnotexist000000000000"), "NotFound")
       }))
 
     it.effect("pays a fixed-amount link through the payments engine", () =>
@@ -269,16 +267,14 @@ describe("payment links", () => {
           currency: "USD",
           reference_id: "menu-7"
         })
-        const paid = yield* pay(app, link.body.id, { payer_email: "payer@example.com" })
-        expect(paid.status).toBe(201)
-        expect(paid.body).toMatchObject({ object: "link_payment", link_id: link.body.id, amount: "3.50", currency: "USD" })
-        expect(paid.body.payment_id).toMatch(/^pay_/)
-        expect(paid.body.checkout_url).toMatch(new RegExp(`/checkout/${paid.body.payment_id}$`))
+        const paid = yield* pay(app, link.id, { payer_email: "payer@example.com" })
+        expect(paid).toMatchObject({ object: "link_payment", link_id: link.id, amount: "3.50", currency: "USD" })
+        expect(paid.payment_id).toMatch(/^pay_/)
+        expect(paid.checkout_url).toMatch(new RegExp(`/checkout/${paid.payment_id}$`))
 
-        const payment = yield* call(app, "GET", `/v1/payments/${paid.body.payment_id}`, { token: key })
-        expect(payment.status).toBe(200)
-        expect(payment.body).toMatchObject({
-          id: paid.body.payment_id,
+        const payment = yield* retrievePayment(app, key, paid.payment_id)
+        expect(payment).toMatchObject({
+          id: paid.payment_id,
           status: "pending",
           amount: "3.50",
           currency: "USD",
@@ -286,22 +282,20 @@ describe("payment links", () => {
           reference_id: "menu-7",
           livemode: false,
           store_id: storeId,
-          metadata: { link_id: link.body.id, payer_email: "payer@example.com" }
+          metadata: { link_id: link.id, payer_email: "payer@example.com" }
         })
 
-        const checkoutPath = new URL(paid.body.checkout_url).pathname
-        const checkout = yield* call(app, "GET", checkoutPath)
-        expect(checkout.status).toBe(200)
-        expect(checkout.body).toMatchObject({ id: paid.body.payment_id, object: "checkout", amount: "3.50" })
+        // The checkout address answers the payment's checkout view.
+        const checkoutId = new URL(paid.checkout_url).pathname.replace(/^\/checkout\//, "")
+        const checkout = yield* app.client.checkout.view({ path: { id: checkoutId } })
+        expect(checkout).toMatchObject({ id: paid.payment_id, object: "checkout", amount: "3.50" })
 
         // The payer may repeat the fixed amount, but not change it.
-        expect((yield* pay(app, link.body.id, { amount: "3.5" })).status).toBe(201)
-        const other = yield* pay(app, link.body.id, { amount: "1.00" })
-        expect(other.status).toBe(400)
-        expect(other.body.error.param).toBe("amount")
+        yield* pay(app, link.id, { amount: "3.5" })
+        yield* expectFailure(pay(app, link.id, { amount: "1.00" }), "InvalidRequest", "amount")
 
-        const listed = yield* call(app, "GET", `/dashboard/stores/${storeId}/links`, { token: owner.token })
-        expect(listed.body.data[0]).toMatchObject({ id: link.body.id, payments_count: 2 })
+        const listed = yield* listLinks(app, owner.token, storeId)
+        expect(listed.data[0]).toMatchObject({ id: link.id, payments_count: 2 })
       }))
 
     it.effect("lets the payer choose the amount within the link's bounds", () =>
@@ -315,20 +309,21 @@ describe("payment links", () => {
           min_amount: "1000",
           max_amount: "100000"
         })
-        const within = yield* pay(app, link.body.id, { amount: "5000" })
-        expect(within.status).toBe(201)
-        expect(within.body.amount).toBe("5000")
-        const payment = yield* call(app, "GET", `/v1/payments/${within.body.payment_id}`, { token: key })
-        expect(payment.body).toMatchObject({ amount: "5000", currency: "KHR", reference_id: null })
+        const within = yield* pay(app, link.id, { amount: "5000" })
+        expect(within.amount).toBe("5000")
+        const payment = yield* retrievePayment(app, key, within.payment_id)
+        expect(payment).toMatchObject({ amount: "5000", currency: "KHR", reference_id: null })
 
-        for (const body of [{ amount: "999" }, { amount: "100001" }, {}, { amount: "12.5" }, { amount: 5000 }]) {
-          const refused = yield* pay(app, link.body.id, body)
-          expect(refused.status, JSON.stringify(body)).toBe(400)
-          expect(refused.body.error.code).toBe("invalid_request")
-          expect(refused.body.error.param).toBe("amount")
+        for (const payload of [{ amount: "999" }, { amount: "100001" }, {}, { amount: "12.5" }]) {
+          yield* expectFailure(pay(app, link.id, payload), "InvalidRequest", "amount", JSON.stringify(payload))
         }
-        const listed = yield* call(app, "GET", `/dashboard/stores/${storeId}/links`, { token: owner.token })
-        expect(listed.body.data[0].payments_count).toBe(1)
+        // Raw: a JSON number, outside the request schema.
+        const numeric = yield* call(app, "POST", `/links/${link.id}/pay`, { body: { amount: 5000 } })
+        expect(numeric.status).toBe(400)
+        expect(numeric.body.error.code).toBe("invalid_request")
+        expect(numeric.body.error.param).toBe("amount")
+        const listed = yield* listLinks(app, owner.token, storeId)
+        expect(listed.data[0]!.payments_count).toBe(1)
       }))
 
     it.effect("refuses inactive and expired links, and forgets deleted ones", () =>
@@ -336,32 +331,24 @@ describe("payment links", () => {
         const app = yield* TestApp
         const { owner, storeId } = yield* merchant(app)
         const link = yield* createLink(app, owner.token, storeId, { kind: "link", title: "T", amount: "2", currency: "USD" })
-        expect((yield* pay(app, link.body.id)).status).toBe(201)
+        yield* pay(app, link.id)
 
-        yield* call(app, "PUT", `/dashboard/links/${link.body.id}`, { token: owner.token, body: { active: false } })
-        const inactive = yield* pay(app, link.body.id)
-        expect(inactive.status).toBe(409)
-        expect(inactive.body.error.code).toBe("invalid_state")
-        const view = yield* call(app, "GET", `/links/${link.body.id}`)
-        expect(view.body).toMatchObject({ active: false, status: "inactive" })
+        yield* updateLink(app, owner.token, link.id, { active: false })
+        yield* expectFailure(pay(app, link.id), "InvalidState")
+        expect(yield* view(app, link.id)).toMatchObject({ active: false, status: "inactive" })
+        // Raw: the HTML page.
         const page = yield* Effect.promise(() =>
-          app.fetch(`/links/${link.body.id}`, { headers: { accept: "text/html" } }).then((r) => r.text())
+          app.fetch(`/links/${link.id}`, { headers: { accept: "text/html" } }).then((r) => r.text())
         )
         expect(page).toContain("not active")
         expect(page).not.toContain("<script")
 
         // A link that took payments is kept, but it is gone for everyone.
-        const deleted = yield* call(app, "DELETE", `/dashboard/links/${link.body.id}`, { token: owner.token })
-        expect(deleted.body).toEqual({ id: link.body.id, object: "payment_link", deleted: true })
-        expect((yield* call(app, "GET", `/links/${link.body.id}`)).status).toBe(404)
-        const gone = yield* pay(app, link.body.id)
-        expect(gone.status).toBe(404)
-        expect(gone.body.error.code).toBe("not_found")
-        expect(
-          (yield* call(app, "PUT", `/dashboard/links/${link.body.id}`, { token: owner.token, body: { active: true } }))
-            .status
-        ).toBe(404)
-        expect((yield* pay(app, "lnk_doesnotexist000000000000")).status).toBe(404)
+        expect(yield* deleteLink(app, owner.token, link.id)).toEqual({ id: link.id, object: "payment_link", deleted: true })
+        yield* expectFailure(view(app, link.id), "NotFound")
+        yield* expectFailure(pay(app, link.id), "NotFound")
+        yield* expectFailure(updateLink(app, owner.token, link.id, { active: true }), "NotFound")
+        yield* expectFailure(pay(app, "lnk_doesnotexist000000000000"), "NotFound")
 
         const shortLived = yield* createLink(app, owner.token, storeId, {
           kind: "link",
@@ -370,12 +357,9 @@ describe("payment links", () => {
           currency: "USD",
           expires_at: new Date(Date.now() + 1500).toISOString()
         })
-        expect(shortLived.status).toBe(201)
         yield* Effect.sleep("2 seconds")
-        const expired = yield* pay(app, shortLived.body.id)
-        expect(expired.status).toBe(409)
-        expect(expired.body.error.code).toBe("invalid_state")
-        expect((yield* call(app, "GET", `/links/${shortLived.body.id}`)).body.status).toBe("expired")
+        yield* expectFailure(pay(app, shortLived.id), "InvalidState")
+        expect((yield* view(app, shortLived.id)).status).toBe("expired")
       }))
 
     it.effect("takes one payment for an invoice", () =>
@@ -389,27 +373,23 @@ describe("payment links", () => {
           currency: "USD",
           customer_email: "client@example.com"
         })
-        const first = yield* pay(app, invoice.body.id)
-        expect(first.status).toBe(201)
-        const payment = yield* call(app, "GET", `/v1/payments/${first.body.payment_id}`, { token: key })
-        expect(payment.body).toMatchObject({
+        const first = yield* pay(app, invoice.id)
+        const payment = yield* retrievePayment(app, key, first.payment_id)
+        expect(payment).toMatchObject({
           amount: "120.00",
-          reference_id: invoice.body.id,
-          metadata: { link_id: invoice.body.id }
+          reference_id: invoice.id,
+          metadata: { link_id: invoice.id }
         })
-        expect(yield* simulate(app, key, first.body.payment_id, "scanned")).toBe(201)
-        expect(yield* simulate(app, key, first.body.payment_id, "paid")).toBe(201)
+        yield* simulate(app, key, first.payment_id, "scanned")
+        yield* simulate(app, key, first.payment_id, "paid")
 
-        const again = yield* pay(app, invoice.body.id)
-        expect(again.status).toBe(409)
-        expect(again.body.error.code).toBe("invalid_state")
-        expect(again.body.error.message).toContain("paid")
+        const again = yield* expectFailure(pay(app, invoice.id), "InvalidState")
+        expect(again.message).toContain("paid")
 
-        const view = yield* call(app, "GET", `/links/${invoice.body.id}`)
-        expect(view.body).toMatchObject({ status: "paid", active: false })
-        const listed = yield* call(app, "GET", `/dashboard/stores/${storeId}/links?kind=invoice`, { token: owner.token })
-        expect(listed.body.data[0]).toMatchObject({ id: invoice.body.id, status: "paid", payments_count: 1 })
-        expect(listed.body.data[0].paid_at).not.toBeNull()
+        expect(yield* view(app, invoice.id)).toMatchObject({ status: "paid", active: false })
+        const listed = yield* listLinks(app, owner.token, storeId, { kind: "invoice" })
+        expect(listed.data[0]).toMatchObject({ id: invoice.id, status: "paid", payments_count: 1 })
+        expect(listed.data[0]!.paid_at).not.toBeNull()
       }))
 
     it.effect("answers concurrent and repeated pays of an invoice with its one pending payment", () =>
@@ -422,39 +402,34 @@ describe("payment links", () => {
           amount: "80.00",
           currency: "USD"
         })
-        // Twelve payers at once: one payment, the same checkout address for all.
-        const racing = yield* Effect.all(Array.from({ length: 12 }, () => pay(app, invoice.body.id)), {
+        // Twelve payers at once: one payment, the same checkout address for all (each a 201, or the
+        // typed call fails).
+        const racing = yield* Effect.all(Array.from({ length: 12 }, () => pay(app, invoice.id)), {
           concurrency: "unbounded"
         })
-        expect(racing.map((answer) => answer.status)).toEqual(racing.map(() => 201))
-        const paymentIds = new Set(racing.map((answer) => answer.body.payment_id))
+        const paymentIds = new Set(racing.map((answer) => answer.payment_id))
         expect(paymentIds.size).toBe(1)
-        const first = racing[0]!.body
-        expect(new Set(racing.map((answer) => answer.body.checkout_url))).toEqual(new Set([first.checkout_url]))
+        const first = racing[0]!
+        expect(new Set(racing.map((answer) => answer.checkout_url))).toEqual(new Set([first.checkout_url]))
         expect(first.checkout_url).toMatch(new RegExp(`/checkout/${first.payment_id}$`))
 
         // Later, while it is pending or scanned: still that payment.
-        expect(yield* simulate(app, key, first.payment_id, "scanned")).toBe(201)
-        const again = yield* pay(app, invoice.body.id)
-        expect(again.status).toBe(201)
-        expect(again.body).toMatchObject({ payment_id: first.payment_id, checkout_url: first.checkout_url, amount: "80.00" })
+        yield* simulate(app, key, first.payment_id, "scanned")
+        const again = yield* pay(app, invoice.id)
+        expect(again).toMatchObject({ payment_id: first.payment_id, checkout_url: first.checkout_url, amount: "80.00" })
 
         // Once it expired, paying starts a new payment; once that is paid, the invoice is closed.
-        expect(yield* simulate(app, key, first.payment_id, "expired")).toBe(201)
-        const second = yield* pay(app, invoice.body.id)
-        expect(second.status).toBe(201)
-        expect(second.body.payment_id).not.toBe(first.payment_id)
-        expect(yield* simulate(app, key, second.body.payment_id, "scanned")).toBe(201)
-        expect(yield* simulate(app, key, second.body.payment_id, "paid")).toBe(201)
-        const afterPaid = yield* Effect.all(Array.from({ length: 4 }, () => pay(app, invoice.body.id)), {
+        yield* simulate(app, key, first.payment_id, "expired")
+        const second = yield* pay(app, invoice.id)
+        expect(second.payment_id).not.toBe(first.payment_id)
+        yield* simulate(app, key, second.payment_id, "scanned")
+        yield* simulate(app, key, second.payment_id, "paid")
+        const afterPaid = yield* Effect.all(Array.from({ length: 4 }, () => Effect.either(pay(app, invoice.id))), {
           concurrency: "unbounded"
         })
-        for (const answer of afterPaid) {
-          expect(answer.status).toBe(409)
-          expect(answer.body.error.code).toBe("invalid_state")
-        }
-        const listed = yield* call(app, "GET", `/dashboard/stores/${storeId}/links?kind=invoice`, { token: owner.token })
-        expect(listed.body.data.find((link: any) => link.id === invoice.body.id)).toMatchObject({
+        for (const answer of afterPaid) yield* expectFailure(answer, "InvalidState")
+        const listed = yield* listLinks(app, owner.token, storeId, { kind: "invoice" })
+        expect(listed.data.find((link) => link.id === invoice.id)).toMatchObject({
           status: "paid",
           payments_count: 2
         })
@@ -463,15 +438,22 @@ describe("payment links", () => {
     it.effect("lists the ecosystem catalog like any list", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
-        const catalog = yield* call(app, "GET", "/ecosystem/products")
-        expect(catalog.status).toBe(200)
-        expect(catalog.body).toMatchObject({ object: "list", has_more: false, next_cursor: null })
-        const products = catalog.body.data as Array<any>
+        const [catalog, catalogResponse] = yield* app.client.ecosystem.products({
+          urlParams: { limit: DEFAULT_LIST_LIMIT },
+          withResponse: true
+        })
+        expect(catalog).toMatchObject({ object: "list", has_more: false, next_cursor: null })
+        const products = catalog.data
         expect(products.length).toBeGreaterThanOrEqual(15)
-        for (const product of products) {
+        // The keys on the wire, not those of the decoded class.
+        const wire = (yield* wireJson(catalogResponse)) as { readonly data: ReadonlyArray<object> }
+        expect(wire.data).toHaveLength(products.length)
+        for (const product of wire.data) {
           expect(Object.keys(product).sort()).toEqual(
             ["category", "description", "id", "name", "object", "status", "url_path"]
           )
+        }
+        for (const product of products) {
           expect(product.object).toBe("ecosystem_product")
           expect(product.url_path).toMatch(/^\//)
           // What the catalog calls available is a route (an unknown id there is "No such …", not "No route").
@@ -481,8 +463,8 @@ describe("payment links", () => {
           expect(routed, product.url_path).toBe(product.status === "available")
           expect(["available", "coming_soon"]).toContain(product.status)
         }
-        expect(products.find((product) => product.id === "eco_payments_api").status).toBe("available")
-        expect(products.find((product) => product.id === "eco_loyalty").status).toBe("coming_soon")
+        expect(products.find((product) => product.id === "eco_payments_api")?.status).toBe("available")
+        expect(products.find((product) => product.id === "eco_loyalty")?.status).toBe("coming_soon")
         const names = products.map((product) => product.name).join(" | ")
         for (const expected of ["Payments API", "Hosted checkout", "Payment links", "Webhooks", "Loyalty", "Billing"]) {
           expect(names).toContain(expected)
@@ -492,16 +474,15 @@ describe("payment links", () => {
         const pages: Array<string> = []
         let cursor: string | null = null
         do {
-          const response: any = yield* call(app, "GET", `/ecosystem/products?limit=5${cursor ? `&cursor=${cursor}` : ""}`)
-          expect(response.status).toBe(200)
-          pages.push(...response.body.data.map((product: any) => product.id))
-          cursor = response.body.next_cursor
+          const current: typeof catalog = yield* app.client.ecosystem.products({
+            urlParams: cursor === null ? { limit: 5 } : { limit: 5, cursor }
+          })
+          pages.push(...current.data.map((product) => product.id))
+          cursor = current.next_cursor
         } while (cursor !== null)
         expect(pages).toEqual(products.map((product) => product.id))
 
-        const bad = yield* call(app, "GET", "/ecosystem/products?cursor=nonsense")
-        expect(bad.status).toBe(400)
-        expect(bad.body.error.param).toBe("cursor")
+        yield* expectFailure(app.client.ecosystem.products({ urlParams: { limit: DEFAULT_LIST_LIMIT, cursor: "nonsense" } }), "InvalidRequest", "cursor")
       }))
   })
 })

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import { BakongKHQR, type KhqrDecoded } from "bakong-khqr"
+import crc16 from "bakong-khqr/src/helper/crc16"
+import cutString from "bakong-khqr/src/helper/cutString"
 import { createHash } from "node:crypto"
 import { Effect, Either } from "effect"
 import * as fc from "fast-check"
@@ -14,60 +17,33 @@ import {
 } from "../../src/payments/Khqr.ts"
 
 // ---------------------------------------------------------------------------------------------
-// An independent reader: written from the EMVCo layout, sharing nothing with the encoder.
+// The independent check: the `bakong-khqr` SDK, NBC's reference implementation, reads what the encoder
+// wrote. It shares nothing with src/payments/Khqr.ts (its CRC is table-driven, the encoder's bitwise).
 // ---------------------------------------------------------------------------------------------
 
-interface Field {
-  readonly tag: string
-  readonly value: string
-}
+const referenceCrc = (text: string): number => Number.parseInt(crc16(text), 16)
 
-const parseTlv = (text: string): ReadonlyArray<Field> => {
-  const fields: Array<Field> = []
-  let position = 0
-  while (position < text.length) {
-    const header = text.slice(position, position + 4)
-    if (!/^\d{4}$/.test(header)) throw new Error(`bad TLV header "${header}" at ${position} of ${text}`)
-    const tag = header.slice(0, 2)
-    const length = Number(header.slice(2))
-    const value = text.slice(position + 4, position + 4 + length)
-    if (value.length !== length) throw new Error(`TLV ${tag} runs past the end of ${text}`)
-    fields.push({ tag, value })
-    position += 4 + length
+const crcVerifies = (payload: string): boolean =>
+  /6304[0-9A-F]{4}$/.test(payload) && crc16(payload.slice(0, -4)) === payload.slice(-4)
+
+/** The top-level tags of a payload in their order, cut by the SDK's own TLV reader. */
+const tagsOf = (payload: string): ReadonlyArray<string> => {
+  const tags: Array<string> = []
+  for (let rest = payload; rest.length > 0;) {
+    const field = cutString(rest)
+    if (field.value.length !== Number(rest.slice(2, 4))) throw new Error(`TLV ${field.tag} runs past the end of ${payload}`)
+    tags.push(field.tag)
+    rest = field.slicedString
   }
-  return fields
+  return tags
 }
 
-const asMap = (fields: ReadonlyArray<Field>): ReadonlyMap<string, string> => {
-  const map = new Map<string, string>()
-  for (const { tag, value } of fields) {
-    if (map.has(tag)) throw new Error(`tag ${tag} appears twice`)
-    map.set(tag, value)
-  }
-  return map
+/** Every field of the payload as the SDK reads it. */
+const decode = (payload: string): KhqrDecoded => {
+  const decoded = BakongKHQR.decode(payload)
+  expect(decoded.status.code).toBe(0)
+  return decoded.data
 }
-
-// Table-driven, unlike the encoder's bitwise loop.
-const CRC_TABLE = Array.from({ length: 256 }, (_, index) => {
-  let value = index << 8
-  for (let bit = 0; bit < 8; bit++) value = value & 0x8000 ? (value << 1) ^ 0x1021 : value << 1
-  return value & 0xffff
-})
-const referenceCrc = (text: string): number => {
-  let crc = 0xffff
-  for (const byte of Buffer.from(text, "utf8")) {
-    crc = ((crc << 8) & 0xffff) ^ (CRC_TABLE[((crc >> 8) ^ byte) & 0xff] ?? 0)
-  }
-  return crc
-}
-
-const crcVerifies = (payload: string): boolean => {
-  const tail = payload.slice(-8)
-  if (!/^6304[0-9A-F]{4}$/.test(tail)) return false
-  return referenceCrc(payload.slice(0, -4)) === Number.parseInt(tail.slice(4), 16)
-}
-
-// ---------------------------------------------------------------------------------------------
 
 const CREATED = new Date("2024-05-01T10:00:00.000Z")
 const EXPIRES = new Date("2024-05-01T10:15:00.000Z")
@@ -125,27 +101,27 @@ describe("crc16CcittFalse", () => {
 describe("buildKhqr", () => {
   it("encodes the test merchant's USD payment field by field", () => {
     const { payload, md5 } = build({ ...baseInput, billNumber: "order-1" })
-    const fields = parseTlv(payload)
-    expect(fields.map((field) => field.tag)).toEqual(["00", "01", "29", "52", "53", "54", "58", "59", "60", "62", "99", "63"])
-    const top = asMap(fields)
-    expect(top.get("00")).toBe("01")
-    expect(top.get("01")).toBe("12")
-    expect(parseTlv(top.get("29") ?? "")).toEqual([
-      { tag: "00", value: "test_merchant@devb" },
-      { tag: "02", value: "Dev Bank" }
-    ])
-    expect(top.get("52")).toBe("5999")
-    expect(top.get("53")).toBe("840")
-    expect(top.get("54")).toBe("12.50")
-    expect(top.get("58")).toBe("KH")
-    expect(top.get("59")).toBe("KHQR TEST MERCHANT")
-    expect(top.get("60")).toBe("Phnom Penh")
-    expect(parseTlv(top.get("62") ?? "")).toEqual([{ tag: "01", value: "order-1" }])
-    expect(parseTlv(top.get("99") ?? "")).toEqual([
-      { tag: "00", value: "1714557600000" },
-      { tag: "01", value: "1714558500000" }
-    ])
-    expect(top.get("63")).toMatch(/^[0-9A-F]{4}$/)
+    expect(tagsOf(payload)).toEqual(["00", "01", "29", "52", "53", "54", "58", "59", "60", "62", "99", "63"])
+    expect(decode(payload)).toEqual(expect.objectContaining({
+      payloadFormatIndicator: "01",
+      pointofInitiationMethod: "12",
+      merchantType: "29",
+      bakongAccountID: "test_merchant@devb",
+      accountInformation: null,
+      acquiringBank: "Dev Bank",
+      merchantCategoryCode: "5999",
+      transactionCurrency: "840",
+      transactionAmount: "12.50",
+      countryCode: "KH",
+      merchantName: "KHQR TEST MERCHANT",
+      merchantCity: "Phnom Penh",
+      billNumber: "order-1",
+      storeLabel: null,
+      terminalLabel: null,
+      creationTimestamp: "1714557600000",
+      expirationTimestamp: "1714558500000",
+      crc: payload.slice(-4)
+    }))
     expect(crcVerifies(payload)).toBe(true)
     expect(md5).toBe(md5Hex(payload))
     expect(md5).toMatch(/^[0-9a-f]{32}$/)
@@ -164,6 +140,13 @@ describe("buildKhqr", () => {
         "9934" + "00131700000000000" + "01131700000900000" + "6304" + "4E34"
     )
     expect(referenceCrc(payload.slice(0, -4))).toBe(0x4e34)
+  })
+
+  it("is a KHQR the SDK's own verify accepts (CRC, layout and a live expiry)", () => {
+    const createdAt = new Date()
+    const { payload } = build({ ...baseInput, billNumber: "order-1", createdAt, expiresAt: new Date(createdAt.getTime() + 15 * 60_000) })
+    expect(BakongKHQR.verify(payload).isValid).toBe(true)
+    expect(BakongKHQR.verify(payload.replace("12.50", "12.51")).isValid).toBe(false)
   })
 
   it("is deterministic: the same input gives the same payload and md5", () => {
@@ -186,22 +169,22 @@ describe("buildKhqr", () => {
       createdAt: CREATED,
       expiresAt: EXPIRES
     })
-    const top = asMap(parseTlv(payload))
-    expect(top.has("29")).toBe(false)
-    expect(parseTlv(top.get("30") ?? "")).toEqual([
-      { tag: "00", value: "shop@aclb" },
-      { tag: "01", value: "M-000123" },
-      { tag: "02", value: "ACLEDA" }
-    ])
-    expect(top.get("52")).toBe("5812")
-    expect(top.get("53")).toBe("116")
-    expect(top.get("54")).toBe("5000")
-    expect(top.get("59")).toBe("Coffee Corner")
-    expect(top.get("60")).toBe("Siem Reap")
-    expect(parseTlv(top.get("62") ?? "")).toEqual([
-      { tag: "03", value: "Riverside" },
-      { tag: "07", value: "POS-2" }
-    ])
+    expect(tagsOf(payload)).toContain("30")
+    expect(tagsOf(payload)).not.toContain("29")
+    expect(decode(payload)).toEqual(expect.objectContaining({
+      merchantType: "30",
+      bakongAccountID: "shop@aclb",
+      merchantID: "M-000123",
+      acquiringBank: "ACLEDA",
+      merchantCategoryCode: "5812",
+      transactionCurrency: "116",
+      transactionAmount: "5000",
+      merchantName: "Coffee Corner",
+      merchantCity: "Siem Reap",
+      billNumber: null,
+      storeLabel: "Riverside",
+      terminalLabel: "POS-2"
+    }))
     expect(crcVerifies(payload)).toBe(true)
   })
 
@@ -216,10 +199,13 @@ describe("buildKhqr", () => {
       createdAt: CREATED,
       expiresAt: EXPIRES
     })
-    const top = asMap(parseTlv(payload))
-    expect(top.has("62")).toBe(false)
-    expect(parseTlv(top.get("29") ?? "")).toEqual([{ tag: "00", value: "alice@wing" }])
-    expect(top.get("54")).toBe("0.01")
+    expect(tagsOf(payload)).not.toContain("62")
+    expect(decode(payload)).toEqual(expect.objectContaining({
+      bakongAccountID: "alice@wing",
+      accountInformation: null,
+      acquiringBank: null,
+      transactionAmount: "0.01"
+    }))
     expect(crcVerifies(payload)).toBe(true)
   })
 
@@ -233,9 +219,10 @@ describe("buildKhqr", () => {
       terminalLabel: "T".repeat(25),
       bakongAccountId: `${"a".repeat(27)}@devb`
     })
-    const top = asMap(parseTlv(payload))
-    expect(top.get("59")).toHaveLength(25)
-    expect(top.get("60")).toHaveLength(15)
+    const decoded = decode(payload)
+    expect(decoded["merchantName"]).toHaveLength(25)
+    expect(decoded["merchantCity"]).toHaveLength(15)
+    expect(decoded["bakongAccountID"]).toBe(`${"a".repeat(27)}@devb`)
     expect(crcVerifies(payload)).toBe(true)
   })
 
@@ -387,45 +374,45 @@ describe("buildKhqr properties", () => {
         expect(crcVerifies(payload)).toBe(true)
         expect(md5).toBe(md5Hex(payload))
 
-        const fields = parseTlv(payload)
-        const top = asMap(fields)
-        expect(fields[0]).toEqual({ tag: "00", value: "01" })
-        expect(fields[1]).toEqual({ tag: "01", value: "12" })
-        expect(fields.at(-1)?.tag).toBe("63")
-        expect(fields.at(-2)?.tag).toBe("99")
-
+        const tags = tagsOf(payload)
+        expect(new Set(tags).size).toBe(tags.length)
+        expect(tags.slice(0, 2)).toEqual(["00", "01"])
+        expect(tags.at(-1)).toBe("63")
+        expect(tags.at(-2)).toBe("99")
         const accountTag = input.merchantType === "individual" ? "29" : "30"
-        expect(top.has(input.merchantType === "individual" ? "30" : "29")).toBe(false)
-        const account = asMap(parseTlv(top.get(accountTag) ?? ""))
-        expect(account.get("00")).toBe(input.bakongAccountId)
-        expect(account.get("01")).toBe(input.merchantId)
-        expect(account.get("02")).toBe(input.acquiringBank)
+        expect(tags).toContain(accountTag)
+        expect(tags).not.toContain(input.merchantType === "individual" ? "30" : "29")
 
-        expect(top.get("52")).toBe(input.merchantCategoryCode ?? "5999")
-        expect(top.get("53")).toBe(input.currency === "USD" ? "840" : "116")
-        expect(top.get("58")).toBe("KH")
-        expect(top.get("59")).toBe(input.merchantName)
-        expect(top.get("60")).toBe(input.merchantCity)
+        const decoded = decode(payload)
+        expect(decoded.merchantType).toBe(accountTag)
+        expect(decoded["payloadFormatIndicator"]).toBe("01")
+        expect(decoded["pointofInitiationMethod"]).toBe("12")
+        expect(decoded["bakongAccountID"]).toBe(input.bakongAccountId)
+        // The SDK names sub-tag 01 after the account's kind: account information (29) or merchant id (30).
+        expect(decoded[input.merchantType === "individual" ? "accountInformation" : "merchantID"]).toBe(input.merchantId ?? null)
+        expect(decoded["acquiringBank"]).toBe(input.acquiringBank ?? null)
 
-        const amount = top.get("54") ?? ""
+        expect(decoded["merchantCategoryCode"]).toBe(input.merchantCategoryCode ?? "5999")
+        expect(decoded["transactionCurrency"]).toBe(input.currency === "USD" ? "840" : "116")
+        expect(decoded["countryCode"]).toBe("KH")
+        expect(decoded["merchantName"]).toBe(input.merchantName)
+        expect(decoded["merchantCity"]).toBe(input.merchantCity)
+
+        const amount = decoded["transactionAmount"] ?? ""
         expect(amount.length).toBeLessThanOrEqual(13)
         expect(amount).toMatch(input.currency === "USD" ? /^\d+\.\d{2}$/ : /^\d+$/)
         expect(readAmountMinor(amount, input.currency)).toBe(input.amountMinor)
 
-        const additional = top.get("62")
-        if (input.billNumber === undefined && input.storeLabel === undefined && input.terminalLabel === undefined) {
-          expect(additional).toBeUndefined()
-        } else {
-          const data = asMap(parseTlv(additional ?? ""))
-          expect(data.get("01")).toBe(input.billNumber)
-          expect(data.get("03")).toBe(input.storeLabel)
-          expect(data.get("07")).toBe(input.terminalLabel)
-        }
+        const noAdditionalData = input.billNumber === undefined && input.storeLabel === undefined &&
+          input.terminalLabel === undefined
+        expect(tags.includes("62")).toBe(!noAdditionalData)
+        expect(decoded["billNumber"]).toBe(input.billNumber ?? null)
+        expect(decoded["storeLabel"]).toBe(input.storeLabel ?? null)
+        expect(decoded["terminalLabel"]).toBe(input.terminalLabel ?? null)
 
-        const timestamps = asMap(parseTlv(top.get("99") ?? ""))
-        expect(timestamps.get("00")).toMatch(/^\d{13}$/)
-        expect(Number(timestamps.get("00"))).toBe(input.createdAt.getTime())
-        expect(Number(timestamps.get("01"))).toBe(input.expiresAt.getTime())
+        expect(decoded["creationTimestamp"]).toMatch(/^\d{13}$/)
+        expect(Number(decoded["creationTimestamp"])).toBe(input.createdAt.getTime())
+        expect(Number(decoded["expirationTimestamp"])).toBe(input.expiresAt.getTime())
       }),
       { numRuns: 500 }
     )

@@ -6,14 +6,18 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { DEFAULT_LIST_LIMIT, type ListParams } from "../../domain/Lists.ts"
 import { StoresService } from "../../src/stores/Service.ts"
 import { addMember, signUp } from "../support/Accounts.ts"
-import { makeCall } from "../support/Http.ts"
+import { type AnyCallError, expectFailure, makeClientAs, wireKeys } from "../support/Client.ts"
+import { type CallResult, makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
 /** Every response body of the suite, to check that the full credentials never appear in one. */
 const responses: Array<string> = []
 
+const clientAs = makeClientAs(responses)
+// Raw calls only for input the typed client would refuse to send (outside the request schemas).
 const call = makeCall(responses)
 
 const signUpOwner = (app: TestAppShape, organization_name = "Dara Coffee") =>
@@ -22,20 +26,15 @@ const signUpOwner = (app: TestAppShape, organization_name = "Dara Coffee") =>
 const member = (app: TestAppShape, owner: { token: string; organizationId: string }, role: "admin" | "developer" | "analyst") =>
   Effect.promise(() => addMember(app, owner.token, owner.organizationId, role))
 
-const createStore = (app: TestAppShape, token: string, name = "Riverside", extra: Record<string, unknown> = {}) =>
-  Effect.gen(function*() {
-    const response = yield* call(app, "POST", "/stores", { token, body: { name, ...extra } })
-    expect(response.status).toBe(201)
-    return response.body
-  })
+const createStore = (app: TestAppShape, token: string, name = "Riverside", organization_id?: string) =>
+  Effect.flatMap(clientAs(app, token), (api) =>
+    api.stores.create({ payload: organization_id === undefined ? { name } : { name, organization_id } }))
 
-const expectError = (
-  response: { status: number; body: any },
-  status: number,
-  code: string,
-  param?: string
-) => {
-  expect(response.status).toBe(status)
+/** A list's first page; the typed client always sends `limit`. */
+const page = (urlParams: Partial<ListParams> = {}): ListParams => ({ limit: DEFAULT_LIST_LIMIT, ...urlParams })
+
+const expectRawError = (response: CallResult, status: number, code: string, param?: string) => {
+  expect(response.status, JSON.stringify(response.body)).toBe(status)
   expect(response.body.error.code).toBe(code)
   expect(typeof response.body.error.message).toBe("string")
   if (param !== undefined) expect(response.body.error.param).toBe(param)
@@ -52,16 +51,16 @@ const CREDENTIALS = {
 }
 
 const submitVerification = (app: TestAppShape, token: string, organizationId: string) =>
-  call(app, "POST", "/verification", {
-    token,
-    body: {
-      organization_id: organizationId,
-      business_name: "Riverside Cafe Co., Ltd.",
-      registration_number: "KH-00012345",
-      contact: { name: "Sok Dara", email: "dara@example.test" },
-      documents: [{ type: "business_registration", url: "https://files.example.test/reg.pdf" }]
-    }
-  })
+  Effect.flatMap(clientAs(app, token), (api) =>
+    api.verification.submit({
+      payload: {
+        organization_id: organizationId,
+        business_name: "Riverside Cafe Co., Ltd.",
+        registration_number: "KH-00012345",
+        contact: { name: "Sok Dara", email: "dara@example.test" },
+        documents: [{ type: "business_registration", url: "https://files.example.test/reg.pdf" }]
+      }
+    }))
 
 describe("stores", () => {
   layer(testAppLayer({ platformAdminEmails: [ADMIN_EMAIL] }), { timeout: 120_000, excludeTestServices: true })(
@@ -84,18 +83,17 @@ describe("stores", () => {
           expect(new Date(store.created_at).toISOString()).toBe(store.created_at)
           expect(store.updated_at).toBe(store.created_at)
 
-          const named = yield* createStore(app, owner.token, "Airport", { organization_id: owner.organizationId })
+          const named = yield* createStore(app, owner.token, "Airport", owner.organizationId)
           expect(named.organization_id).toBe(owner.organizationId)
 
           // An Admin of a second organization creates there when they say so, in their own otherwise.
           const other = yield* signUpOwner(app, "Other Org")
           const admin = yield* member(app, other, "admin")
-          const inOther = yield* createStore(app, admin.token, "Branch of other", { organization_id: other.organizationId })
+          const inOther = yield* createStore(app, admin.token, "Branch of other", other.organizationId)
           expect(inOther.organization_id).toBe(other.organizationId)
 
-          const retrieved = yield* call(app, "GET", `/stores/${store.id}`, { token: owner.token })
-          expect(retrieved.status).toBe(200)
-          expect(retrieved.body).toEqual(store)
+          const retrieved = yield* (yield* clientAs(app, owner.token)).stores.retrieve({ path: { id: store.id } })
+          expect(retrieved).toEqual(store)
         }))
 
       it.effect("refuses bad store input, other tenants' organizations, analysts and missing credentials", () =>
@@ -104,38 +102,18 @@ describe("stores", () => {
           const owner = yield* signUpOwner(app)
           const stranger = yield* signUpOwner(app, "Stranger Org")
 
-          expectError(yield* call(app, "POST", "/stores", { token: owner.token, body: { name: "" } }), 400, "invalid_request", "name")
-          expectError(yield* call(app, "POST", "/stores", { token: owner.token, body: {} }), 400, "invalid_request", "name")
-          expectError(
-            yield* call(app, "POST", "/stores", { token: owner.token, body: { name: 42 } }),
-            400,
-            "invalid_request",
-            "name"
-          )
-          expectError(
-            yield* call(app, "POST", "/stores", {
-              token: owner.token,
-              body: { name: "Mine now", organization_id: stranger.organizationId }
-            }),
-            404,
-            "not_found",
-            "organization_id"
-          )
+          // Raw: names outside the request schema.
+          expectRawError(yield* call(app, "POST", "/stores", { token: owner.token, body: { name: "" } }), 400, "invalid_request", "name")
+          expectRawError(yield* call(app, "POST", "/stores", { token: owner.token, body: {} }), 400, "invalid_request", "name")
+          expectRawError(yield* call(app, "POST", "/stores", { token: owner.token, body: { name: 42 } }), 400, "invalid_request", "name")
+          yield* expectFailure(createStore(app, owner.token, "Mine now", stranger.organizationId), "NotFound", "organization_id")
           const analyst = yield* member(app, owner, "analyst")
-          expectError(
-            yield* call(app, "POST", "/stores", {
-              token: analyst.token,
-              body: { name: "Analyst store", organization_id: owner.organizationId }
-            }),
-            403,
-            "forbidden"
-          )
-          expectError(yield* call(app, "POST", "/stores", { body: { name: "Anonymous" } }), 401, "unauthorized")
-          expectError(yield* call(app, "GET", "/stores"), 401, "unauthorized")
-          expectError(
-            yield* call(app, "GET", "/stores", { token: "mst_not-a-real-session-token" }),
-            401,
-            "unauthorized"
+          yield* expectFailure(createStore(app, analyst.token, "Analyst store", owner.organizationId), "Forbidden")
+          yield* expectFailure(createStore(app, "", "Anonymous"), "Unauthorized")
+          yield* expectFailure(Effect.flatMap(clientAs(app), (api) => api.stores.list({ urlParams: page() })), "Unauthorized")
+          yield* expectFailure(
+            Effect.flatMap(clientAs(app, "mst_not-a-real-session-token"), (api) => api.stores.list({ urlParams: page() })),
+            "Unauthorized"
           )
         }))
 
@@ -150,38 +128,31 @@ describe("stores", () => {
           const partners = yield* createStore(app, other.token, "Partner's")
           const strangers = yield* createStore(app, stranger.token, "Stranger's")
           // The owner becomes an Analyst of the partner organization: its stores are listed too.
-          const response = yield* call(app, "POST", `/dashboard/orgs/${other.organizationId}/members`, {
-            token: other.token,
-            body: { email: owner.email, role: "analyst" }
+          yield* (yield* clientAs(app, other.token)).members.add({
+            path: { orgId: other.organizationId },
+            payload: { email: owner.email, role: "analyst" }
           })
-          expect(response.status).toBe(201)
 
-          const all = yield* call(app, "GET", "/stores", { token: owner.token })
-          expect(all.status).toBe(200)
-          expect(all.body).toMatchObject({ object: "list", has_more: false, next_cursor: null })
-          expect(all.body.data.map((store: any) => store.id)).toEqual([partners.id, second.id, first.id])
-          expect(all.body.data.map((store: any) => store.id)).not.toContain(strangers.id)
+          const api = yield* clientAs(app, owner.token)
+          const all = yield* api.stores.list({ urlParams: page() })
+          expect(all).toMatchObject({ object: "list", has_more: false, next_cursor: null })
+          expect(all.data.map((store) => store.id)).toEqual([partners.id, second.id, first.id])
+          expect(all.data.map((store) => store.id)).not.toContain(strangers.id)
 
           const seen: Array<string> = []
           let cursor: string | null = null
           do {
-            const query: string = cursor === null ? "limit=1" : `limit=1&cursor=${cursor}`
-            const page = yield* call(app, "GET", `/stores?${query}`, { token: owner.token })
-            expect(page.status).toBe(200)
-            expect(page.body.data).toHaveLength(1)
-            seen.push(page.body.data[0].id)
-            cursor = page.body.next_cursor
-            expect(page.body.has_more).toBe(cursor !== null)
+            const current: typeof all = yield* api.stores.list({ urlParams: page({ limit: 1, ...(cursor === null ? {} : { cursor }) }) })
+            expect(current.data).toHaveLength(1)
+            seen.push(current.data[0]!.id)
+            cursor = current.next_cursor
+            expect(current.has_more).toBe(cursor !== null)
           } while (cursor !== null)
           expect(seen).toEqual([partners.id, second.id, first.id])
 
-          expectError(yield* call(app, "GET", "/stores?limit=0", { token: owner.token }), 400, "invalid_request", "limit")
-          expectError(
-            yield* call(app, "GET", "/stores?cursor=garbage!", { token: owner.token }),
-            400,
-            "invalid_request",
-            "cursor"
-          )
+          // Raw: a limit outside the schema.
+          expectRawError(yield* call(app, "GET", "/stores?limit=0", { token: owner.token }), 400, "invalid_request", "limit")
+          yield* expectFailure(api.stores.list({ urlParams: page({ cursor: "garbage!" }) }), "InvalidRequest", "cursor")
         }))
 
       it.effect("answers 404 for another tenant's store on every store route", () =>
@@ -190,23 +161,24 @@ describe("stores", () => {
           const owner = yield* signUpOwner(app)
           const stranger = yield* signUpOwner(app, "Stranger Org")
           const store = yield* createStore(app, owner.token)
-          const routes: Array<[string, string, unknown]> = [
-            ["GET", `/stores/${store.id}`, undefined],
-            ["PUT", `/stores/${store.id}/branding`, { display_name: "Mine" }],
-            ["PUT", `/stores/${store.id}/credentials`, CREDENTIALS],
-            ["PUT", `/stores/${store.id}/live-mode`, { live_mode: false }],
-            ["POST", `/stores/${store.id}/branches`, { name: "Mine" }],
-            ["GET", `/stores/${store.id}/branches`, undefined]
+          const api = yield* clientAs(app, stranger.token)
+          const path = { id: store.id }
+          const routes: ReadonlyArray<readonly [string, Effect.Effect<unknown, AnyCallError>]> = [
+            ["GET /stores/:id", api.stores.retrieve({ path })],
+            ["PUT /stores/:id/branding", api.stores.updateBranding({ path, payload: { display_name: "Mine" } })],
+            ["PUT /stores/:id/credentials", api.stores.setCredentials({ path, payload: CREDENTIALS })],
+            ["PUT /stores/:id/live-mode", api.stores.setLiveMode({ path, payload: { live_mode: false } })],
+            ["POST /stores/:storeId/branches", api.branches.create({ path: { storeId: store.id }, payload: { name: "Mine" } })],
+            ["GET /stores/:storeId/branches", api.branches.list({ path: { storeId: store.id }, urlParams: page() })]
           ]
-          for (const [method, path, body] of routes) {
-            const response = yield* call(app, method, path, { token: stranger.token, body })
-            expectError(response, 404, "not_found")
-            expect(response.body.error.message).not.toContain(owner.organizationId)
+          for (const [route, request] of routes) {
+            const error = yield* expectFailure(request, "NotFound", undefined, route)
+            expect(error.message).not.toContain(owner.organizationId)
           }
-          expectError(yield* call(app, "GET", "/stores/str_doesnotexist", { token: owner.token }), 404, "not_found")
+          const ownerApi = yield* clientAs(app, owner.token)
+          yield* expectFailure(ownerApi.stores.retrieve({ path: { id: "str_doesnotexist" } }), "NotFound")
           // Nothing changed behind the 404s.
-          const unchanged = yield* call(app, "GET", `/stores/${store.id}`, { token: owner.token })
-          expect(unchanged.body).toEqual(store)
+          expect(yield* ownerApi.stores.retrieve({ path })).toEqual(store)
         }))
 
       it.effect("replaces the branding, validating colours and the logo URL", () =>
@@ -214,29 +186,28 @@ describe("stores", () => {
           const app = yield* TestApp
           const owner = yield* signUpOwner(app)
           const store = yield* createStore(app, owner.token)
+          const path = { id: store.id }
+          const api = yield* clientAs(app, owner.token)
           const branding = {
             display_name: "Riverside Café",
             primary_color: "#1A73E8",
             accent_color: "#ff9900",
             logo_url: "https://cdn.example.test/logo.png"
           }
-          const updated = yield* call(app, "PUT", `/stores/${store.id}/branding`, { token: owner.token, body: branding })
-          expect(updated.status).toBe(200)
-          expect(updated.body.branding).toEqual({ ...branding, primary_color: "#1a73e8" })
-          expect(new Date(updated.body.updated_at).getTime()).toBeGreaterThanOrEqual(new Date(store.updated_at).getTime())
+          const updated = yield* api.stores.updateBranding({ path, payload: branding })
+          expect(updated.branding).toEqual({ ...branding, primary_color: "#1a73e8" })
+          expect(new Date(updated.updated_at).getTime()).toBeGreaterThanOrEqual(new Date(store.updated_at).getTime())
 
           // PUT replaces: what is not sent is cleared.
-          const replaced = yield* call(app, "PUT", `/stores/${store.id}/branding`, {
-            token: owner.token,
-            body: { display_name: "Riverside" }
-          })
-          expect(replaced.body.branding).toEqual({
+          const replaced = yield* api.stores.updateBranding({ path, payload: { display_name: "Riverside" } })
+          expect(replaced.branding).toEqual({
             display_name: "Riverside",
             primary_color: null,
             accent_color: null,
             logo_url: null
           })
 
+          // Raw: every one of these is outside the request schema.
           const bad: Array<[Record<string, unknown>, string]> = [
             [{ primary_color: "blue" }, "primary_color"],
             [{ primary_color: "#12345" }, "primary_color"],
@@ -252,28 +223,22 @@ describe("stores", () => {
           ]
           for (const [body, param] of bad) {
             const response = yield* call(app, "PUT", `/stores/${store.id}/branding`, { token: owner.token, body })
-            expectError(response, 400, "invalid_request", param)
+            expectRawError(response, 400, "invalid_request", param)
           }
 
           const analyst = yield* member(app, owner, "analyst")
-          expectError(
-            yield* call(app, "PUT", `/stores/${store.id}/branding`, { token: analyst.token, body: branding }),
-            403,
-            "forbidden"
-          )
+          const analystApi = yield* clientAs(app, analyst.token)
+          yield* expectFailure(analystApi.stores.updateBranding({ path, payload: branding }), "Forbidden")
           const developer = yield* member(app, owner, "developer")
-          expectError(
-            yield* call(app, "PUT", `/stores/${store.id}/branding`, { token: developer.token, body: branding }),
-            403,
-            "forbidden"
+          yield* expectFailure(
+            Effect.flatMap(clientAs(app, developer.token), (api) => api.stores.updateBranding({ path, payload: branding })),
+            "Forbidden"
           )
           const admin = yield* member(app, owner, "admin")
-          const byAdmin = yield* call(app, "PUT", `/stores/${store.id}/branding`, { token: admin.token, body: branding })
-          expect(byAdmin.status).toBe(200)
+          yield* (yield* clientAs(app, admin.token)).stores.updateBranding({ path, payload: branding })
           // An Analyst still reads the store.
-          const read = yield* call(app, "GET", `/stores/${store.id}`, { token: analyst.token })
-          expect(read.status).toBe(200)
-          expect(read.body.branding.display_name).toBe("Riverside Café")
+          const read = yield* analystApi.stores.retrieve({ path })
+          expect(read.branding.display_name).toBe("Riverside Café")
         }))
 
       it.effect("seals the provider credentials and shows them only masked", () =>
@@ -282,19 +247,19 @@ describe("stores", () => {
           const sql = yield* SqlClient.SqlClient
           const owner = yield* signUpOwner(app)
           const store = yield* createStore(app, owner.token)
+          const api = yield* clientAs(app, owner.token)
 
-          const updated = yield* call(app, "PUT", `/stores/${store.id}/credentials`, { token: owner.token, body: CREDENTIALS })
-          expect(updated.status).toBe(200)
-          expect(updated.body.credentials).toEqual({
+          const updated = yield* api.stores.setCredentials({ path: { id: store.id }, payload: CREDENTIALS })
+          expect(updated.credentials).toEqual({
             configured: true,
             bakong_account_id: "*****************4z@aclb",
             merchant_name: "Riverside Cafe",
             merchant_city: "Phnom Penh",
             acquiring_bank: "ACLEDA Bank"
           })
-          expect(updated.body.live_mode).toBe(false)
-          const listed = yield* call(app, "GET", "/stores", { token: owner.token })
-          expect(listed.body.data[0].credentials).toEqual(updated.body.credentials)
+          expect(updated.live_mode).toBe(false)
+          const listed = yield* api.stores.list({ urlParams: page() })
+          expect(listed.data[0]!.credentials).toEqual(updated.credentials)
 
           // At rest: sealed, not readable.
           const [row] = yield* sql<{ credentials: string }>`SELECT credentials FROM stores WHERE id = ${store.id}`
@@ -310,11 +275,11 @@ describe("stores", () => {
           expect((yield* stores.getById(store.id)).credentials?.configured).toBe(true)
 
           // Setting them again replaces them.
-          const replaced = yield* call(app, "PUT", `/stores/${store.id}/credentials`, {
-            token: owner.token,
-            body: { ...CREDENTIALS, bakong_account_id: "shop@wing", merchant_city: "Siem Reap" }
+          const replaced = yield* api.stores.setCredentials({
+            path: { id: store.id },
+            payload: { ...CREDENTIALS, bakong_account_id: "shop@wing", merchant_city: "Siem Reap" }
           })
-          expect(replaced.body.credentials).toMatchObject({ bakong_account_id: "****@wing", merchant_city: "Siem Reap" })
+          expect(replaced.credentials).toMatchObject({ bakong_account_id: "****@wing", merchant_city: "Siem Reap" })
           expect(Option.getOrThrow(yield* stores.providerCredentials(store.id)).bakong_account_id).toBe("shop@wing")
         }))
 
@@ -323,6 +288,7 @@ describe("stores", () => {
           const app = yield* TestApp
           const owner = yield* signUpOwner(app)
           const store = yield* createStore(app, owner.token)
+          // Raw: every one of these is outside the request schema.
           const bad: Array<[Record<string, unknown>, string]> = [
             [{ ...CREDENTIALS, bakong_account_id: "no-at-sign" }, "bakong_account_id"],
             [{ ...CREDENTIALS, bakong_account_id: "two@@signs" }, "bakong_account_id"],
@@ -336,7 +302,7 @@ describe("stores", () => {
             [{ merchant_name: "A", merchant_city: "B", acquiring_bank: "C" }, "bakong_account_id"]
           ]
           for (const [body, param] of bad) {
-            expectError(
+            expectRawError(
               yield* call(app, "PUT", `/stores/${store.id}/credentials`, { token: owner.token, body }),
               400,
               "invalid_request",
@@ -345,14 +311,16 @@ describe("stores", () => {
           }
           for (const role of ["analyst", "developer"] as const) {
             const someone = yield* member(app, owner, role)
-            expectError(
-              yield* call(app, "PUT", `/stores/${store.id}/credentials`, { token: someone.token, body: CREDENTIALS }),
-              403,
-              "forbidden"
+            yield* expectFailure(
+              Effect.flatMap(clientAs(app, someone.token), (api) =>
+                api.stores.setCredentials({ path: { id: store.id }, payload: CREDENTIALS })),
+              "Forbidden",
+              undefined,
+              role
             )
           }
-          const unchanged = yield* call(app, "GET", `/stores/${store.id}`, { token: owner.token })
-          expect(unchanged.body.credentials).toBeNull()
+          const unchanged = yield* (yield* clientAs(app, owner.token)).stores.retrieve({ path: { id: store.id } })
+          expect(unchanged.credentials).toBeNull()
         }))
 
       it.effect("switches live mode on only with credentials and an approved verification", () =>
@@ -361,62 +329,45 @@ describe("stores", () => {
           const owner = yield* signUpOwner(app)
           const platformAdmin = yield* Effect.promise(() => signUp(app, { email: ADMIN_EMAIL }))
           const store = yield* createStore(app, owner.token)
+          const api = yield* clientAs(app, owner.token)
           const liveMode = (live_mode: boolean, token = owner.token) =>
-            call(app, "PUT", `/stores/${store.id}/live-mode`, { token, body: { live_mode } })
+            Effect.flatMap(clientAs(app, token), (api) => api.stores.setLiveMode({ path: { id: store.id }, payload: { live_mode } }))
 
-          const bare = yield* liveMode(true)
-          expectError(bare, 409, "invalid_state")
-          expect(bare.body.error.message).toContain("credentials")
-          expect(bare.body.error.message).toContain("verification")
-          expect(bare.body.error.message).toContain("not submitted")
+          const bare = yield* expectFailure(liveMode(true), "InvalidState")
+          expect(bare.message).toContain("credentials")
+          expect(bare.message).toContain("verification")
+          expect(bare.message).toContain("not submitted")
 
-          expect((yield* call(app, "PUT", `/stores/${store.id}/credentials`, { token: owner.token, body: CREDENTIALS })).status)
-            .toBe(200)
-          const unverified = yield* liveMode(true)
-          expectError(unverified, 409, "invalid_state")
-          expect(unverified.body.error.message).not.toContain("credentials")
-          expect(unverified.body.error.message).toContain("verification")
+          yield* api.stores.setCredentials({ path: { id: store.id }, payload: CREDENTIALS })
+          const unverified = yield* expectFailure(liveMode(true), "InvalidState")
+          expect(unverified.message).not.toContain("credentials")
+          expect(unverified.message).toContain("verification")
 
           const submitted = yield* submitVerification(app, owner.token, owner.organizationId)
-          expect(submitted.status).toBe(201)
-          const pending = yield* liveMode(true)
-          expectError(pending, 409, "invalid_state")
-          expect(pending.body.error.message).toContain("pending")
+          const pending = yield* expectFailure(liveMode(true), "InvalidState")
+          expect(pending.message).toContain("pending")
 
           // Verified, but a second store without credentials still cannot go live.
-          const approved = yield* call(app, "POST", `/admin/verifications/${submitted.body.id}/approve`, {
-            token: platformAdmin.token
-          })
-          expect(approved.status).toBe(201)
+          yield* (yield* clientAs(app, platformAdmin.token)).verification.approve({ path: { id: submitted.id } })
           const other = yield* createStore(app, owner.token, "No credentials yet")
-          const noCredentials = yield* call(app, "PUT", `/stores/${other.id}/live-mode`, {
-            token: owner.token,
-            body: { live_mode: true }
-          })
-          expectError(noCredentials, 409, "invalid_state")
-          expect(noCredentials.body.error.message).toContain("credentials")
-          expect(noCredentials.body.error.message).not.toContain("verification")
+          const noCredentials = yield* expectFailure(
+            api.stores.setLiveMode({ path: { id: other.id }, payload: { live_mode: true } }),
+            "InvalidState"
+          )
+          expect(noCredentials.message).toContain("credentials")
+          expect(noCredentials.message).not.toContain("verification")
 
           const analyst = yield* member(app, owner, "analyst")
-          expectError(yield* liveMode(true, analyst.token), 403, "forbidden")
+          yield* expectFailure(liveMode(true, analyst.token), "Forbidden")
 
-          const live = yield* liveMode(true)
-          expect(live.status).toBe(200)
-          expect(live.body.live_mode).toBe(true)
-          const again = yield* liveMode(true)
-          expect(again.status).toBe(200)
-          expect(again.body.live_mode).toBe(true)
+          expect((yield* liveMode(true)).live_mode).toBe(true)
+          expect((yield* liveMode(true)).live_mode).toBe(true)
 
-          const off = yield* liveMode(false)
-          expect(off.status).toBe(200)
-          expect(off.body.live_mode).toBe(false)
+          expect((yield* liveMode(false)).live_mode).toBe(false)
           // Switching off needs nothing, not even credentials.
-          const otherOff = yield* call(app, "PUT", `/stores/${other.id}/live-mode`, {
-            token: owner.token,
-            body: { live_mode: false }
-          })
-          expect(otherOff.status).toBe(200)
-          expectError(
+          expect((yield* api.stores.setLiveMode({ path: { id: other.id }, payload: { live_mode: false } })).live_mode).toBe(false)
+          // Raw: not a boolean.
+          expectRawError(
             yield* call(app, "PUT", `/stores/${store.id}/live-mode`, { token: owner.token, body: { live_mode: "yes" } }),
             400,
             "invalid_request",
@@ -442,13 +393,14 @@ describe("stores", () => {
           const app = yield* TestApp
           const owner = yield* signUpOwner(app)
           const store = yield* createStore(app, owner.token)
-          const created = yield* call(app, "POST", `/stores/${store.id}/branches`, {
-            token: owner.token,
-            body: { name: "Riverside", address: "12 Sisowath Quay, Phnom Penh", phone: "+855 12 345 678" }
+          const api = yield* clientAs(app, owner.token)
+          const storePath = { storeId: store.id }
+          const created = yield* api.branches.create({
+            path: storePath,
+            payload: { name: "Riverside", address: "12 Sisowath Quay, Phnom Penh", phone: "+855 12 345 678" }
           })
-          expect(created.status).toBe(201)
-          expect(created.body.id).toMatch(/^br_[0-9A-Za-z]{24}$/)
-          expect(created.body).toMatchObject({
+          expect(created.id).toMatch(/^br_[0-9A-Za-z]{24}$/)
+          expect(created).toMatchObject({
             object: "branch",
             store_id: store.id,
             name: "Riverside",
@@ -456,50 +408,41 @@ describe("stores", () => {
             phone: "+855 12 345 678",
             active: true
           })
-          const plain = yield* call(app, "POST", `/stores/${store.id}/branches`, { token: owner.token, body: { name: "Kiosk" } })
-          expect(plain.status).toBe(201)
-          expect(plain.body).toMatchObject({ address: null, phone: null, active: true })
+          const plain = yield* api.branches.create({ path: storePath, payload: { name: "Kiosk" } })
+          expect(plain).toMatchObject({ address: null, phone: null, active: true })
 
-          const listed = yield* call(app, "GET", `/stores/${store.id}/branches`, { token: owner.token })
-          expect(listed.status).toBe(200)
-          expect(listed.body).toMatchObject({ object: "list", has_more: false, next_cursor: null })
-          expect(listed.body.data.map((branch: any) => branch.id)).toEqual([plain.body.id, created.body.id])
-          const firstPage = yield* call(app, "GET", `/stores/${store.id}/branches?limit=1`, { token: owner.token })
-          expect(firstPage.body.has_more).toBe(true)
-          const secondPage = yield* call(app, "GET", `/stores/${store.id}/branches?limit=1&cursor=${firstPage.body.next_cursor}`, {
-            token: owner.token
+          const listed = yield* api.branches.list({ path: storePath, urlParams: page() })
+          expect(listed).toMatchObject({ object: "list", has_more: false, next_cursor: null })
+          expect(listed.data.map((branch) => branch.id)).toEqual([plain.id, created.id])
+          const firstPage = yield* api.branches.list({ path: storePath, urlParams: page({ limit: 1 }) })
+          expect(firstPage.has_more).toBe(true)
+          expect(firstPage.next_cursor).not.toBeNull()
+          const secondPage = yield* api.branches.list({
+            path: storePath,
+            urlParams: page({ limit: 1, cursor: firstPage.next_cursor ?? "" })
           })
-          expect(secondPage.body.data.map((branch: any) => branch.id)).toEqual([created.body.id])
+          expect(secondPage.data.map((branch) => branch.id)).toEqual([created.id])
 
-          const patched = yield* call(app, "PATCH", `/branches/${created.body.id}`, {
-            token: owner.token,
-            body: { name: "Riverside Quay", phone: null }
-          })
-          expect(patched.status).toBe(200)
-          expect(patched.body).toMatchObject({
+          const patched = yield* api.branches.update({ path: { id: created.id }, payload: { name: "Riverside Quay", phone: null } })
+          expect(patched).toMatchObject({
             name: "Riverside Quay",
             address: "12 Sisowath Quay, Phnom Penh",
             phone: null,
             active: true
           })
-          const deactivated = yield* call(app, "PATCH", `/branches/${created.body.id}`, { token: owner.token, body: { active: false } })
-          expect(deactivated.body.active).toBe(false)
-          const nothing = yield* call(app, "PATCH", `/branches/${created.body.id}`, { token: owner.token, body: {} })
-          expect(nothing.status).toBe(200)
-          expect(nothing.body).toEqual(deactivated.body)
+          const deactivated = yield* api.branches.update({ path: { id: created.id }, payload: { active: false } })
+          expect(deactivated.active).toBe(false)
+          const nothing = yield* api.branches.update({ path: { id: created.id }, payload: {} })
+          expect(nothing).toEqual(deactivated)
 
           // Without history the branch is gone for good.
-          const deleted = yield* call(app, "DELETE", `/branches/${plain.body.id}`, { token: owner.token })
-          expect(deleted.status).toBe(200)
-          expect(deleted.body).toEqual({ id: plain.body.id, object: "branch", deleted: true })
-          expectError(yield* call(app, "DELETE", `/branches/${plain.body.id}`, { token: owner.token }), 404, "not_found")
-          expectError(
-            yield* call(app, "PATCH", `/branches/${plain.body.id}`, { token: owner.token, body: { name: "Back" } }),
-            404,
-            "not_found"
-          )
-          const remaining = yield* call(app, "GET", `/stores/${store.id}/branches`, { token: owner.token })
-          expect(remaining.body.data.map((branch: any) => branch.id)).toEqual([created.body.id])
+          const [deleted, deletedResponse] = yield* api.branches.delete({ path: { id: plain.id }, withResponse: true })
+          expect(deleted).toEqual({ id: plain.id, object: "branch", deleted: true })
+          expect(yield* wireKeys(deletedResponse)).toEqual(["deleted", "id", "object"])
+          yield* expectFailure(api.branches.delete({ path: { id: plain.id } }), "NotFound")
+          yield* expectFailure(api.branches.update({ path: { id: plain.id }, payload: { name: "Back" } }), "NotFound")
+          const remaining = yield* api.branches.list({ path: storePath, urlParams: page() })
+          expect(remaining.data.map((branch) => branch.id)).toEqual([created.id])
         }))
 
       it.effect("deactivates rather than deletes a branch with history", () =>
@@ -507,22 +450,22 @@ describe("stores", () => {
           const app = yield* TestApp
           const owner = yield* signUpOwner(app)
           const store = yield* createStore(app, owner.token)
-          const branch = yield* call(app, "POST", `/stores/${store.id}/branches`, { token: owner.token, body: { name: "Old Market" } })
+          const api = yield* clientAs(app, owner.token)
+          const branch = yield* api.branches.create({ path: { storeId: store.id }, payload: { name: "Old Market" } })
           // What a payment at the branch will do.
           const stores = yield* Effect.provide(StoresService, StoresService.Default)
-          yield* stores.markBranchHasHistory(branch.body.id)
+          yield* stores.markBranchHasHistory(branch.id)
 
-          const deleted = yield* call(app, "DELETE", `/branches/${branch.body.id}`, { token: owner.token })
-          expect(deleted.status).toBe(200)
-          expect(deleted.body).toMatchObject({ id: branch.body.id, object: "branch", name: "Old Market", active: false })
-          expect(deleted.body.deleted).toBeUndefined()
-          const listed = yield* call(app, "GET", `/stores/${store.id}/branches`, { token: owner.token })
-          expect(listed.body.data).toEqual([deleted.body])
+          const [deleted, deletedResponse] = yield* api.branches.delete({ path: { id: branch.id }, withResponse: true })
+          expect(deleted).toMatchObject({ id: branch.id, object: "branch", name: "Old Market", active: false })
+          // On the wire, not only in the decoded union: the kept branch says nothing of a deletion.
+          expect(yield* wireKeys(deletedResponse)).not.toContain("deleted")
+          const listed = yield* api.branches.list({ path: { storeId: store.id }, urlParams: page() })
+          expect(listed.data).toEqual([deleted])
           // Deleting it again changes nothing; it can be reactivated.
-          const again = yield* call(app, "DELETE", `/branches/${branch.body.id}`, { token: owner.token })
-          expect(again.body).toEqual(deleted.body)
-          const reactivated = yield* call(app, "PATCH", `/branches/${branch.body.id}`, { token: owner.token, body: { active: true } })
-          expect(reactivated.body.active).toBe(true)
+          expect(yield* api.branches.delete({ path: { id: branch.id } })).toEqual(deleted)
+          const reactivated = yield* api.branches.update({ path: { id: branch.id }, payload: { active: true } })
+          expect(reactivated.active).toBe(true)
         }))
 
       it.effect("refuses bad branch input, other tenants and analysts", () =>
@@ -531,8 +474,10 @@ describe("stores", () => {
           const owner = yield* signUpOwner(app)
           const stranger = yield* signUpOwner(app, "Stranger Org")
           const store = yield* createStore(app, owner.token)
-          const branch = yield* call(app, "POST", `/stores/${store.id}/branches`, { token: owner.token, body: { name: "Riverside" } })
+          const api = yield* clientAs(app, owner.token)
+          const branch = yield* api.branches.create({ path: { storeId: store.id }, payload: { name: "Riverside" } })
 
+          // Raw: every one of these is outside the request schema.
           const badCreate: Array<[Record<string, unknown>, string]> = [
             [{}, "name"],
             [{ name: "" }, "name"],
@@ -541,42 +486,37 @@ describe("stores", () => {
           ]
           for (const [body, param] of badCreate) {
             const response = yield* call(app, "POST", `/stores/${store.id}/branches`, { token: owner.token, body })
-            expectError(response, 400, "invalid_request", param)
+            expectRawError(response, 400, "invalid_request", param)
           }
-          expectError(
-            yield* call(app, "PATCH", `/branches/${branch.body.id}`, { token: owner.token, body: { active: "no" } }),
+          expectRawError(
+            yield* call(app, "PATCH", `/branches/${branch.id}`, { token: owner.token, body: { active: "no" } }),
             400,
             "invalid_request",
             "active"
           )
 
-          for (const [method, body] of [["PATCH", { name: "Stolen" }], ["DELETE", undefined]] as const) {
-            const response = yield* call(app, method, `/branches/${branch.body.id}`, { token: stranger.token, body })
-            expectError(response, 404, "not_found")
+          const strangerApi = yield* clientAs(app, stranger.token)
+          const strangers: ReadonlyArray<readonly [string, Effect.Effect<unknown, AnyCallError>]> = [
+            ["PATCH", strangerApi.branches.update({ path: { id: branch.id }, payload: { name: "Stolen" } })],
+            ["DELETE", strangerApi.branches.delete({ path: { id: branch.id } })]
+          ]
+          for (const [method, request] of strangers) {
+            const error = yield* expectFailure(request, "NotFound", undefined, method)
             // The answer is about the branch; it does not reveal the store behind it.
-            expect(response.body.error.message).not.toContain(store.id)
+            expect(error.message).not.toContain(store.id)
           }
-          const unknown = yield* call(app, "PATCH", "/branches/br_nosuchbranch", { token: owner.token, body: { name: "x" } })
-          expectError(unknown, 404, "not_found")
+          yield* expectFailure(api.branches.update({ path: { id: "br_nosuchbranch" }, payload: { name: "x" } }), "NotFound")
 
           const analyst = yield* member(app, owner, "analyst")
-          expectError(
-            yield* call(app, "POST", `/stores/${store.id}/branches`, { token: analyst.token, body: { name: "Analyst's" } }),
-            403,
-            "forbidden"
-          )
-          expectError(
-            yield* call(app, "PATCH", `/branches/${branch.body.id}`, { token: analyst.token, body: { name: "Renamed" } }),
-            403,
-            "forbidden"
-          )
-          expectError(yield* call(app, "DELETE", `/branches/${branch.body.id}`, { token: analyst.token }), 403, "forbidden")
-          const read = yield* call(app, "GET", `/stores/${store.id}/branches`, { token: analyst.token })
-          expect(read.status).toBe(200)
-          expect(read.body.data).toHaveLength(1)
-          expect(read.body.data[0].name).toBe("Riverside")
+          const analystApi = yield* clientAs(app, analyst.token)
+          yield* expectFailure(analystApi.branches.create({ path: { storeId: store.id }, payload: { name: "Analyst's" } }), "Forbidden")
+          yield* expectFailure(analystApi.branches.update({ path: { id: branch.id }, payload: { name: "Renamed" } }), "Forbidden")
+          yield* expectFailure(analystApi.branches.delete({ path: { id: branch.id } }), "Forbidden")
+          const read = yield* analystApi.branches.list({ path: { storeId: store.id }, urlParams: page() })
+          expect(read.data).toHaveLength(1)
+          expect(read.data[0]!.name).toBe("Riverside")
 
-          expectError(yield* call(app, "DELETE", `/branches/${branch.body.id}`), 401, "unauthorized")
+          yield* expectFailure(Effect.flatMap(clientAs(app), (api) => api.branches.delete({ path: { id: branch.id } })), "Unauthorized")
         }))
 
       it.effect("refuses API keys on these console routes, even for the key's own store", () =>
@@ -584,19 +524,16 @@ describe("stores", () => {
           const app = yield* TestApp
           const owner = yield* signUpOwner(app)
           const store = yield* createStore(app, owner.token)
-          const key = yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })
-          expect(key.status).toBe(201)
-          const secret: string = key.body.secret
-          const routes: Array<[string, string, unknown]> = [
-            ["GET", `/stores/${store.id}`, undefined],
-            ["GET", "/stores", undefined],
-            ["POST", "/stores", { name: "By key" }],
-            ["PUT", `/stores/${store.id}/credentials`, CREDENTIALS],
-            ["GET", `/stores/${store.id}/branches`, undefined]
+          const key = yield* (yield* clientAs(app, owner.token)).apiKeys.create({ payload: { store_id: store.id, mode: "test" } })
+          const api = yield* clientAs(app, key.secret)
+          const routes: ReadonlyArray<readonly [string, Effect.Effect<unknown, AnyCallError>]> = [
+            ["GET /stores/:id", api.stores.retrieve({ path: { id: store.id } })],
+            ["GET /stores", api.stores.list({ urlParams: page() })],
+            ["POST /stores", api.stores.create({ payload: { name: "By key" } })],
+            ["PUT /stores/:id/credentials", api.stores.setCredentials({ path: { id: store.id }, payload: CREDENTIALS })],
+            ["GET /stores/:storeId/branches", api.branches.list({ path: { storeId: store.id }, urlParams: page() })]
           ]
-          for (const [method, path, body] of routes) {
-            expectError(yield* call(app, method, path, { token: secret, body }), 403, "forbidden")
-          }
+          for (const [route, request] of routes) yield* expectFailure(request, "Forbidden", undefined, route)
         }))
 
       it.effect("never returns the full Bakong account id in any response", () =>
