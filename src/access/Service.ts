@@ -115,12 +115,18 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       return { organizationId, role: found.value.role, principal: user } satisfies OrganizationAccess
     })
 
+    const findFirstMembership = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ organization_id: Schema.String }),
+      execute: (userId) =>
+        sql`
+          SELECT organization_id FROM memberships
+          WHERE user_id = ${userId}
+          ORDER BY created_at, organization_id
+          LIMIT 1`
+    })
     const findFirstOrganization = (userId: string) =>
-      sql<{ organization_id: string }>`
-        SELECT organization_id FROM memberships
-        WHERE user_id = ${userId}
-        ORDER BY created_at, organization_id
-        LIMIT 1`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.organization_id)), Effect.orDie)
+      findFirstMembership(userId).pipe(Effect.map(Option.map((row) => row.organization_id)), Effect.orDie)
 
     /**
      * For routes that take an optional `organization_id`: that organization, or the one the user joined

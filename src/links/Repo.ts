@@ -2,11 +2,11 @@
  * SQL of payment links and invoices. A link's payment count and (for invoices) when it was paid are
  * read from the payments started through it, so they can never disagree with the payments.
  */
-import { SqlClient, SqlError } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { OpenStatuses } from "../../domain/Payments.ts"
 import { Currency } from "../platform/Money.ts"
-import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
 export const LinkRow = Schema.Struct({
   id: Schema.String,
@@ -68,10 +68,6 @@ export interface LinkChanges {
   readonly description?: string | null | undefined
 }
 
-const decodeLinks = Schema.decodeUnknown(Schema.Array(LinkRow))
-
-const bigintOrNull = (value: bigint | null) => (value === null ? null : value.toString())
-
 export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -86,78 +82,132 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
           WHERE lp.link_id = l.id AND p.paid_at IS NOT NULL) AS paid_at
       FROM payment_links l`
 
-    const findOne = (id: string) =>
-      sql`${selectLinks} WHERE l.id = ${id}`.pipe(
-        Effect.flatMap(decodeLinks),
-        Effect.map((rows) => Option.fromNullable(rows[0]))
-      )
+    const findLink = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: LinkRow,
+      execute: (id) => sql`${selectLinks} WHERE l.id = ${id}`
+    })
 
-    const insert = (link: NewLink) =>
-      sql`
-        INSERT INTO payment_links (id, kind, store_id, livemode, title, description, amount, min_amount, max_amount,
-          currency, reference_id, customer_email, due_date, expires_at)
-        VALUES (${link.id}, ${link.kind}, ${link.storeId}, ${link.livemode}, ${link.title}, ${link.description},
-          ${bigintOrNull(link.amount)}, ${bigintOrNull(link.minAmount)}, ${bigintOrNull(link.maxAmount)},
-          ${link.currency}, ${link.referenceId}, ${link.customerEmail}, ${link.dueDate}::date, ${link.expiresAt})`.pipe(
-        Effect.zipRight(findOne(link.id)),
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.dieMessage("an inserted payment link was not found"),
-          onSome: Effect.succeed
-        })),
-        Effect.orDie
-      )
+    const insertLink = SqlSchema.void({
+      Request: Schema.Struct({
+        id: Schema.String,
+        kind: Schema.Literal("link", "invoice"),
+        storeId: Schema.String,
+        livemode: Schema.Boolean,
+        title: Schema.String,
+        description: Schema.NullOr(Schema.String),
+        amount: Schema.NullOr(Schema.BigInt),
+        minAmount: Schema.NullOr(Schema.BigInt),
+        maxAmount: Schema.NullOr(Schema.BigInt),
+        currency: Currency,
+        referenceId: Schema.NullOr(Schema.String),
+        customerEmail: Schema.NullOr(Schema.String),
+        dueDate: Schema.NullOr(Schema.String),
+        expiresAt: Schema.NullOr(Schema.DateFromSelf)
+      }),
+      execute: (link) =>
+        sql`
+          INSERT INTO payment_links (id, kind, store_id, livemode, title, description, amount, min_amount, max_amount,
+            currency, reference_id, customer_email, due_date, expires_at)
+          VALUES (${link.id}, ${link.kind}, ${link.storeId}, ${link.livemode}, ${link.title}, ${link.description},
+            ${link.amount}, ${link.minAmount}, ${link.maxAmount},
+            ${link.currency}, ${link.referenceId}, ${link.customerEmail}, ${link.dueDate}::date, ${link.expiresAt})`
+    })
+
+    // Read back through the one projection rather than RETURNING, so a new link has its derived columns too.
+    const insert = Effect.fn("LinksRepo.insert")(function*(link: NewLink) {
+      yield* insertLink(link)
+      const inserted = yield* findLink(link.id)
+      if (Option.isNone(inserted)) return yield* Effect.dieMessage("an inserted payment link was not found")
+      return inserted.value
+    }, Effect.orDie)
 
     /** The link, deleted or not: the service decides what a deleted link answers. */
-    const find = (id: string) => findOne(id).pipe(Effect.orDie)
+    const find = Effect.fn("LinksRepo.find")(findLink, Effect.orDie)
 
+    const linksOfStore = SqlSchema.findAll({
+      Request: Schema.Struct({
+        storeId: Schema.String,
+        kind: Schema.optional(Schema.Literal("link", "invoice")),
+        active: Schema.optional(Schema.Boolean),
+        ...PageRequest.fields
+      }),
+      Result: LinkRow,
+      execute: ({ active, kind, limit, position, storeId }) =>
+        sql`
+          ${selectLinks}
+          WHERE l.store_id = ${storeId} AND l.deleted_at IS NULL
+            AND ${kind === undefined ? sql`TRUE` : sql`l.kind = ${kind}`}
+            AND ${active === undefined ? sql`TRUE` : sql`l.active = ${active}`}
+            AND ${keysetAfter(sql, position, { createdAt: "l.created_at", id: "l.id" })}
+          ORDER BY ${newestFirst(sql, { createdAt: "l.created_at", id: "l.id" })}
+          LIMIT ${limit + 1}`
+    })
     /** One page of a store's links that are not deleted, newest first; `limit + 1` rows to tell if there is more. */
-    const listByStore = (storeId: string, filters: LinkFilters, limit: number, after: PagePosition | undefined) =>
-      sql`
-        ${selectLinks}
-        WHERE l.store_id = ${storeId} AND l.deleted_at IS NULL
-          AND ${filters.kind === undefined ? sql`TRUE` : sql`l.kind = ${filters.kind}`}
-          AND ${filters.active === undefined ? sql`TRUE` : sql`l.active = ${filters.active}`}
-          AND ${keysetAfter(sql, after, { createdAt: "l.created_at", id: "l.id" })}
-        ORDER BY ${newestFirst(sql, { createdAt: "l.created_at", id: "l.id" })}
-        LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeLinks), Effect.orDie)
+    const listByStore = Effect.fn("LinksRepo.listByStore")(
+      (storeId: string, filters: LinkFilters, limit: number, after: PagePosition | undefined) =>
+        linksOfStore({ storeId, kind: filters.kind, active: filters.active, limit, position: after }).pipe(Effect.orDie)
+    )
 
-    /** Applies `changes` to a link that is not deleted; None when there is no such link. */
-    const update = (id: string, changes: LinkChanges) =>
-      Effect.gen(function*() {
-        const updated = yield* sql`
+    const updateLink = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        active: Schema.Boolean,
+        title: Schema.optional(Schema.String),
+        description: Schema.optional(Schema.NullOr(Schema.String))
+      }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ active, description, id, title }) =>
+        sql`
           UPDATE payment_links SET
-            active = ${changes.active},
-            title = ${changes.title === undefined ? sql`title` : sql`${changes.title}`},
-            description = ${changes.description === undefined ? sql`description` : sql`${changes.description}`},
+            active = ${active},
+            title = ${title === undefined ? sql`title` : sql`${title}`},
+            description = ${description === undefined ? sql`description` : sql`${description}`},
             updated_at = now()
           WHERE id = ${id} AND deleted_at IS NULL
           RETURNING id`
-        return updated.length === 0 ? Option.none<LinkRow>() : yield* findOne(id)
-      }).pipe(Effect.orDie)
+    })
+    /** Applies `changes` to a link that is not deleted; None when there is no such link. */
+    const update = Effect.fn("LinksRepo.update")(function*(id: string, changes: LinkChanges) {
+      const updated = yield* updateLink({ id, ...changes })
+      return Option.isNone(updated) ? Option.none<LinkRow>() : yield* findLink(id)
+    }, Effect.orDie)
+
+    // The two reads of `remove` ask only whether a row exists.
+    const lockUndeletedLink = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Unknown,
+      execute: (id) => sql`SELECT 1 FROM payment_links WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`
+    })
+    const findAnyLinkPayment = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Unknown,
+      execute: (id) => sql`SELECT 1 FROM link_payments WHERE link_id = ${id} LIMIT 1`
+    })
 
     /**
      * Deletes a link that is not deleted yet: for good when no payment was started through it, otherwise
      * by marking it deleted (its payments keep pointing at it). The row is locked first, so a payment
      * being started at the same moment either is counted here or finds the link gone.
      */
-    const remove = (id: string) =>
+    const remove = Effect.fn("LinksRepo.remove")((id: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const locked = yield* sql`SELECT 1 FROM payment_links WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`
-        if (locked.length === 0) return false
-        const used = yield* sql`SELECT 1 FROM link_payments WHERE link_id = ${id} LIMIT 1`
-        if (used.length === 0) {
+        if (Option.isNone(yield* lockUndeletedLink(id))) return false
+        if (Option.isNone(yield* findAnyLinkPayment(id))) {
           yield* sql`DELETE FROM payment_links WHERE id = ${id}`
         } else {
           yield* sql`UPDATE payment_links SET deleted_at = now(), active = false, updated_at = now() WHERE id = ${id}`
         }
         return true
       })).pipe(Effect.orDie)
+    )
 
     /**
      * Runs `use` on the link inside one transaction that holds the link's row lock: payments of one link
      * are started one at a time (so an invoice's "already paid?" check and a delete do not interleave
      * with them), and the payment and its record under the link commit together or not at all.
      */
+    // A generic method: `Effect.fn` would lose its type parameters, so the span is added with `withSpan`.
     const withLockedLink = <A, E, R>(id: string, use: (link: Option.Option<LinkRow>) => Effect.Effect<A, E, R>) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT 1 FROM payment_links WHERE id = ${id} FOR UPDATE`.pipe(Effect.orDie)
@@ -165,30 +215,37 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
         return yield* use(yield* find(id))
       })).pipe(
         // Only BEGIN or COMMIT can fail with it here: infrastructure, not the client's doing.
-        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
+        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
+        Effect.withSpan("LinksRepo.withLockedLink")
       )
 
     /**
      * The newest payment started through the link that is still open (pending or scanned), with whether
      * its expiry has passed (the sweeper moves it to expired within a moment).
      */
-    const openPayment = (linkId: string) =>
-      sql`
-        SELECT p.id, p.amount, p.currency, p.expires_at <= now() AS overdue
-        FROM link_payments lp JOIN payments p ON p.id = lp.payment_id
-        WHERE lp.link_id = ${linkId} AND p.status IN ${sql.in(OpenStatuses)}
-        ORDER BY p.created_at DESC, p.id DESC
-        LIMIT 1`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(OpenLinkPayment))),
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const openPayment = Effect.fn("LinksRepo.openPayment")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: OpenLinkPayment,
+        execute: (linkId) =>
+          sql`
+            SELECT p.id, p.amount, p.currency, p.expires_at <= now() AS overdue
+            FROM link_payments lp JOIN payments p ON p.id = lp.payment_id
+            WHERE lp.link_id = ${linkId} AND p.status IN ${sql.in(OpenStatuses)}
+            ORDER BY p.created_at DESC, p.id DESC
+            LIMIT 1`
+      }),
+      Effect.orDie
+    )
 
-    const recordPayment = (linkId: string, paymentId: string) =>
-      sql`INSERT INTO link_payments (payment_id, link_id) VALUES (${paymentId}, ${linkId})`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+    const insertLinkPayment = SqlSchema.void({
+      Request: Schema.Struct({ linkId: Schema.String, paymentId: Schema.String }),
+      execute: ({ linkId, paymentId }) =>
+        sql`INSERT INTO link_payments (payment_id, link_id) VALUES (${paymentId}, ${linkId})`
+    })
+    const recordPayment = Effect.fn("LinksRepo.recordPayment")((linkId: string, paymentId: string) =>
+      insertLinkPayment({ linkId, paymentId }).pipe(Effect.orDie)
+    )
 
     return { insert, find, listByStore, update, remove, withLockedLink, openPayment, recordPayment } as const
   })

@@ -2,12 +2,12 @@
  * SQL of payments, refunds, their outbox events and ledger journals. The writes that change a
  * payment run inside the Payment entity's transaction (see Entity.ts); reads go straight here.
  */
-import { SqlClient, SqlError } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { PaymentStatus } from "../../domain/Payments.ts"
 import { OpenStatuses, PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
 import { Currency, formatAmount } from "../platform/Money.ts"
-import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
 /** The LISTEN/NOTIFY channel on which payment changes are announced. */
 export const PAYMENT_CHANNEL = "payment_changes"
@@ -138,25 +138,41 @@ export interface OutboxEvent {
   readonly payload: unknown
 }
 
-const decodeAll = <A, I>(schema: Schema.Schema<A, I>) => (rows: ReadonlyArray<unknown>) =>
-  Schema.decodeUnknown(Schema.Array(schema))(rows)
-
 export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/PaymentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const payments = decodeAll(PaymentRow)
-    const refunds = decodeAll(RefundRow)
-    const summaryRows = decodeAll(SummaryRow)
 
-    const insert = (payment: NewPayment) =>
-      sql`
-        INSERT INTO payments (id, store_id, branch_id, livemode, status, amount, currency, reference_id, description, metadata,
-          provider, qr_payload, qr_md5, expires_at, created_at, updated_at)
-        VALUES (${payment.id}, ${payment.storeId}, ${payment.branchId}, ${payment.livemode}, 'pending', ${payment.amount.toString()},
-          ${payment.currency}, ${payment.referenceId}, ${payment.description}, ${JSON.stringify(payment.metadata)}::jsonb,
-          ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
-          ${payment.createdAt})
-        RETURNING *`.pipe(Effect.flatMap(payments), Effect.map((rows) => rows[0]!), Effect.orDie)
+    // A decode failure or a SqlError is the infrastructure's, not the caller's: every method dies on them.
+
+    const insertPayment = SqlSchema.single({
+      Request: Schema.Struct({
+        id: Schema.String,
+        storeId: Schema.String,
+        branchId: Schema.NullOr(Schema.String),
+        livemode: Schema.Boolean,
+        amount: Schema.BigInt,
+        currency: Currency,
+        referenceId: Schema.NullOr(Schema.String),
+        description: Schema.NullOr(Schema.String),
+        metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
+        provider: Schema.String,
+        qrPayload: Schema.String,
+        qrMd5: Schema.String,
+        expiresAt: Schema.DateFromSelf,
+        createdAt: Schema.DateFromSelf
+      }),
+      Result: PaymentRow,
+      execute: (payment) =>
+        sql`
+          INSERT INTO payments (id, store_id, branch_id, livemode, status, amount, currency, reference_id, description, metadata,
+            provider, qr_payload, qr_md5, expires_at, created_at, updated_at)
+          VALUES (${payment.id}, ${payment.storeId}, ${payment.branchId}, ${payment.livemode}, 'pending', ${payment.amount},
+            ${payment.currency}, ${payment.referenceId}, ${payment.description}, ${JSON.stringify(payment.metadata)}::jsonb,
+            ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
+            ${payment.createdAt})
+          RETURNING *`
+    })
+    const insert = Effect.fn("PaymentsRepo.insert")((payment: NewPayment) => insertPayment(payment).pipe(Effect.orDie))
 
     /** Runs `effect` in one transaction; a failure to begin or commit is the infrastructure's, a defect. */
     const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -164,115 +180,212 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
       )
 
-    const find = (id: string) =>
-      sql`SELECT * FROM payments WHERE id = ${id}`.pipe(
-        Effect.flatMap(payments),
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const find = Effect.fn("PaymentsRepo.find")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: PaymentRow,
+        execute: (id) => sql`SELECT * FROM payments WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
 
     /** The payment, locked for the rest of the transaction. */
-    const findForUpdate = (id: string) =>
-      sql`SELECT * FROM payments WHERE id = ${id} FOR UPDATE`.pipe(
-        Effect.flatMap(payments),
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const findForUpdate = Effect.fn("PaymentsRepo.findForUpdate")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: PaymentRow,
+        execute: (id) => sql`SELECT * FROM payments WHERE id = ${id} FOR UPDATE`
+      }),
+      Effect.orDie
+    )
 
-    const list = (storeId: string, livemode: boolean, filters: PaymentFilters, limit: number, position?: PagePosition) =>
-      sql`
-        SELECT * FROM payments
-        WHERE store_id = ${storeId} AND livemode = ${livemode}
-          AND ${filters.status === undefined ? sql`TRUE` : sql`status = ${filters.status}`}
-          AND ${filters.referenceId === undefined ? sql`TRUE` : sql`reference_id = ${filters.referenceId}`}
-          AND ${filters.createdFrom === undefined ? sql`TRUE` : sql`created_at >= ${filters.createdFrom}`}
-          AND ${filters.createdTo === undefined ? sql`TRUE` : sql`created_at <= ${filters.createdTo}`}
-          AND ${keysetAfter(sql, position)}
-        ORDER BY ${newestFirst(sql)}
-        LIMIT ${limit + 1}`.pipe(Effect.flatMap(payments), Effect.orDie)
+    const listPayments = SqlSchema.findAll({
+      Request: Schema.Struct({
+        storeId: Schema.String,
+        livemode: Schema.Boolean,
+        status: Schema.optional(PaymentStatusSchema),
+        referenceId: Schema.optional(Schema.String),
+        createdFrom: Schema.optional(Schema.DateFromSelf),
+        createdTo: Schema.optional(Schema.DateFromSelf),
+        ...PageRequest.fields
+      }),
+      Result: PaymentRow,
+      execute: (request) =>
+        sql`
+          SELECT * FROM payments
+          WHERE store_id = ${request.storeId} AND livemode = ${request.livemode}
+            AND ${request.status === undefined ? sql`TRUE` : sql`status = ${request.status}`}
+            AND ${request.referenceId === undefined ? sql`TRUE` : sql`reference_id = ${request.referenceId}`}
+            AND ${request.createdFrom === undefined ? sql`TRUE` : sql`created_at >= ${request.createdFrom}`}
+            AND ${request.createdTo === undefined ? sql`TRUE` : sql`created_at <= ${request.createdTo}`}
+            AND ${keysetAfter(sql, request.position)}
+          ORDER BY ${newestFirst(sql)}
+          LIMIT ${request.limit + 1}`
+    })
+    const list = Effect.fn("PaymentsRepo.list")(
+      (storeId: string, livemode: boolean, filters: PaymentFilters, limit: number, position?: PagePosition) =>
+        listPayments({ storeId, livemode, ...filters, limit, position }).pipe(Effect.orDie)
+    )
 
     /**
      * A store's payments of one mode in figures, in one pass: the count per status, the paid and refunded
      * volume per currency, the total, and when the latest payment was paid. Rows with a null `status`
      * group by currency; with a null `currency`, by status; with both null, the whole store.
      */
-    const summary = (storeId: string, livemode: boolean) =>
-      sql`
-        SELECT status, currency, count(*)::int AS count,
-          COALESCE(sum(amount) FILTER (WHERE paid_at IS NOT NULL), 0)::text AS paid,
-          COALESCE(sum(amount_refunded), 0)::text AS refunded,
-          max(paid_at) AS last_paid_at
-        FROM payments
-        WHERE store_id = ${storeId} AND livemode = ${livemode}
-        GROUP BY GROUPING SETS ((status), (currency), ())`.pipe(Effect.flatMap(summaryRows), Effect.orDie)
+    const summarize = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean }),
+      Result: SummaryRow,
+      execute: ({ livemode, storeId }) =>
+        sql`
+          SELECT status, currency, count(*)::int AS count,
+            COALESCE(sum(amount) FILTER (WHERE paid_at IS NOT NULL), 0)::text AS paid,
+            COALESCE(sum(amount_refunded), 0)::text AS refunded,
+            max(paid_at) AS last_paid_at
+          FROM payments
+          WHERE store_id = ${storeId} AND livemode = ${livemode}
+          GROUP BY GROUPING SETS ((status), (currency), ())`
+    })
+    const summary = Effect.fn("PaymentsRepo.summary")((storeId: string, livemode: boolean) =>
+      summarize({ storeId, livemode }).pipe(Effect.orDie)
+    )
 
-    const setStatus = (id: string, status: PaymentStatus, at: Date) => {
-      const column = statusTimestampColumn[status]
-      return sql`
-        UPDATE payments SET status = ${status}, updated_at = ${at}, version = version + 1
-          ${column === undefined ? sql`` : sql`, ${sql(column)} = ${at}`}
-        WHERE id = ${id}
-        RETURNING *`.pipe(Effect.flatMap(payments), Effect.map((rows) => rows[0]!), Effect.orDie)
-    }
+    // An UPDATE … RETURNING of a payment the entity has just loaded in the same transaction: `single`,
+    // and a missing row is a defect as it always was.
+    const updateStatus = SqlSchema.single({
+      Request: Schema.Struct({ id: Schema.String, status: PaymentStatusSchema, at: Schema.DateFromSelf }),
+      Result: PaymentRow,
+      execute: ({ at, id, status }) => {
+        const column = statusTimestampColumn[status]
+        return sql`
+          UPDATE payments SET status = ${status}, updated_at = ${at}, version = version + 1
+            ${column === undefined ? sql`` : sql`, ${sql(column)} = ${at}`}
+          WHERE id = ${id}
+          RETURNING *`
+      }
+    })
+    const setStatus = Effect.fn("PaymentsRepo.setStatus")((id: string, status: PaymentStatus, at: Date) =>
+      updateStatus({ id, status, at }).pipe(Effect.orDie)
+    )
 
-    const addRefunded = (id: string, amount: bigint, status: PaymentStatus, at: Date) =>
-      sql`
-        UPDATE payments SET amount_refunded = amount_refunded + ${amount.toString()}, status = ${status}, updated_at = ${at},
-          version = version + 1
-        WHERE id = ${id}
-        RETURNING *`.pipe(Effect.flatMap(payments), Effect.map((rows) => rows[0]!), Effect.orDie)
+    const updateRefunded = SqlSchema.single({
+      Request: Schema.Struct({
+        id: Schema.String,
+        amount: Schema.BigInt,
+        status: PaymentStatusSchema,
+        at: Schema.DateFromSelf
+      }),
+      Result: PaymentRow,
+      execute: ({ amount, at, id, status }) =>
+        sql`
+          UPDATE payments SET amount_refunded = amount_refunded + ${amount}, status = ${status}, updated_at = ${at},
+            version = version + 1
+          WHERE id = ${id}
+          RETURNING *`
+    })
+    const addRefunded = Effect.fn("PaymentsRepo.addRefunded")(
+      (id: string, amount: bigint, status: PaymentStatus, at: Date) =>
+        updateRefunded({ id, amount, status, at }).pipe(Effect.orDie)
+    )
 
+    const TransitionKey = Schema.Struct({ paymentId: Schema.String, requestKey: Schema.String })
+
+    const findTransition = SqlSchema.findOne({
+      Request: TransitionKey,
+      // Only whether the row exists matters.
+      Result: Schema.Unknown,
+      execute: ({ paymentId, requestKey }) =>
+        sql`SELECT 1 FROM payment_transitions WHERE payment_id = ${paymentId} AND request_key = ${requestKey}`
+    })
     /** Whether the request `requestKey` already changed this payment (a replayed message). */
-    const transitionApplied = (paymentId: string, requestKey: string) =>
-      sql`SELECT 1 FROM payment_transitions WHERE payment_id = ${paymentId} AND request_key = ${requestKey}`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        Effect.orDie
-      )
+    const transitionApplied = Effect.fn("PaymentsRepo.transitionApplied")((paymentId: string, requestKey: string) =>
+      findTransition({ paymentId, requestKey }).pipe(Effect.map(Option.isSome), Effect.orDie)
+    )
 
-    const recordTransition = (paymentId: string, requestKey: string, transition: string) =>
-      sql`
-        INSERT INTO payment_transitions (payment_id, request_key, transition)
-        VALUES (${paymentId}, ${requestKey}, ${transition})`.pipe(Effect.asVoid, Effect.orDie)
+    const insertTransition = SqlSchema.void({
+      Request: Schema.Struct({ ...TransitionKey.fields, transition: Schema.String }),
+      execute: ({ paymentId, requestKey, transition }) =>
+        sql`
+          INSERT INTO payment_transitions (payment_id, request_key, transition)
+          VALUES (${paymentId}, ${requestKey}, ${transition})`
+    })
+    const recordTransition = Effect.fn("PaymentsRepo.recordTransition")(
+      (paymentId: string, requestKey: string, transition: string) =>
+        insertTransition({ paymentId, requestKey, transition }).pipe(Effect.orDie)
+    )
 
-    const insertRefund = (refund: {
-      readonly id: string
-      readonly paymentId: string
-      readonly storeId: string
-      readonly livemode: boolean
-      readonly amount: bigint
-      readonly currency: Currency
-      readonly reason: string | null
-      readonly requestKey: string
-      readonly createdAt: Date
-    }) =>
-      sql`
-        INSERT INTO refunds (id, payment_id, store_id, livemode, amount, currency, reason, request_key, created_at)
-        VALUES (${refund.id}, ${refund.paymentId}, ${refund.storeId}, ${refund.livemode}, ${refund.amount.toString()},
-          ${refund.currency}, ${refund.reason}, ${refund.requestKey}, ${refund.createdAt})
-        RETURNING *`.pipe(Effect.flatMap(refunds), Effect.map((rows) => rows[0]!), Effect.orDie)
+    const insertRefund = Effect.fn("PaymentsRepo.insertRefund")(
+      SqlSchema.single({
+        Request: Schema.Struct({
+          id: Schema.String,
+          paymentId: Schema.String,
+          storeId: Schema.String,
+          livemode: Schema.Boolean,
+          amount: Schema.BigInt,
+          currency: Currency,
+          reason: Schema.NullOr(Schema.String),
+          requestKey: Schema.String,
+          createdAt: Schema.DateFromSelf
+        }),
+        Result: RefundRow,
+        execute: (refund) =>
+          sql`
+            INSERT INTO refunds (id, payment_id, store_id, livemode, amount, currency, reason, request_key, created_at)
+            VALUES (${refund.id}, ${refund.paymentId}, ${refund.storeId}, ${refund.livemode}, ${refund.amount},
+              ${refund.currency}, ${refund.reason}, ${refund.requestKey}, ${refund.createdAt})
+            RETURNING *`
+      }),
+      Effect.orDie
+    )
 
-    const findRefundByRequestKey = (paymentId: string, requestKey: string) =>
-      sql`SELECT * FROM refunds WHERE payment_id = ${paymentId} AND request_key = ${requestKey}`.pipe(
-        Effect.flatMap(refunds),
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const findRefund = SqlSchema.findOne({
+      Request: TransitionKey,
+      Result: RefundRow,
+      execute: ({ paymentId, requestKey }) =>
+        sql`SELECT * FROM refunds WHERE payment_id = ${paymentId} AND request_key = ${requestKey}`
+    })
+    const findRefundByRequestKey = Effect.fn("PaymentsRepo.findRefundByRequestKey")(
+      (paymentId: string, requestKey: string) => findRefund({ paymentId, requestKey }).pipe(Effect.orDie)
+    )
 
-    const listRefunds = (paymentId: string, limit: number, position?: PagePosition) =>
-      sql`
-        SELECT * FROM refunds
-        WHERE payment_id = ${paymentId} AND ${keysetAfter(sql, position)}
-        ORDER BY ${newestFirst(sql)}
-        LIMIT ${limit + 1}`.pipe(Effect.flatMap(refunds), Effect.orDie)
+    const refundsOfPayment = SqlSchema.findAll({
+      Request: Schema.Struct({ paymentId: Schema.String, ...PageRequest.fields }),
+      Result: RefundRow,
+      execute: ({ limit, paymentId, position }) =>
+        sql`
+          SELECT * FROM refunds
+          WHERE payment_id = ${paymentId} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)}
+          LIMIT ${limit + 1}`
+    })
+    const listRefunds = Effect.fn("PaymentsRepo.listRefunds")(
+      (paymentId: string, limit: number, position?: PagePosition) =>
+        refundsOfPayment({ paymentId, limit, position }).pipe(Effect.orDie)
+    )
 
-    const insertOutbox = (event: OutboxEvent) =>
-      sql`
-        INSERT INTO outbox (event_id, store_id, livemode, type, payload)
-        VALUES (${event.eventId}, ${event.storeId}, ${event.livemode}, ${event.type}, ${JSON.stringify(event.payload)}::jsonb)`
-        .pipe(Effect.asVoid, Effect.orDie)
+    const insertOutbox = Effect.fn("PaymentsRepo.insertOutbox")(
+      SqlSchema.void({
+        Request: Schema.Struct({
+          eventId: Schema.String,
+          storeId: Schema.String,
+          livemode: Schema.Boolean,
+          type: Schema.String,
+          payload: Schema.Unknown
+        }),
+        execute: (event) =>
+          sql`
+            INSERT INTO outbox (event_id, store_id, livemode, type, payload)
+            VALUES (${event.eventId}, ${event.storeId}, ${event.livemode}, ${event.type}, ${
+            JSON.stringify(event.payload)
+          }::jsonb)`
+      }),
+      Effect.orDie
+    )
 
-    /** Posts one balanced journal entry; the database refuses to commit an unbalanced one. */
-    const postJournal = (entry: {
+    /**
+     * Posts one balanced journal entry; the database refuses to commit an unbalanced one. Two writes
+     * that read nothing back, so they stay plain statements (there is no row to decode).
+     */
+    const postJournal = Effect.fn("PaymentsRepo.postJournal")(function*(entry: {
       readonly id: string
       readonly storeId: string
       readonly livemode: boolean
@@ -283,49 +396,66 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       readonly memo: string
       readonly lines: ReadonlyArray<JournalLine>
       readonly at: Date
-    }) =>
-      Effect.gen(function*() {
-        yield* sql`
-          INSERT INTO journal_entries (id, store_id, livemode, currency, kind, payment_id, refund_id, memo, created_at)
-          VALUES (${entry.id}, ${entry.storeId}, ${entry.livemode}, ${entry.currency}, ${entry.kind}, ${entry.paymentId},
-            ${entry.refundId}, ${entry.memo}, ${entry.at})`
-        yield* sql`INSERT INTO journal_lines ${
-          sql.insert(entry.lines.map((line, index) => ({
-            entry_id: entry.id,
-            line: index + 1,
-            account: line.account,
-            debit: line.debit.toString(),
-            credit: line.credit.toString()
-          })))
-        }`
-      }).pipe(Effect.orDie)
+    }) {
+      yield* sql`
+        INSERT INTO journal_entries (id, store_id, livemode, currency, kind, payment_id, refund_id, memo, created_at)
+        VALUES (${entry.id}, ${entry.storeId}, ${entry.livemode}, ${entry.currency}, ${entry.kind}, ${entry.paymentId},
+          ${entry.refundId}, ${entry.memo}, ${entry.at})`
+      yield* sql`INSERT INTO journal_lines ${
+        sql.insert(entry.lines.map((line, index) => ({
+          entry_id: entry.id,
+          line: index + 1,
+          account: line.account,
+          debit: line.debit.toString(),
+          credit: line.credit.toString()
+        })))
+      }`
+    }, Effect.orDie)
 
+    // The notice travels as the JSON of PaymentChange, which is what Changes.ts parses on the other side.
+    const notify = SqlSchema.void({
+      Request: Schema.parseJson(PaymentChange),
+      execute: (notice) => sql`SELECT pg_notify(${PAYMENT_CHANNEL}, ${notice})`
+    })
     /**
      * Tells every process listening on PAYMENT_CHANNEL that a payment changed; sent inside the change's
      * transaction, so it is delivered exactly when the change commits.
      */
-    const notifyChange = (payment: PaymentRow) =>
-      sql`SELECT pg_notify(${PAYMENT_CHANNEL}, ${
-        JSON.stringify(paymentChangeOf(payment))
-      })`.pipe(Effect.asVoid, Effect.orDie)
+    const notifyChange = Effect.fn("PaymentsRepo.notifyChange")((payment: PaymentRow) =>
+      notify(paymentChangeOf(payment)).pipe(Effect.orDie)
+    )
 
     /** Ids of open payments whose expiry has passed, oldest first. */
     // now() here is the database's clock, not Effect's Clock: the one clock every process shares for these rows;
     // moving it to a parameter (for TestClock) belongs with the SqlSchema rewrite of this repo.
-    const overdue = (limit: number) =>
-      sql<{ id: string }>`
-        SELECT id FROM payments
-        WHERE status IN ${sql.in(OpenStatuses)} AND expires_at <= now()
-        ORDER BY expires_at
-        LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie)
+    const findOverdue = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (limit) =>
+        sql`
+          SELECT id FROM payments
+          WHERE status IN ${sql.in(OpenStatuses)} AND expires_at <= now()
+          ORDER BY expires_at
+          LIMIT ${limit}`
+    })
+    const overdue = Effect.fn("PaymentsRepo.overdue")((limit: number) =>
+      findOverdue(limit).pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie)
+    )
 
     /** Open live payments, for asking the provider whether they were paid. */
-    const openLive = (limit: number) =>
-      sql<{ id: string; qr_md5: string; store_id: string }>`
-        SELECT id, qr_md5, store_id FROM payments
-        WHERE livemode AND status IN ${sql.in(OpenStatuses)} AND expires_at > now()
-        ORDER BY created_at
-        LIMIT ${limit}`.pipe(Effect.orDie)
+    const openLive = Effect.fn("PaymentsRepo.openLive")(
+      SqlSchema.findAll({
+        Request: Schema.Number,
+        Result: Schema.Struct({ id: Schema.String, qr_md5: Schema.String, store_id: Schema.String }),
+        execute: (limit) =>
+          sql`
+            SELECT id, qr_md5, store_id FROM payments
+            WHERE livemode AND status IN ${sql.in(OpenStatuses)} AND expires_at > now()
+            ORDER BY created_at
+            LIMIT ${limit}`
+      }),
+      Effect.orDie
+    )
 
     return {
       insert,

@@ -30,6 +30,21 @@ export interface PagePosition {
   readonly id: string
 }
 
+/** `PagePosition` as a schema, for the request schemas of the repos' list queries (SqlSchema). */
+export const PagePositionSchema: Schema.Schema<PagePosition> = Schema.Struct({
+  createdAt: Schema.DateFromSelf,
+  id: Schema.String
+})
+
+/**
+ * What every list query is asked for: a page of `limit` after `position` (the first page without one).
+ * Repos spread its `fields` into their request schemas and fetch `limit + 1` rows to tell if more follow.
+ */
+export const PageRequest = Schema.Struct({
+  limit: Schema.Number,
+  position: Schema.optional(PagePositionSchema)
+})
+
 // Far longer than any cursor we issue; it spares us parsing whatever a client might paste.
 const MAX_CURSOR_LENGTH = 512
 

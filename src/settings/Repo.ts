@@ -1,8 +1,8 @@
 /**
  * SQL of platform settings. Values arrive here already sealed: this table never holds a plaintext.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 
 export const SettingRow = Schema.Struct({
   key: Schema.String,
@@ -11,37 +11,52 @@ export const SettingRow = Schema.Struct({
 })
 export type SettingRow = typeof SettingRow.Type
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(SettingRow))
-
 export class SettingsRepo extends Effect.Service<SettingsRepo>()("settings/SettingsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const find = (key: string) =>
-      sql`SELECT key, value, updated_at FROM platform_settings WHERE key = ${key}`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
-
-    const list = sql`SELECT key, value, updated_at FROM platform_settings ORDER BY key`.pipe(
-      Effect.flatMap(decodeRows),
+    const find = Effect.fn("SettingsRepo.find")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: SettingRow,
+        execute: (key) => sql`SELECT key, value, updated_at FROM platform_settings WHERE key = ${key}`
+      }),
       Effect.orDie
     )
 
-    const upsert = (key: string, sealedValue: string, updatedBy: string) =>
-      sql`
-        INSERT INTO platform_settings (key, value, updated_by, updated_at)
-        VALUES (${key}, ${sealedValue}, ${updatedBy}, now())
-        ON CONFLICT (key) DO UPDATE
-          SET value = EXCLUDED.value, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at
-        RETURNING key, value, updated_at`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.flatMap((rows) => rows[0] ? Effect.succeed(rows[0]) : Effect.dieMessage("upsert returned no row")),
+    const listAll = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: SettingRow,
+      execute: () => sql`SELECT key, value, updated_at FROM platform_settings ORDER BY key`
+    })
+    // A value, not a function (it takes nothing), so it gets its span with `withSpan` rather than `Effect.fn`.
+    const list = listAll(undefined).pipe(Effect.orDie, Effect.withSpan("SettingsRepo.list"))
+
+    const upsertSetting = SqlSchema.single({
+      Request: Schema.Struct({ key: Schema.String, sealedValue: Schema.String, updatedBy: Schema.String }),
+      Result: SettingRow,
+      execute: ({ key, sealedValue, updatedBy }) =>
+        sql`
+          INSERT INTO platform_settings (key, value, updated_by, updated_at)
+          VALUES (${key}, ${sealedValue}, ${updatedBy}, now())
+          ON CONFLICT (key) DO UPDATE
+            SET value = EXCLUDED.value, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at
+          RETURNING key, value, updated_at`
+    })
+    const upsert = Effect.fn("SettingsRepo.upsert")((key: string, sealedValue: string, updatedBy: string) =>
+      upsertSetting({ key, sealedValue, updatedBy }).pipe(
+        Effect.catchTag("NoSuchElementException", () => Effect.dieMessage("upsert returned no row")),
         Effect.orDie
       )
+    )
 
-    const remove = (key: string) => sql`DELETE FROM platform_settings WHERE key = ${key}`.pipe(Effect.asVoid, Effect.orDie)
+    const remove = Effect.fn("SettingsRepo.remove")(
+      SqlSchema.void({
+        Request: Schema.String,
+        execute: (key) => sql`DELETE FROM platform_settings WHERE key = ${key}`
+      }),
+      Effect.orDie
+    )
 
     return { find, list, upsert, remove } as const
   })

@@ -3,11 +3,11 @@
  * opened only for the payments engine) and as a masked summary (`credentials_summary`), so showing a
  * store never needs the master key.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { type Role, Roles } from "../../domain/Access.ts"
 import { roleAllows } from "../access/Policy.ts"
-import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
 export const BrandingColumn = Schema.Struct({
   display_name: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
@@ -62,147 +62,240 @@ const STORE_COLUMNS = [
   "updated_at"
 ]
 
-const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => (rows: ReadonlyArray<unknown>) =>
-  Schema.decodeUnknown(Schema.Array(schema))(rows)
-
-const first = <A>(rows: ReadonlyArray<A>): Option.Option<A> => Option.fromNullable(rows[0])
-
 // The roles that may see stores, from the one policy, so the list shows what the routes allow.
 const rolesThatReadStores: ReadonlyArray<Role> = Roles.filter((role) => roleAllows(role, "store.read"))
 
 export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const stores = decodeRows(StoreRow)
-    const branches = decodeRows(BranchRow)
     const storeColumns = sql.literal(STORE_COLUMNS.join(", "))
     const qualifiedStoreColumns = sql.literal(STORE_COLUMNS.map((column) => `s.${column}`).join(", "))
 
+    const insertStore = Effect.fn("StoresRepo.insertStore")(
+      SqlSchema.single({
+        Request: Schema.Struct({ id: Schema.String, organizationId: Schema.String, name: Schema.String }),
+        Result: StoreRow,
+        execute: (input) =>
+          sql`
+            INSERT INTO stores (id, organization_id, name)
+            VALUES (${input.id}, ${input.organizationId}, ${input.name})
+            RETURNING ${storeColumns}`
+      }),
+      Effect.orDie
+    )
 
-    const insertStore = (input: { readonly id: string; readonly organizationId: string; readonly name: string }) =>
-      sql`
-        INSERT INTO stores (id, organization_id, name)
-        VALUES (${input.id}, ${input.organizationId}, ${input.name})
-        RETURNING ${storeColumns}`.pipe(Effect.flatMap(stores), Effect.map((rows) => rows[0]!), Effect.orDie)
-
-    const findStore = (id: string) =>
-      sql`SELECT ${storeColumns} FROM stores WHERE id = ${id}`.pipe(Effect.flatMap(stores), Effect.map(first), Effect.orDie)
+    const findStore = Effect.fn("StoresRepo.findStore")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: StoreRow,
+        execute: (id) => sql`SELECT ${storeColumns} FROM stores WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
 
     const storeListColumns = { createdAt: "s.created_at", id: "s.id" }
 
+    const readableStoresOfUser = SqlSchema.findAll({
+      Request: Schema.Struct({ userId: Schema.String, ...PageRequest.fields }),
+      Result: StoreRow,
+      execute: ({ limit, position, userId }) =>
+        sql`
+          SELECT ${qualifiedStoreColumns}
+          FROM stores s
+          JOIN memberships m ON m.organization_id = s.organization_id AND m.user_id = ${userId}
+          WHERE m.role IN ${sql.in(rolesThatReadStores)} AND ${keysetAfter(sql, position, storeListColumns)}
+          ORDER BY ${newestFirst(sql, storeListColumns)}
+          LIMIT ${limit + 1}`
+    })
     /** One page of the stores of every organization the user may see stores of, newest first. */
-    const storesOfUser = (userId: string, limit: number, position: PagePosition | undefined) =>
-      sql`
-        SELECT ${qualifiedStoreColumns}
-        FROM stores s
-        JOIN memberships m ON m.organization_id = s.organization_id AND m.user_id = ${userId}
-        WHERE m.role IN ${sql.in(rolesThatReadStores)} AND ${keysetAfter(sql, position, storeListColumns)}
-        ORDER BY ${newestFirst(sql, storeListColumns)}
-        LIMIT ${limit + 1}`.pipe(Effect.flatMap(stores), Effect.orDie)
+    const storesOfUser = Effect.fn("StoresRepo.storesOfUser")(
+      (userId: string, limit: number, position: PagePosition | undefined) =>
+        readableStoresOfUser({ userId, limit, position }).pipe(Effect.orDie)
+    )
 
-    const updateBranding = (id: string, branding: BrandingColumn) =>
-      sql`
-        UPDATE stores SET branding = ${JSON.stringify(branding)}::jsonb, updated_at = now()
-        WHERE id = ${id}
-        RETURNING ${storeColumns}`.pipe(Effect.flatMap(stores), Effect.map(first), Effect.orDie)
+    // The JSON columns are written from the type side of their schemas: nothing to encode, only to check.
+    const writeBranding = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.String, branding: Schema.typeSchema(BrandingColumn) }),
+      Result: StoreRow,
+      execute: ({ branding, id }) =>
+        sql`
+          UPDATE stores SET branding = ${JSON.stringify(branding)}::jsonb, updated_at = now()
+          WHERE id = ${id}
+          RETURNING ${storeColumns}`
+    })
+    const updateBranding = Effect.fn("StoresRepo.updateBranding")((id: string, branding: BrandingColumn) =>
+      writeBranding({ id, branding }).pipe(Effect.orDie)
+    )
 
-    const updateCredentials = (id: string, sealed: string, summary: CredentialsSummaryColumn) =>
-      sql`
-        UPDATE stores
-        SET credentials = ${sealed}, credentials_summary = ${JSON.stringify(summary)}::jsonb, updated_at = now()
-        WHERE id = ${id}
-        RETURNING ${storeColumns}`.pipe(Effect.flatMap(stores), Effect.map(first), Effect.orDie)
+    const writeCredentials = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        sealed: Schema.String,
+        summary: Schema.typeSchema(CredentialsSummaryColumn)
+      }),
+      Result: StoreRow,
+      execute: ({ id, sealed, summary }) =>
+        sql`
+          UPDATE stores
+          SET credentials = ${sealed}, credentials_summary = ${JSON.stringify(summary)}::jsonb, updated_at = now()
+          WHERE id = ${id}
+          RETURNING ${storeColumns}`
+    })
+    const updateCredentials = Effect.fn("StoresRepo.updateCredentials")(
+      (id: string, sealed: string, summary: CredentialsSummaryColumn) =>
+        writeCredentials({ id, sealed, summary }).pipe(Effect.orDie)
+    )
 
+    const readSealedCredentials = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ credentials: Schema.NullOr(Schema.String) }),
+      execute: (id) => sql`SELECT credentials FROM stores WHERE id = ${id}`
+    })
     /** The sealed credentials of a store; None when the store has none (or does not exist). */
-    const findSealedCredentials = (id: string) =>
-      sql<{ credentials: string | null }>`SELECT credentials FROM stores WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.flatMap(first(rows), (row) => Option.fromNullable(row.credentials))),
+    const findSealedCredentials = Effect.fn("StoresRepo.findSealedCredentials")((id: string) =>
+      readSealedCredentials(id).pipe(
+        Effect.map(Option.flatMap((row) => Option.fromNullable(row.credentials))),
         Effect.orDie
       )
+    )
 
+    const writeLiveMode = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.String, liveMode: Schema.Boolean }),
+      Result: StoreRow,
+      execute: ({ id, liveMode }) =>
+        sql`
+          UPDATE stores
+          SET live_mode = ${liveMode},
+              updated_at = CASE WHEN live_mode = ${liveMode} THEN updated_at ELSE now() END
+          WHERE id = ${id} ${liveMode ? sql`AND credentials IS NOT NULL` : sql``}
+          RETURNING ${storeColumns}`
+    })
     /**
      * Sets the live-mode flag. Switching on also re-checks, in the same statement, that credentials are
      * set, so the flag can never be on without them; None when that check (or the store) fails.
      */
-    const setLiveMode = (id: string, liveMode: boolean) =>
-      sql`
-        UPDATE stores
-        SET live_mode = ${liveMode},
-            updated_at = CASE WHEN live_mode = ${liveMode} THEN updated_at ELSE now() END
-        WHERE id = ${id} ${liveMode ? sql`AND credentials IS NOT NULL` : sql``}
-        RETURNING ${storeColumns}`.pipe(Effect.flatMap(stores), Effect.map(first), Effect.orDie)
+    const setLiveMode = Effect.fn("StoresRepo.setLiveMode")((id: string, liveMode: boolean) =>
+      writeLiveMode({ id, liveMode }).pipe(Effect.orDie)
+    )
 
     // -------------------------------------------------------------------------------------------
     // Branches
     // -------------------------------------------------------------------------------------------
 
-    const insertBranch = (input: {
-      readonly id: string
-      readonly storeId: string
-      readonly name: string
-      readonly address: string | null
-      readonly phone: string | null
-    }) =>
-      sql`
-        INSERT INTO branches (id, store_id, name, address, phone)
-        VALUES (${input.id}, ${input.storeId}, ${input.name}, ${input.address}, ${input.phone})
-        RETURNING *`.pipe(Effect.flatMap(branches), Effect.map((rows) => rows[0]!), Effect.orDie)
+    const insertBranch = Effect.fn("StoresRepo.insertBranch")(
+      SqlSchema.single({
+        Request: Schema.Struct({
+          id: Schema.String,
+          storeId: Schema.String,
+          name: Schema.String,
+          address: Schema.NullOr(Schema.String),
+          phone: Schema.NullOr(Schema.String)
+        }),
+        Result: BranchRow,
+        execute: (input) =>
+          sql`
+            INSERT INTO branches (id, store_id, name, address, phone)
+            VALUES (${input.id}, ${input.storeId}, ${input.name}, ${input.address}, ${input.phone})
+            RETURNING *`
+      }),
+      Effect.orDie
+    )
 
-    const findBranch = (id: string) =>
-      sql`SELECT * FROM branches WHERE id = ${id}`.pipe(Effect.flatMap(branches), Effect.map(first), Effect.orDie)
+    const findBranch = Effect.fn("StoresRepo.findBranch")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: BranchRow,
+        execute: (id) => sql`SELECT * FROM branches WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
 
+    const branchesPage = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
+      Result: BranchRow,
+      execute: ({ limit, position, storeId }) =>
+        sql`
+          SELECT * FROM branches
+          WHERE store_id = ${storeId} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)}
+          LIMIT ${limit + 1}`
+    })
     /** One page of a store's branches, newest first. */
-    const branchesOfStore = (storeId: string, limit: number, position: PagePosition | undefined) =>
-      sql`
-        SELECT * FROM branches
-        WHERE store_id = ${storeId} AND ${keysetAfter(sql, position)}
-        ORDER BY ${newestFirst(sql)}
-        LIMIT ${limit + 1}`.pipe(Effect.flatMap(branches), Effect.orDie)
+    const branchesOfStore = Effect.fn("StoresRepo.branchesOfStore")(
+      (storeId: string, limit: number, position: PagePosition | undefined) =>
+        branchesPage({ storeId, limit, position }).pipe(Effect.orDie)
+    )
 
-    const updateBranch = (id: string, changes: {
+    const writeBranchChanges = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        name: Schema.optional(Schema.String),
+        address: Schema.optional(Schema.NullOr(Schema.String)),
+        phone: Schema.optional(Schema.NullOr(Schema.String)),
+        active: Schema.optional(Schema.Boolean)
+      }),
+      Result: BranchRow,
+      execute: ({ id, ...changes }) => {
+        // Only the fields sent change; `undefined` means "not sent", `null` means "clear".
+        const assignments = [
+          changes.name === undefined ? undefined : sql`name = ${changes.name}`,
+          changes.address === undefined ? undefined : sql`address = ${changes.address}`,
+          changes.phone === undefined ? undefined : sql`phone = ${changes.phone}`,
+          changes.active === undefined ? undefined : sql`active = ${changes.active}`
+        ].filter((assignment) => assignment !== undefined)
+        // Nothing sent: the branch as it is, without touching `updated_at`.
+        if (assignments.length === 0) return sql`SELECT * FROM branches WHERE id = ${id}`
+        return sql`
+          UPDATE branches SET ${sql.csv([...assignments, sql`updated_at = now()`])}
+          WHERE id = ${id}
+          RETURNING *`
+      }
+    })
+    const updateBranch = Effect.fn("StoresRepo.updateBranch")((id: string, changes: {
       readonly name?: string | undefined
       readonly address?: string | null | undefined
       readonly phone?: string | null | undefined
       readonly active?: boolean | undefined
-    }) => {
-      // Only the fields sent change; `undefined` means "not sent", `null` means "clear".
-      const assignments = [
-        changes.name === undefined ? undefined : sql`name = ${changes.name}`,
-        changes.address === undefined ? undefined : sql`address = ${changes.address}`,
-        changes.phone === undefined ? undefined : sql`phone = ${changes.phone}`,
-        changes.active === undefined ? undefined : sql`active = ${changes.active}`
-      ].filter((assignment) => assignment !== undefined)
-      if (assignments.length === 0) return findBranch(id)
-      return sql`
-        UPDATE branches SET ${sql.csv([...assignments, sql`updated_at = now()`])}
-        WHERE id = ${id}
-        RETURNING *`.pipe(Effect.flatMap(branches), Effect.map(first), Effect.orDie)
-    }
+    }) => writeBranchChanges({ id, ...changes }).pipe(Effect.orDie))
 
+    const deleteUnusedBranch = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (id) => sql`DELETE FROM branches WHERE id = ${id} AND NOT has_history RETURNING id`
+    })
     /** Deletes the branch unless it has history; false when it has (or no longer exists). */
-    const deleteBranchWithoutHistory = (id: string) =>
-      sql`DELETE FROM branches WHERE id = ${id} AND NOT has_history RETURNING id`.pipe(
-        Effect.map((rows) => rows.length === 1),
-        Effect.orDie
-      )
+    const deleteBranchWithoutHistory = Effect.fn("StoresRepo.deleteBranchWithoutHistory")((id: string) =>
+      deleteUnusedBranch(id).pipe(Effect.map(Option.isSome), Effect.orDie)
+    )
 
-    const deactivateBranch = (id: string) =>
-      sql`
-        UPDATE branches SET active = false, updated_at = CASE WHEN active THEN now() ELSE updated_at END
-        WHERE id = ${id}
-        RETURNING *`.pipe(Effect.flatMap(branches), Effect.map(first), Effect.orDie)
+    const deactivateBranch = Effect.fn("StoresRepo.deactivateBranch")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: BranchRow,
+        execute: (id) =>
+          sql`
+            UPDATE branches SET active = false, updated_at = CASE WHEN active THEN now() ELSE updated_at END
+            WHERE id = ${id}
+            RETURNING *`
+      }),
+      Effect.orDie
+    )
 
+    const holdBranch = SqlSchema.findOne({
+      Request: Schema.String,
+      // Only whether the row is still there matters.
+      Result: Schema.Unknown,
+      execute: (id) => sql`SELECT 1 FROM branches WHERE id = ${id} FOR KEY SHARE`
+    })
     /**
      * Marks the branch as referred to, and holds it (FOR KEY SHARE) until the transaction ends; false when
      * the branch is gone. A delete racing with this either committed first (false here) or waits and then
      * finds the mark, and deactivates the branch instead.
      */
-    const markBranchHasHistory = (id: string) =>
-      Effect.gen(function*() {
-        yield* sql`UPDATE branches SET has_history = true WHERE id = ${id} AND NOT has_history`
-        const held = yield* sql`SELECT 1 FROM branches WHERE id = ${id} FOR KEY SHARE`
-        return held.length === 1
-      }).pipe(Effect.orDie)
+    const markBranchHasHistory = Effect.fn("StoresRepo.markBranchHasHistory")(function*(id: string) {
+      yield* sql`UPDATE branches SET has_history = true WHERE id = ${id} AND NOT has_history`
+      return Option.isSome(yield* holdBranch(id))
+    }, Effect.orDie)
 
     return {
       insertStore,

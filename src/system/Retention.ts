@@ -9,8 +9,8 @@
  */
 import { ClusterCron } from "@effect/cluster"
 import { Snowflake } from "@effect/cluster"
-import { SqlClient } from "@effect/sql"
-import { Cron, Effect, Layer } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Cron, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../platform/Config.ts"
 import { addMillis, currentDate } from "../platform/Time.ts"
 
@@ -37,14 +37,22 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
         }
       })
 
+    const findProcessedMessages = SqlSchema.findAll({
+      // The snowflake cutoff, as the text of a bigint.
+      Request: Schema.String,
+      Result: Schema.Struct({ request_id: Schema.String }),
+      execute: (cutoff) =>
+        sql`
+          SELECT request_id FROM cluster_messages
+          WHERE processed AND id < ${cutoff}
+          LIMIT ${BATCH}`
+    })
+
     const clusterMessages = (before: Date) => {
       const cutoff = snowflakeBefore(before).toString()
       return drain(
         sql.withTransaction(Effect.gen(function*() {
-          const old = yield* sql<{ request_id: string }>`
-            SELECT request_id FROM cluster_messages
-            WHERE processed AND id < ${cutoff}
-            LIMIT ${BATCH}`
+          const old = yield* findProcessedMessages(cutoff)
           if (old.length === 0) return 0
           const ids = old.map((row) => row.request_id)
           yield* sql`DELETE FROM cluster_replies WHERE request_id IN ${sql.in(ids)}`
@@ -54,24 +62,33 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
       )
     }
 
-    const outbox = (before: Date) =>
-      drain(
-        sql<{ position: string }>`
+    // The deletes answer their rows only to be counted, so the rows are not decoded (Schema.Unknown).
+    const deleteDispatchedOutbox = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Unknown,
+      execute: (before) =>
+        sql`
           DELETE FROM outbox WHERE position IN (
             SELECT position FROM outbox WHERE dispatched_at IS NOT NULL AND dispatched_at < ${before} LIMIT ${BATCH}
           )
-          RETURNING position`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
-      )
+          RETURNING position`
+    })
+    const outbox = (before: Date) =>
+      drain(deleteDispatchedOutbox(before).pipe(Effect.map((rows) => rows.length), Effect.orDie))
 
     /** Finished webhook jobs; their delivery records go with them (ON DELETE CASCADE). */
-    const webhookJobs = (before: Date) =>
-      drain(
-        sql<{ id: string }>`
+    const deleteFinishedJobs = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Unknown,
+      execute: (before) =>
+        sql`
           DELETE FROM webhook_jobs WHERE id IN (
             SELECT id FROM webhook_jobs WHERE status <> 'pending' AND updated_at < ${before} LIMIT ${BATCH}
           )
-          RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
-      )
+          RETURNING id`
+    })
+    const webhookJobs = (before: Date) =>
+      drain(deleteFinishedJobs(before).pipe(Effect.map((rows) => rows.length), Effect.orDie))
 
     const purge = Effect.fn("Retention.purge")(function*(at?: Date) {
       const now = at ?? (yield* currentDate)

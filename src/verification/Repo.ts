@@ -1,10 +1,10 @@
 /**
  * SQL of merchant verification submissions and their review.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
-import type { VerificationStatus } from "../../domain/Verification.ts"
-import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { VerificationStatus } from "../../domain/Verification.ts"
+import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
 export const VerificationRow = Schema.Struct({
   id: Schema.String,
@@ -37,72 +37,103 @@ const COLUMNS = [
   "reviewed_at"
 ]
 
-const first = <A>(rows: ReadonlyArray<A>): Option.Option<A> => Option.fromNullable(rows[0])
-
 export class VerificationRepo extends Effect.Service<VerificationRepo>()("verification/VerificationRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = (result: ReadonlyArray<unknown>) => Schema.decodeUnknown(Schema.Array(VerificationRow))(result)
     const columns = sql.literal(COLUMNS.join(", "))
-
 
     /**
      * Records a submission; None when the organization already has one pending (the partial unique
      * index decides, so two submissions sent at the same moment cannot both be pending).
      */
-    const insertPending = (input: {
-      readonly id: string
-      readonly organizationId: string
-      readonly businessName: string
-      readonly registrationNumber: string
-      readonly contact: { readonly name: string; readonly email: string; readonly phone: string | null }
-      readonly documents: ReadonlyArray<{ readonly type: string; readonly url: string }>
-      readonly submittedBy: string
-    }) =>
-      sql`
-        INSERT INTO verifications
-          (id, organization_id, status, business_name, registration_number, contact, documents, submitted_by)
-        VALUES (
-          ${input.id}, ${input.organizationId}, 'pending', ${input.businessName}, ${input.registrationNumber},
-          ${JSON.stringify(input.contact)}::jsonb, ${JSON.stringify(input.documents)}::jsonb, ${input.submittedBy}
-        )
-        ON CONFLICT (organization_id) WHERE status = 'pending' DO NOTHING
-        RETURNING ${columns}`.pipe(Effect.flatMap(rows), Effect.map(first), Effect.orDie)
+    const insertPending = Effect.fn("VerificationRepo.insertPending")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({
+          id: Schema.String,
+          organizationId: Schema.String,
+          businessName: Schema.String,
+          registrationNumber: Schema.String,
+          contact: Schema.Struct({ name: Schema.String, email: Schema.String, phone: Schema.NullOr(Schema.String) }),
+          documents: Schema.Array(Schema.Struct({ type: Schema.String, url: Schema.String })),
+          submittedBy: Schema.String
+        }),
+        Result: VerificationRow,
+        execute: (input) =>
+          sql`
+            INSERT INTO verifications
+              (id, organization_id, status, business_name, registration_number, contact, documents, submitted_by)
+            VALUES (
+              ${input.id}, ${input.organizationId}, 'pending', ${input.businessName}, ${input.registrationNumber},
+              ${JSON.stringify(input.contact)}::jsonb, ${JSON.stringify(input.documents)}::jsonb, ${input.submittedBy}
+            )
+            ON CONFLICT (organization_id) WHERE status = 'pending' DO NOTHING
+            RETURNING ${columns}`
+      }),
+      Effect.orDie
+    )
 
-    const latestOf = (organizationId: string) =>
-      sql`
-        SELECT ${columns} FROM verifications
-        WHERE organization_id = ${organizationId}
-        ORDER BY ${newestFirst(sql)}
-        LIMIT 1`.pipe(Effect.flatMap(rows), Effect.map(first), Effect.orDie)
+    const latestOf = Effect.fn("VerificationRepo.latestOf")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: VerificationRow,
+        execute: (organizationId) =>
+          sql`
+            SELECT ${columns} FROM verifications
+            WHERE organization_id = ${organizationId}
+            ORDER BY ${newestFirst(sql)}
+            LIMIT 1`
+      }),
+      Effect.orDie
+    )
 
-    const find = (id: string) =>
-      sql`SELECT ${columns} FROM verifications WHERE id = ${id}`.pipe(Effect.flatMap(rows), Effect.map(first), Effect.orDie)
+    const find = Effect.fn("VerificationRepo.find")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: VerificationRow,
+        execute: (id) => sql`SELECT ${columns} FROM verifications WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
 
+    const listSubmissions = SqlSchema.findAll({
+      Request: Schema.Struct({ status: Schema.UndefinedOr(VerificationStatus), ...PageRequest.fields }),
+      Result: VerificationRow,
+      execute: ({ limit, position, status }) =>
+        sql`
+          SELECT ${columns} FROM verifications
+          WHERE ${status === undefined ? sql`TRUE` : sql`status = ${status}`} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)}
+          LIMIT ${limit + 1}`
+    })
     /** One page of every organization's submissions, newest first, optionally of one status. */
-    const list = (status: VerificationStatus | undefined, limit: number, position: PagePosition | undefined) =>
-      sql`
-        SELECT ${columns} FROM verifications
-        WHERE ${status === undefined ? sql`TRUE` : sql`status = ${status}`} AND ${keysetAfter(sql, position)}
-        ORDER BY ${newestFirst(sql)}
-        LIMIT ${limit + 1}`.pipe(Effect.flatMap(rows), Effect.orDie)
+    const list = Effect.fn("VerificationRepo.list")(
+      (status: VerificationStatus | undefined, limit: number, position: PagePosition | undefined) =>
+        listSubmissions({ status, limit, position }).pipe(Effect.orDie)
+    )
 
     /**
      * Closes a pending submission with a decision; None when it is not pending (any more). The status
      * condition makes two reviewers racing on one submission decide it once.
      */
-    const review = (input: {
-      readonly id: string
-      readonly status: "approved" | "rejected"
-      readonly reviewedBy: string
-      readonly note: string | null
-    }) =>
-      sql`
-        UPDATE verifications
-        SET status = ${input.status}, reviewed_by = ${input.reviewedBy}, review_note = ${input.note},
-            reviewed_at = now()
-        WHERE id = ${input.id} AND status = 'pending'
-        RETURNING ${columns}`.pipe(Effect.flatMap(rows), Effect.map(first), Effect.orDie)
+    const review = Effect.fn("VerificationRepo.review")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({
+          id: Schema.String,
+          status: Schema.Literal("approved", "rejected"),
+          reviewedBy: Schema.String,
+          note: Schema.NullOr(Schema.String)
+        }),
+        Result: VerificationRow,
+        execute: (input) =>
+          sql`
+            UPDATE verifications
+            SET status = ${input.status}, reviewed_by = ${input.reviewedBy}, review_note = ${input.note},
+                reviewed_at = now()
+            WHERE id = ${input.id} AND status = 'pending'
+            RETURNING ${columns}`
+      }),
+      Effect.orDie
+    )
 
     return { insertPending, latestOf, find, list, review } as const
   })

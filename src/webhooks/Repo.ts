@@ -2,9 +2,9 @@
  * SQL of webhooks: endpoints and their sealed secrets for the service, and the delivery queue for the
  * dispatcher. Secrets come and go sealed; only the service and the dispatcher open them.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
 export const EndpointRow = Schema.Struct({
   id: Schema.String,
@@ -66,24 +66,33 @@ export interface AttemptRecord {
 const ENDPOINT_COLUMNS = "id, store_id, url, events, enabled, created_at, updated_at"
 const DELIVERY_COLUMNS = "id, endpoint_id, event_id, event_type, attempt, status_code, duration_ms, error, created_at"
 
-const decodeEndpoints = Schema.decodeUnknown(Schema.Array(EndpointRow))
-const decodeDeliveries = Schema.decodeUnknown(Schema.Array(DeliveryRow))
-const decodeNextJob = Schema.decodeUnknown(Schema.Array(NextJobRow))
-
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/WebhooksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const endpointColumns = sql.literal(ENDPOINT_COLUMNS)
     const deliveryColumns = sql.literal(DELIVERY_COLUMNS)
 
-    const firstEndpoint = (rows: ReadonlyArray<unknown>) =>
-      Effect.map(decodeEndpoints(rows), (decoded) => Option.fromNullable(decoded[0]))
-
     // -------------------------------------------------------------------------------------------
     // Endpoints
     // -------------------------------------------------------------------------------------------
 
-    const insertEndpoint = (endpoint: {
+    const insertEndpointRow = SqlSchema.single({
+      Request: Schema.Struct({
+        id: Schema.String,
+        storeId: Schema.String,
+        url: Schema.String,
+        events: Schema.Array(Schema.String),
+        enabled: Schema.Boolean
+      }),
+      Result: EndpointRow,
+      execute: (endpoint) =>
+        sql`
+          INSERT INTO webhook_endpoints (id, store_id, url, events, enabled)
+          VALUES (${endpoint.id}, ${endpoint.storeId}, ${endpoint.url}, ${endpoint.events}::text[], ${endpoint.enabled})
+          RETURNING ${endpointColumns}`
+    })
+
+    const insertEndpoint = Effect.fn("WebhooksRepo.insertEndpoint")((endpoint: {
       readonly id: string
       readonly storeId: string
       readonly url: string
@@ -92,74 +101,109 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       readonly secretSealed: string
     }) =>
       sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql`
-          INSERT INTO webhook_endpoints (id, store_id, url, events, enabled)
-          VALUES (${endpoint.id}, ${endpoint.storeId}, ${endpoint.url}, ${endpoint.events}::text[], ${endpoint.enabled})
-          RETURNING ${endpointColumns}`
+        const inserted = yield* insertEndpointRow(endpoint)
         yield* sql`
           INSERT INTO webhook_endpoint_secrets (endpoint_id, secret_sealed)
           VALUES (${endpoint.id}, ${endpoint.secretSealed})`
-        const decoded = yield* decodeEndpoints(rows)
-        return decoded[0] ?? (yield* Effect.dieMessage("INSERT … RETURNING gave no row"))
-      })).pipe(Effect.orDie)
-
-    const findEndpoint = (id: string) =>
-      sql`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${id}`.pipe(
-        Effect.flatMap(firstEndpoint),
+        return inserted
+      })).pipe(
+        Effect.catchTag("NoSuchElementException", () => Effect.dieMessage("INSERT … RETURNING gave no row")),
         Effect.orDie
       )
+    )
 
+    const findEndpointRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: EndpointRow,
+      execute: (id) => sql`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${id}`
+    })
+    const findEndpoint = Effect.fn("WebhooksRepo.findEndpoint")(findEndpointRow, Effect.orDie)
+
+    const endpointsOfStore = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
+      Result: EndpointRow,
+      execute: ({ limit, position, storeId }) =>
+        sql`
+          SELECT ${endpointColumns} FROM webhook_endpoints
+          WHERE store_id = ${storeId} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)}
+          LIMIT ${limit + 1}`
+    })
     /** One page of a store's endpoints, newest first; `limit + 1` rows so the caller can tell if there is more. */
-    const listEndpoints = (storeId: string, limit: number, after: PagePosition | undefined) =>
-      sql`
-        SELECT ${endpointColumns} FROM webhook_endpoints
-        WHERE store_id = ${storeId} AND ${keysetAfter(sql, after)}
-        ORDER BY ${newestFirst(sql)}
-        LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeEndpoints), Effect.orDie)
+    const listEndpoints = Effect.fn("WebhooksRepo.listEndpoints")(
+      (storeId: string, limit: number, after: PagePosition | undefined) =>
+        endpointsOfStore({ storeId, limit, position: after }).pipe(Effect.orDie)
+    )
 
-    /**
-     * Changes the fields given. Disabling drops the endpoint's waiting jobs in the same transaction, so
-     * a later enable does not replay a backlog from the time it was off.
-     */
-    const updateEndpoint = (id: string, changes: {
-      readonly url?: string | undefined
-      readonly events?: ReadonlyArray<string> | undefined
-      readonly enabled?: boolean | undefined
-    }) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql`
+    const updateEndpointRow = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        url: Schema.optional(Schema.String),
+        events: Schema.optional(Schema.Array(Schema.String)),
+        enabled: Schema.optional(Schema.Boolean)
+      }),
+      Result: EndpointRow,
+      execute: (changes) =>
+        sql`
           UPDATE webhook_endpoints SET
             url = COALESCE(${changes.url ?? null}, url),
             events = COALESCE(${changes.events ?? null}::text[], events),
             enabled = COALESCE(${changes.enabled ?? null}::boolean, enabled),
             updated_at = now()
-          WHERE id = ${id}
+          WHERE id = ${changes.id}
           RETURNING ${endpointColumns}`
-        const updated = yield* firstEndpoint(rows)
+    })
+
+    /**
+     * Changes the fields given. Disabling drops the endpoint's waiting jobs in the same transaction, so
+     * a later enable does not replay a backlog from the time it was off.
+     */
+    const updateEndpoint = Effect.fn("WebhooksRepo.updateEndpoint")((id: string, changes: {
+      readonly url?: string | undefined
+      readonly events?: ReadonlyArray<string> | undefined
+      readonly enabled?: boolean | undefined
+    }) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const updated = yield* updateEndpointRow({ id, ...changes })
         if (Option.isSome(updated) && !updated.value.enabled) yield* cancelWaitingJobs(id)
         return updated
       })).pipe(Effect.orDie)
+    )
 
+    // A step of the transactions that disable an endpoint; the caller decides what its failure means.
     const cancelWaitingJobs = (endpointId: string) =>
       sql`
         UPDATE webhook_jobs SET status = 'cancelled', updated_at = now()
         WHERE endpoint_id = ${endpointId} AND status = 'pending'`
 
+    const deleteEndpointRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (id) => sql`DELETE FROM webhook_endpoints WHERE id = ${id} RETURNING id`
+    })
     /** Deletes the endpoint with its secrets, jobs and delivery records; false when there was none. */
-    const deleteEndpoint = (id: string) =>
-      sql`DELETE FROM webhook_endpoints WHERE id = ${id} RETURNING id`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        Effect.orDie
-      )
+    const deleteEndpoint = Effect.fn("WebhooksRepo.deleteEndpoint")((id: string) =>
+      deleteEndpointRow(id).pipe(Effect.map(Option.isSome), Effect.orDie)
+    )
 
+    const findActiveSecret = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ secret_sealed: Schema.String }),
+      execute: (endpointId) =>
+        sql`
+          SELECT secret_sealed FROM webhook_endpoint_secrets
+          WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`
+    })
     /** The sealed secret that new rotations replace and reveal shows. */
-    const activeSecret = (endpointId: string) =>
-      sql<{ secret_sealed: string }>`
-        SELECT secret_sealed FROM webhook_endpoint_secrets
-        WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]?.secret_sealed)),
-        Effect.orDie
-      )
+    const activeSecret = Effect.fn("WebhooksRepo.activeSecret")((endpointId: string) =>
+      findActiveSecret(endpointId).pipe(Effect.map(Option.map((row) => row.secret_sealed)), Effect.orDie)
+    )
+
+    const lockEndpoint = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: EndpointRow,
+      execute: (endpointId) => sql`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${endpointId} FOR UPDATE`
+    })
 
     /**
      * Makes `secretSealed` the active secret; the one it replaces keeps signing for `overlapMillis`.
@@ -168,134 +212,209 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      */
     // now() here is the database's clock, not Effect's Clock: the one clock every process shares for these rows;
     // moving it to a parameter (for TestClock) belongs with the SqlSchema rewrite of this repo.
-    const rotateSecret = (endpointId: string, secretSealed: string, overlapMillis: number) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const locked = yield* sql`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${endpointId} FOR UPDATE`
-        const endpoint = yield* firstEndpoint(locked)
-        if (Option.isNone(endpoint)) return endpoint
-        yield* sql`
-          DELETE FROM webhook_endpoint_secrets
-          WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL AND expires_at <= now()`
-        yield* sql`
-          UPDATE webhook_endpoint_secrets SET expires_at = now() + ${overlapMillis} * interval '1 millisecond'
-          WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`
-        yield* sql`
-          INSERT INTO webhook_endpoint_secrets (endpoint_id, secret_sealed)
-          VALUES (${endpointId}, ${secretSealed})`
-        return endpoint
-      })).pipe(Effect.orDie)
+    const rotateSecret = Effect.fn("WebhooksRepo.rotateSecret")(
+      (endpointId: string, secretSealed: string, overlapMillis: number) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const endpoint = yield* lockEndpoint(endpointId)
+          if (Option.isNone(endpoint)) return endpoint
+          yield* sql`
+            DELETE FROM webhook_endpoint_secrets
+            WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL AND expires_at <= now()`
+          yield* sql`
+            UPDATE webhook_endpoint_secrets SET expires_at = now() + ${overlapMillis} * interval '1 millisecond'
+            WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`
+          yield* sql`
+            INSERT INTO webhook_endpoint_secrets (endpoint_id, secret_sealed)
+            VALUES (${endpointId}, ${secretSealed})`
+          return endpoint
+        })).pipe(Effect.orDie)
+    )
 
     // -------------------------------------------------------------------------------------------
     // Deliveries
     // -------------------------------------------------------------------------------------------
 
-    const listDeliveries = (endpointId: string, limit: number, after: PagePosition | undefined) =>
-      sql`
-        SELECT ${deliveryColumns} FROM webhook_deliveries
-        WHERE endpoint_id = ${endpointId} AND ${keysetAfter(sql, after)}
-        ORDER BY ${newestFirst(sql)}
-        LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeDeliveries), Effect.orDie)
+    const deliveriesOfEndpoint = SqlSchema.findAll({
+      Request: Schema.Struct({ endpointId: Schema.String, ...PageRequest.fields }),
+      Result: DeliveryRow,
+      execute: ({ endpointId, limit, position }) =>
+        sql`
+          SELECT ${deliveryColumns} FROM webhook_deliveries
+          WHERE endpoint_id = ${endpointId} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)}
+          LIMIT ${limit + 1}`
+    })
+    const listDeliveries = Effect.fn("WebhooksRepo.listDeliveries")(
+      (endpointId: string, limit: number, after: PagePosition | undefined) =>
+        deliveriesOfEndpoint({ endpointId, limit, position: after }).pipe(Effect.orDie)
+    )
 
-    const findDelivery = (id: string) =>
-      sql`SELECT ${deliveryColumns} FROM webhook_deliveries WHERE id = ${id}`.pipe(
-        Effect.flatMap(decodeDeliveries),
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const findDelivery = Effect.fn("WebhooksRepo.findDelivery")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: DeliveryRow,
+        execute: (id) => sql`SELECT ${deliveryColumns} FROM webhook_deliveries WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
 
+    const insertJob = SqlSchema.void({
+      Request: Schema.Struct({
+        endpointId: Schema.String,
+        eventId: Schema.String,
+        eventType: Schema.String,
+        body: Schema.String
+      }),
+      execute: (job) =>
+        sql`
+          INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
+          VALUES (${job.endpointId}, ${job.eventId}, ${job.eventType}, ${job.body})`
+    })
     /** Queues one event for one endpoint, behind whatever is waiting for it; answers the body queued. */
-    const enqueue = (job: {
+    const enqueue = Effect.fn("WebhooksRepo.enqueue")((job: {
       readonly endpointId: string
       readonly eventId: string
       readonly eventType: string
       readonly body: string
-    }) =>
-      sql`
-        INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
-        VALUES (${job.endpointId}, ${job.eventId}, ${job.eventType}, ${job.body})`.pipe(
-        Effect.as(job.body),
-        Effect.orDie
-      )
+    }) => insertJob(job).pipe(Effect.as(job.body), Effect.orDie))
 
+    const requeueDelivery = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ body: Schema.String }),
+      execute: (deliveryId) =>
+        sql`
+          INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
+          SELECT j.endpoint_id, j.event_id, j.event_type, j.body
+          FROM webhook_deliveries d JOIN webhook_jobs j ON j.id = d.job_id
+          WHERE d.id = ${deliveryId}
+          RETURNING body`
+    })
     /** Queues the event of a delivery again for its endpoint, with the very same body; None if it is gone. */
-    const enqueueAgain = (deliveryId: string) =>
-      sql<{ body: string }>`
-        INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
-        SELECT j.endpoint_id, j.event_id, j.event_type, j.body
-        FROM webhook_deliveries d JOIN webhook_jobs j ON j.id = d.job_id
-        WHERE d.id = ${deliveryId}
-        RETURNING body`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]?.body)),
-        Effect.orDie
-      )
+    const enqueueAgain = Effect.fn("WebhooksRepo.enqueueAgain")((deliveryId: string) =>
+      requeueDelivery(deliveryId).pipe(Effect.map(Option.map((row) => row.body)), Effect.orDie)
+    )
 
     // -------------------------------------------------------------------------------------------
     // The dispatcher's queue
     // -------------------------------------------------------------------------------------------
 
+    const moveOutboxToJobs = SqlSchema.findAll({
+      Request: Schema.Number,
+      // The rows are only counted.
+      Result: Schema.Unknown,
+      execute: (limit) =>
+        sql`
+          WITH batch AS (
+            SELECT position, event_id, store_id, type, payload FROM outbox
+            WHERE dispatched_at IS NULL
+            ORDER BY position
+            LIMIT ${limit}
+            FOR UPDATE
+          ), queued AS (
+            INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
+            SELECT e.id, b.event_id, b.type, b.payload::text
+            FROM batch b
+            JOIN webhook_endpoints e
+              ON e.store_id = b.store_id AND e.enabled AND (b.type = ANY (e.events) OR '*' = ANY (e.events))
+            ORDER BY b.position, e.id
+          )
+          UPDATE outbox SET dispatched_at = now()
+          WHERE position IN (SELECT position FROM batch)
+          RETURNING position`
+    })
     /**
      * Moves up to `limit` undispatched outbox events, oldest first, into the queue: one job per enabled
      * endpoint of the event's store subscribed to its type. One statement, so the jobs and the
      * `dispatched_at` marks commit together. Jobs are numbered in outbox order, which is the order an
      * endpoint receives them in. Answers how many outbox rows it took.
      */
-    const fanOut = (limit: number) =>
-      sql<{ position: string }>`
-        WITH batch AS (
-          SELECT position, event_id, store_id, type, payload FROM outbox
-          WHERE dispatched_at IS NULL
-          ORDER BY position
-          LIMIT ${limit}
-          FOR UPDATE
-        ), queued AS (
-          INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
-          SELECT e.id, b.event_id, b.type, b.payload::text
-          FROM batch b
-          JOIN webhook_endpoints e
-            ON e.store_id = b.store_id AND e.enabled AND (b.type = ANY (e.events) OR '*' = ANY (e.events))
-          ORDER BY b.position, e.id
-        )
-        UPDATE outbox SET dispatched_at = now()
-        WHERE position IN (SELECT position FROM batch)
-        RETURNING position`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
+    const fanOut = Effect.fn("WebhooksRepo.fanOut")((limit: number) =>
+      moveOutboxToJobs(limit).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+    )
 
+    const findDueEndpoints = SqlSchema.findAll({
+      Request: Schema.Struct({ busy: Schema.Array(Schema.String), limit: Schema.Number }),
+      Result: Schema.Struct({ endpoint_id: Schema.String }),
+      execute: ({ busy, limit }) =>
+        sql`
+          SELECT e.id AS endpoint_id
+          FROM webhook_endpoints e
+          CROSS JOIN LATERAL (
+            SELECT next_attempt_at FROM webhook_jobs j
+            WHERE j.endpoint_id = e.id AND j.status = 'pending'
+            ORDER BY j.id
+            LIMIT 1
+          ) head
+          WHERE e.enabled AND head.next_attempt_at <= now() AND NOT (e.id = ANY (${busy}::text[]))
+          ORDER BY head.next_attempt_at
+          LIMIT ${limit}`
+    })
     /**
      * Enabled endpoints whose oldest waiting job is due, longest-waiting first, leaving out `busy` ones
      * (already being worked on).
      */
-    const dueEndpoints = (busy: ReadonlyArray<string>, limit: number) =>
-      sql<{ endpoint_id: string }>`
-        SELECT e.id AS endpoint_id
-        FROM webhook_endpoints e
-        CROSS JOIN LATERAL (
-          SELECT next_attempt_at FROM webhook_jobs j
-          WHERE j.endpoint_id = e.id AND j.status = 'pending'
-          ORDER BY j.id
-          LIMIT 1
-        ) head
-        WHERE e.enabled AND head.next_attempt_at <= now() AND NOT (e.id = ANY (${busy}::text[]))
-        ORDER BY head.next_attempt_at
-        LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((row) => row.endpoint_id)), Effect.orDie)
+    const dueEndpoints = Effect.fn("WebhooksRepo.dueEndpoints")((busy: ReadonlyArray<string>, limit: number) =>
+      findDueEndpoints({ busy, limit }).pipe(Effect.map((rows) => rows.map((row) => row.endpoint_id)), Effect.orDie)
+    )
 
     /** The endpoint's oldest waiting job (due or not), its URL and its sealed signing secrets. */
-    const nextJob = (endpointId: string) =>
-      sql`
-        SELECT j.id, j.event_id, j.event_type, j.body, j.attempts, j.next_attempt_at <= now() AS due,
-          e.url, e.enabled,
-          ARRAY(
-            SELECT s.secret_sealed FROM webhook_endpoint_secrets s
-            WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > now())
-            ORDER BY s.id DESC
-          ) AS secrets_sealed
-        FROM webhook_jobs j JOIN webhook_endpoints e ON e.id = j.endpoint_id
-        WHERE j.endpoint_id = ${endpointId} AND j.status = 'pending'
-        ORDER BY j.id
-        LIMIT 1`.pipe(
-        Effect.map((rows) => rows.map((row) => ({ ...row, id: String(row["id"]) }))),
-        Effect.flatMap(decodeNextJob),
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const nextJob = Effect.fn("WebhooksRepo.nextJob")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: NextJobRow,
+        execute: (endpointId) =>
+          sql`
+            SELECT j.id, j.event_id, j.event_type, j.body, j.attempts, j.next_attempt_at <= now() AS due,
+              e.url, e.enabled,
+              ARRAY(
+                SELECT s.secret_sealed FROM webhook_endpoint_secrets s
+                WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > now())
+                ORDER BY s.id DESC
+              ) AS secrets_sealed
+            FROM webhook_jobs j JOIN webhook_endpoints e ON e.id = j.endpoint_id
+            WHERE j.endpoint_id = ${endpointId} AND j.status = 'pending'
+            ORDER BY j.id
+            LIMIT 1`.pipe(
+            // The job id is a bigserial; whatever form the driver gives it in, the job carries it as text.
+            Effect.map((rows) => rows.map((row) => ({ ...row, id: String(row["id"]) })))
+          )
+      }),
+      Effect.orDie
+    )
+
+    const recordAndSettle = SqlSchema.void({
+      Request: Schema.Struct({
+        deliveryId: Schema.String,
+        jobId: Schema.String,
+        startedAt: Schema.DateFromSelf,
+        statusCode: Schema.NullOr(Schema.Number),
+        durationMs: Schema.Number,
+        error: Schema.NullOr(Schema.String),
+        status: Schema.Literal("succeeded", "pending", "failed"),
+        retryMillis: Schema.NullOr(Schema.Number)
+      }),
+      execute: (attempt) =>
+        sql`
+          WITH job AS (
+            SELECT j.id, j.endpoint_id, j.event_id, j.event_type
+            FROM webhook_jobs j CROSS JOIN set_config('synchronous_commit', 'off', true)
+            WHERE j.id = ${attempt.jobId}
+            FOR UPDATE OF j
+          ), recorded AS (
+            INSERT INTO webhook_deliveries
+              (id, endpoint_id, job_id, event_id, event_type, attempt, status_code, duration_ms, error, created_at)
+            SELECT ${attempt.deliveryId}, job.endpoint_id, job.id, job.event_id, job.event_type,
+              (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = job.endpoint_id AND d.event_id = job.event_id) + 1,
+              ${attempt.statusCode}, ${attempt.durationMs}, ${attempt.error}, ${attempt.startedAt.toISOString()}
+            FROM job
+          )
+          UPDATE webhook_jobs SET
+            status = ${attempt.status},
+            attempts = attempts + 1,
+            next_attempt_at = COALESCE(now() + ${attempt.retryMillis}::bigint * interval '1 millisecond', next_attempt_at),
+            updated_at = now()
+          WHERE id IN (SELECT id FROM job) AND status = 'pending'`
+    })
 
     /**
      * Records one attempt and settles its job, in one statement (one round trip: this runs once per
@@ -310,37 +429,25 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * Everything stays consistent: a lost commit is lost whole, and a later durable commit (a fan-out,
      * an endpoint change) flushes every commit before it.
      */
-    const recordAttempt = (record: AttemptRecord) => {
+    const recordAttempt = Effect.fn("WebhooksRepo.recordAttempt")((record: AttemptRecord) => {
       const { outcome } = record
-      const status = outcome._tag === "Delivered" ? "succeeded" : outcome._tag === "RetryIn" ? "pending" : "failed"
-      const retryMillis = outcome._tag === "RetryIn" ? outcome.millis : null
-      const recordAndSettle = sql`
-        WITH job AS (
-          SELECT j.id, j.endpoint_id, j.event_id, j.event_type
-          FROM webhook_jobs j CROSS JOIN set_config('synchronous_commit', 'off', true)
-          WHERE j.id = ${record.jobId}
-          FOR UPDATE OF j
-        ), recorded AS (
-          INSERT INTO webhook_deliveries
-            (id, endpoint_id, job_id, event_id, event_type, attempt, status_code, duration_ms, error, created_at)
-          SELECT ${record.deliveryId}, job.endpoint_id, job.id, job.event_id, job.event_type,
-            (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = job.endpoint_id AND d.event_id = job.event_id) + 1,
-            ${record.statusCode}, ${record.durationMs}, ${record.error}, ${record.startedAt.toISOString()}
-          FROM job
-        )
-        UPDATE webhook_jobs SET
-          status = ${status},
-          attempts = attempts + 1,
-          next_attempt_at = COALESCE(now() + ${retryMillis}::bigint * interval '1 millisecond', next_attempt_at),
-          updated_at = now()
-        WHERE id IN (SELECT id FROM job) AND status = 'pending'`
-      if (outcome._tag !== "Gone") return recordAndSettle.pipe(Effect.asVoid, Effect.orDie)
+      const settle = recordAndSettle({
+        deliveryId: record.deliveryId,
+        jobId: record.jobId,
+        startedAt: record.startedAt,
+        statusCode: record.statusCode,
+        durationMs: record.durationMs,
+        error: record.error,
+        status: outcome._tag === "Delivered" ? "succeeded" : outcome._tag === "RetryIn" ? "pending" : "failed",
+        retryMillis: outcome._tag === "RetryIn" ? outcome.millis : null
+      })
+      if (outcome._tag !== "Gone") return settle.pipe(Effect.orDie)
       return sql.withTransaction(Effect.gen(function*() {
-        yield* recordAndSettle
+        yield* settle
         yield* sql`UPDATE webhook_endpoints SET enabled = false, updated_at = now() WHERE id = ${record.endpointId}`
         yield* cancelWaitingJobs(record.endpointId)
       })).pipe(Effect.orDie)
-    }
+    })
 
     return {
       insertEndpoint,
