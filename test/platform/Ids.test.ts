@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, JSONSchema, ParseResult, Schema } from "effect"
 import * as fc from "fast-check"
-import { IdOf, IdPrefixes, isIdOf, newId } from "../../src/platform/Ids.ts"
+import { IdOf, IdPrefixes, isIdOf, newId, StrictIdOf } from "../../src/platform/Ids.ts"
 
 const anyPrefix = fc.constantFrom(...IdPrefixes)
 const randomPart = fc.stringMatching(/^[0-9A-Za-z]{24}$/)
@@ -22,7 +22,7 @@ describe("newId", () => {
 
   it("knows every prefix of the wire conventions", () => {
     expect([...IdPrefixes].sort()).toEqual(
-      ["br", "cus", "evt", "inv", "jrn", "key", "kyc", "lnk", "org", "pay", "re", "sess", "str", "usr", "we", "whd"]
+      ["br", "cns", "cus", "evt", "inv", "jrn", "key", "kyc", "lnk", "org", "pay", "re", "sess", "str", "usr", "we", "whd"]
     )
   })
 })
@@ -78,8 +78,25 @@ describe("IdOf", () => {
     expect(Schema.decodeUnknownSync(IdOf("cus"))(id)).toBe(id)
   })
 
+  it("lets an id of another shape through, to be answered as unknown (404), and refuses an absurd one", () => {
+    expect(Schema.decodeUnknownSync(IdOf("cus"))("pay_whatever")).toBe("pay_whatever")
+    expect(Either.isLeft(Schema.decodeUnknownEither(IdOf("cus"))("x".repeat(65)))).toBe(true)
+    expect(Either.isLeft(Schema.decodeUnknownEither(IdOf("cus"))("cus_\u0000"))).toBe(true)
+  })
+
+  it("documents itself for OpenAPI with a description and a valid example", () => {
+    for (const prefix of IdPrefixes) {
+      const jsonSchema = JSONSchema.make(IdOf(prefix)) as { readonly description: string; readonly examples: ReadonlyArray<string> }
+      expect(jsonSchema.description).toContain(`"${prefix}_"`)
+      for (const example of jsonSchema.examples) expect(isIdOf(prefix, example)).toBe(true)
+    }
+  })
+})
+
+describe("StrictIdOf", () => {
+
   it("explains what it expected", () => {
-    const result = Schema.decodeUnknownEither(Schema.Struct({ customer_id: IdOf("cus") }))({
+    const result = Schema.decodeUnknownEither(Schema.Struct({ customer_id: StrictIdOf("cus") }))({
       customer_id: newId("pay")
     })
     expect(Either.isLeft(result)).toBe(true)
@@ -94,7 +111,7 @@ describe("IdOf", () => {
 
   it("documents itself for OpenAPI with a pattern, a description and a valid example", () => {
     for (const prefix of IdPrefixes) {
-      const jsonSchema = JSONSchema.make(IdOf(prefix)) as {
+      const jsonSchema = JSONSchema.make(StrictIdOf(prefix)) as {
         readonly type: string
         readonly pattern: string
         readonly description: string
