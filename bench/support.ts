@@ -231,9 +231,9 @@ export const residentKiB = (pid: number): number => {
 /**
  * The service (`tsx runtime/main.ts`, as `npm start` runs it) as a child process leading its own process
  * group, on a free loopback port (PORT=0; the bound port is read from the "listening on" line), with a
- * fresh DATA_DIR and master key. Stopped at clean-up. BENCH_SERVICE_LOG=<file> keeps all it logs there.
+ * fresh DATA_DIR and master key, `nodeOptions` given to node. Stopped at clean-up. BENCH_SERVICE_LOG=<file> keeps all it logs there.
  */
-export const startService = async (database: BenchDatabase): Promise<Service> => {
+export const startService = async (database: BenchDatabase, nodeOptions: ReadonlyArray<string> = []): Promise<Service> => {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !CONFIG_VARIABLES.includes(name)) env[name] = value
@@ -245,7 +245,11 @@ export const startService = async (database: BenchDatabase): Promise<Service> =>
     MASTER_KEY: randomBytes(32).toString("base64"),
     ...(database.url === undefined ? {} : { DATABASE_URL: database.url })
   })
-  const child = spawn(join(ROOT, "node_modules/.bin/tsx"), ["runtime/main.ts"], {
+  // With node options (a profiler, say), node itself runs the program with tsx's loader, as `npm start` does.
+  const [command, args] = nodeOptions.length === 0
+    ? [join(ROOT, "node_modules/.bin/tsx"), ["runtime/main.ts"]]
+    : [process.execPath, [...nodeOptions, "--import", "tsx", "runtime/main.ts"]]
+  const child = spawn(command, args, {
     cwd: ROOT,
     env,
     detached: true,

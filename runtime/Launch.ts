@@ -4,8 +4,9 @@
  * one line naming the variable, not a stack trace.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Console, Effect, Logger } from "effect"
+import { Cause, Console, Effect } from "effect"
 import { ConfigurationError } from "../src/platform/Config.ts"
+import { LoggingLive } from "./Logging.ts"
 
 const reportStartupFailure = (cause: Cause.Cause<unknown>) => {
   const failure = Cause.squash(cause)
@@ -17,6 +18,6 @@ const reportStartupFailure = (cause: Cause.Cause<unknown>) => {
 export const launch = (program: Effect.Effect<void, unknown>) =>
   // One line per event (logfmt), so logs stay grep-able and each request is one line.
   NodeRuntime.runMain(
-    program.pipe(Effect.tapErrorCause(reportStartupFailure), Effect.provide(Logger.logFmt)),
+    program.pipe(Effect.tapErrorCause(reportStartupFailure), Effect.provide(LoggingLive)),
     { disableErrorReporting: true, disablePrettyLogger: true }
   )

@@ -7,6 +7,7 @@ import { Layer } from "effect"
 import { AccessService } from "../src/access/Service.ts"
 import { AccountsService } from "../src/accounts/Service.ts"
 import { ApiKeysRepo } from "../src/apikeys/Repo.ts"
+import { ApiKeyCache } from "../src/apikeys/KeyCache.ts"
 import { StoresService } from "../src/stores/Service.ts"
 import { SystemService } from "../src/system/Service.ts"
 import { MetricsService } from "../src/system/Metrics.ts"
@@ -29,6 +30,7 @@ export const ServicesLive = Layer.mergeAll(
   AccessService.Default,
   AccountsService.Default,
   ApiKeysRepo.Default,
+  ApiKeyCache.Default,
   ApiKeysService.Default,
   SettingsService.Default,
   AccessConsoleService.Default,

@@ -6,7 +6,7 @@
 import { Effect, Layer, Option, Redacted } from "effect"
 import { type ApiKeyPrincipal, Authentication, type Principal } from "../../domain/Auth.ts"
 import { Unauthorized } from "../../domain/Errors.ts"
-import { ApiKeysRepo } from "../apikeys/Repo.ts"
+import { ApiKeyCache } from "../apikeys/KeyCache.ts"
 import { hashToken } from "../platform/Crypto.ts"
 import { AccountsService } from "./Service.ts"
 
@@ -19,14 +19,12 @@ export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const accounts = yield* AccountsService
-    const apiKeys = yield* ApiKeysRepo
+    const apiKeys = yield* ApiKeyCache
 
     const authenticateApiKey = (secret: string) =>
       Effect.gen(function*() {
-        const key = yield* apiKeys.findActiveBySecretHash(hashToken(secret))
+        const key = yield* apiKeys.findActive(hashToken(secret))
         if (Option.isNone(key)) return Option.none<ApiKeyPrincipal>()
-        // Bookkeeping only: a failure to record the use must not fail the request.
-        yield* apiKeys.touchLastUsed(key.value.id).pipe(Effect.catchAllCause(() => Effect.void))
         return Option.some<ApiKeyPrincipal>({
           _tag: "ApiKey",
           keyId: key.value.id,

@@ -6,6 +6,9 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
+/** The notification channel of revoked keys: the payload is the key's id (src/apikeys/KeyCache.ts). */
+export const API_KEY_REVOCATIONS = "api_key_revocations"
+
 export const ActiveKeyRow = Schema.Struct({
   id: Schema.String,
   store_id: Schema.String,
@@ -122,16 +125,22 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
         keysOfStore({ storeId, limit, position: after }).pipe(Effect.orDie)
     )
 
-    /** Revokes the key unless it already is; a second revoke keeps the first time, so the answer repeats. */
+    /**
+     * Revokes the key unless it already is; a second revoke keeps the first time, so the answer repeats.
+     * The notice tells every process to drop the key from its cache (ApiKeyCache), in the same statement.
+     */
     const revoke = Effect.fn("ApiKeysRepo.revoke")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: ApiKeyRow,
         execute: (id) =>
           sql`
-            UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
-            WHERE id = ${id}
-            RETURNING id, store_id, mode, name, last4, created_at, last_used_at, revoked_at, replaced_by`
+            WITH revoked AS (
+              UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
+              WHERE id = ${id}
+              RETURNING id, store_id, mode, name, last4, created_at, last_used_at, revoked_at, replaced_by
+            )
+            SELECT revoked.*, pg_notify(${API_KEY_REVOCATIONS}, revoked.id)::text AS notified FROM revoked`
       }),
       Effect.orDie
     )
@@ -152,6 +161,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
         if (Option.isNone(locked) || locked.value.revoked_at !== null) return Option.none<ApiKeyRow>()
         const issued = yield* insertKey(replacement)
         yield* sql`UPDATE api_keys SET revoked_at = now(), replaced_by = ${replacement.id} WHERE id = ${id}`
+        yield* sql`SELECT pg_notify(${API_KEY_REVOCATIONS}, ${id})`
         return Option.some(issued)
       })).pipe(Effect.orDie)
     )

@@ -10,6 +10,7 @@ import { AccessService } from "../access/Service.ts"
 import { hashToken, randomToken } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
+import { ApiKeyCache } from "./KeyCache.ts"
 import { ApiKeysRepo, type ApiKeyRow, type NewApiKey } from "./Repo.ts"
 
 /** 32 bytes of entropy: guessing a key is hopeless, and the hash needs no salt or slow function. */
@@ -51,6 +52,7 @@ const mintKey = (storeId: string, mode: ApiKeyMode, name: string | null) => {
 export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/ApiKeysService", {
   effect: Effect.gen(function*() {
     const repo = yield* ApiKeysRepo
+    const keyCache = yield* ApiKeyCache
     const access = yield* AccessService
 
     const keyNotFound = (id: string) => new NotFound({ message: `No such API key: ${id}`, param: "id" })
@@ -92,6 +94,7 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
       yield* manageableKey(id)
       const revoked = yield* repo.revoke(id)
       if (Option.isNone(revoked)) return yield* keyNotFound(id)
+      yield* keyCache.revoked(id)
       return toApiKey(revoked.value)
     })
 
@@ -106,10 +109,11 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
       const issued = yield* repo.rotate(id, key)
       // Revoked between the read above and the lock (a concurrent revoke or rotate).
       if (Option.isNone(issued)) return yield* revokedAlready
+      yield* keyCache.revoked(id)
       return new ApiKeyWithSecret({ ...viewFields(issued.value), secret })
     })
 
     return { create, list, revoke, rotate } as const
   }),
-  dependencies: [ApiKeysRepo.Default, AccessService.Default]
+  dependencies: [ApiKeysRepo.Default, ApiKeyCache.Default, AccessService.Default]
 }) {}
