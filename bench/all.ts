@@ -1,12 +1,13 @@
 /**
  * Every bench in sequence (`npm run bench`): payments (bench/run.ts), webhook deliveries
- * (bench/webhooks.ts), live status streams (bench/sse.ts), each as a process of its own so that none
+ * (bench/webhooks.ts), live status streams (bench/sse.ts), customer search (bench/customers.ts), each as a
+ * process of its own so that none
  * inherits another's memory or load; then one markdown table of all their figures, with the machine.
  *
  * Each bench's own output is passed through as it comes, its summary table included. The figures come
- * from the JSON a bench writes to BENCH_SUMMARY_FILE (payments, SSE) or from its output lines (webhooks,
+ * from the JSON a bench writes to BENCH_SUMMARY_FILE (payments, SSE, customers) or from its output lines (webhooks,
  * a standalone script). Each bench keeps its own settings (BENCH_DURATION, BENCH_EVENTS, BENCH_SSE_STREAMS,
- * …); BENCH_ONLY=payments,webhooks,sse picks some. The webhooks bench takes its PostgreSQL from
+ * …); BENCH_ONLY=payments,webhooks,sse,customers picks some. The webhooks bench takes its PostgreSQL from
  * TEST_DATABASE_URL, set here to BENCH_POSTGRES_URL when only that is given. A bench that fails is
  * reported as such and the others still run; the exit code is then 1.
  */
@@ -19,14 +20,15 @@ import { fileURLToPath } from "node:url"
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
 interface Bench {
-  readonly name: "payments" | "webhooks" | "sse"
+  readonly name: "payments" | "webhooks" | "sse" | "customers"
   readonly script: string
 }
 
 const BENCHES: ReadonlyArray<Bench> = [
   { name: "payments", script: "bench/run.ts" },
   { name: "webhooks", script: "bench/webhooks.ts" },
-  { name: "sse", script: "bench/sse.ts" }
+  { name: "sse", script: "bench/sse.ts" },
+  { name: "customers", script: "bench/customers.ts" }
 ]
 
 const log = (line: string) => console.log(`[bench:all] ${line}`)
@@ -104,7 +106,7 @@ const webhookFigures = (output: string): WebhookFigures => {
 const main = async () => {
   const only = process.env["BENCH_ONLY"]?.split(",").map((name) => name.trim()).filter((name) => name !== "")
   const unknown = only?.filter((name) => !BENCHES.some((bench) => bench.name === name)) ?? []
-  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (payments, webhooks, sse)`)
+  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (payments, webhooks, sse, customers)`)
   const selected = BENCHES.filter((bench) => only === undefined || only.length === 0 || only.includes(bench.name))
 
   const cores = cpus().length
@@ -179,6 +181,22 @@ const main = async () => {
       rows.push(["sse", "those streams ended", `${formatMs(s.endedAllMs)} (${s.endedCount}/${s.fanOutStreams})`])
       rows.push(["sse", "other streams still open after it; frames of another payment", `${formatInt(s.othersStillOpen)}; ${s.foreignFrames}`])
       if (s.serviceProblems > 0) rows.push(["sse", "warnings, errors or 5xx the service logged", String(s.serviceProblems)])
+    } else if (bench.name === "customers" && outcome?.summary !== undefined) {
+      const c = outcome.summary
+      rows.push(["customers", "database", c.database])
+      for (const kind of c.kinds as ReadonlyArray<{ name: string; p50: number; p99: number }>) {
+        rows.push(["customers", `console search on ${formatInt(c.customers)} customers: ${kind.name}, p50 / p99`, `${formatMs(kind.p50)} / ${formatMs(kind.p99)}`])
+      }
+      rows.push([
+        "customers",
+        `searches mixed, ${c.mixed.connections} connections × ${c.mixed.seconds} s`,
+        `${formatInt(c.mixed.requestsPerSecond)} searches/s, p50 ${formatMs(c.mixed.p50)}, p99 ${formatMs(c.mixed.p99)}`
+      ])
+      rows.push([
+        "customers",
+        `no search, ${c.unsearched.connections} connections × ${c.unsearched.seconds} s`,
+        `${formatInt(c.unsearched.requestsPerSecond)} pages/s, p50 ${formatMs(c.unsearched.p50)}, p99 ${formatMs(c.unsearched.p99)}`
+      ])
     }
     if (problem !== undefined) rows.push([bench.name, "result", problem])
   }

@@ -68,7 +68,7 @@ runBench(async () => {
   const database = await openDatabase()
   // Kept after the run, for a flame graph.
   const profileDir = mkdtempSync(join(tmpdir(), "merchant-profile-"))
-  const service = await startService(database, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`])
+  const service = await startService(database, { nodeOptions: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] })
   const secret = await makeApiKey(service.baseUrl, PAYMENT_BODY)
   const target = PATH === "create"
     ? { url: "/v1/payments", method: "POST" as const, body: JSON.stringify(PAYMENT_BODY) }

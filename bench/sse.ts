@@ -350,7 +350,8 @@ const main = async () => {
         "goes on its own, so the growth per stream is unreliable; and there are no database connections to count"
     )
   }
-  const service = await startService(database)
+  // Every stream comes from this one address: lift the per-address cap above what the bench opens.
+  const service = await startService(database, { env: { SSE_MAX_STREAMS_PER_ADDRESS: String(STREAMS + PAYMENTS) } })
   log(`service listening on ${service.baseUrl}`)
   const paymentBody = { amount: "12.50", currency: "USD", expires_in: 3600 }
   const secret = await makeApiKey(service.baseUrl, paymentBody)

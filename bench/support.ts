@@ -231,9 +231,13 @@ export const residentKiB = (pid: number): number => {
 /**
  * The service (`tsx runtime/main.ts`, as `npm start` runs it) as a child process leading its own process
  * group, on a free loopback port (PORT=0; the bound port is read from the "listening on" line), with a
- * fresh DATA_DIR and master key, `nodeOptions` given to node. Stopped at clean-up. BENCH_SERVICE_LOG=<file> keeps all it logs there.
+ * fresh DATA_DIR and master key; `nodeOptions` go to node, `env` adds or overrides variables. Stopped at clean-up. BENCH_SERVICE_LOG=<file> keeps all it logs there.
  */
-export const startService = async (database: BenchDatabase, nodeOptions: ReadonlyArray<string> = []): Promise<Service> => {
+export const startService = async (
+  database: BenchDatabase,
+  options: { readonly nodeOptions?: ReadonlyArray<string>; readonly env?: Record<string, string> } = {}
+): Promise<Service> => {
+  const nodeOptions = options.nodeOptions ?? []
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !CONFIG_VARIABLES.includes(name)) env[name] = value
@@ -243,7 +247,8 @@ export const startService = async (database: BenchDatabase, nodeOptions: Readonl
     HOST: "127.0.0.1",
     DATA_DIR: tempDir("merchant-bench-"),
     MASTER_KEY: randomBytes(32).toString("base64"),
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url })
+    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    ...options.env
   })
   // With node options (a profiler, say), node itself runs the program with tsx's loader, as `npm start` does.
   const [command, args] = nodeOptions.length === 0

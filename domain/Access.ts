@@ -8,7 +8,8 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "./Auth.ts"
 import { ForbiddenResponse, InvalidRequestResponse, NotFoundResponse, UnauthorizedResponse } from "./Errors.ts"
-import { closed, ObjectId } from "./Text.ts"
+import { OrganizationId, StoreId } from "./Ids.ts"
+import { closed } from "./Text.ts"
 
 export const Roles = ["owner", "admin", "developer", "analyst"] as const
 export type Role = (typeof Roles)[number]
@@ -33,6 +34,7 @@ export const PermissionCatalogue = {
   "payment.refund.high_value": "Refund at or above the high-value threshold (also needs MFA)",
   "customer.read": "See customers, loyalty balances and referrals",
   "customer.write": "Change customers, preferences, loyalty points and referral payouts",
+  "customer.erase": "Erase a customer's personal data (right to erasure); payments and the ledger stay",
   "marketing.manage": "Manage loyalty programs, rewards, promotions, segments and games",
   "promotion.approve": "Approve or reject promotions",
   "analytics.read": "See analytics, ledger and risk reports",
@@ -69,7 +71,7 @@ export const AttributePolicy = Schema.Struct({
 
 export class AccessMatrix extends Schema.Class<AccessMatrix>("AccessMatrix")({
   object: Schema.Literal("access_matrix"),
-  organization_id: Schema.String,
+  organization_id: OrganizationId,
   roles: Schema.Array(RoleSchema),
   permissions: Schema.Array(MatrixRow),
   attribute_policies: Schema.Array(AttributePolicy).annotations({
@@ -81,7 +83,7 @@ export class AccessMatrix extends Schema.Class<AccessMatrix>("AccessMatrix")({
 export const AccessCheck = closed(
   Schema.Struct({
     permission: PermissionSchema,
-    store_id: Schema.optional(ObjectId.annotations({
+    store_id: Schema.optional(StoreId.annotations({
       description: "Ask about one store of this organization; a store of any other organization (or none) is 404."
     }))
   }),
@@ -91,13 +93,13 @@ export const AccessCheck = closed(
 export class AccessDecision extends Schema.Class<AccessDecision>("AccessDecision")({
   object: Schema.Literal("access_decision"),
   permission: PermissionSchema,
-  store_id: Schema.NullOr(Schema.String),
+  store_id: Schema.NullOr(StoreId),
   allowed: Schema.Boolean,
   role: RoleSchema,
   reason: Schema.String
 }) {}
 
-const OrgPath = Schema.Struct({ orgId: ObjectId })
+const OrgPath = Schema.Struct({ orgId: OrganizationId })
 
 export class AccessGroup extends HttpApiGroup.make("access")
   .add(

@@ -14,6 +14,7 @@ import {
   RateLimitedResponse,
   UnauthorizedResponse
 } from "./Errors.ts"
+import { OrganizationId, StoreId, UserId } from "./Ids.ts"
 import {
   closed,
   MAX_EMAIL_LENGTH,
@@ -21,7 +22,6 @@ import {
   MAX_PASSWORD_LENGTH,
   MAX_TOKEN_LENGTH,
   maxText,
-  ObjectId,
   oneOf
 } from "./Text.ts"
 
@@ -51,7 +51,7 @@ const Name = Schema.String.pipe(
 const TypedEmail = maxText(MAX_EMAIL_LENGTH)
 const TypedPassword = maxText(MAX_PASSWORD_LENGTH)
 const TypedCode = maxText(16)
-const OrgPath = Schema.Struct({ orgId: ObjectId })
+const OrgPath = Schema.Struct({ orgId: OrganizationId })
 
 export const RegisterDto = closed(
   Schema.Struct({
@@ -94,7 +94,7 @@ export const AddMemberDto = closed(
 export const RoleName = Schema.Literal("owner", "admin", "developer", "analyst")
 
 export class User extends Schema.Class<User>("User")({
-  id: Schema.String,
+  id: UserId,
   object: Schema.Literal("user"),
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
@@ -109,7 +109,7 @@ export class User extends Schema.Class<User>("User")({
 }) {}
 
 export class OrganizationMembership extends Schema.Class<OrganizationMembership>("OrganizationMembership")({
-  id: Schema.String,
+  id: OrganizationId,
   object: Schema.Literal("organization"),
   name: Schema.String,
   role: RoleName,
@@ -141,12 +141,12 @@ export class MfaSetup extends Schema.Class<MfaSetup>("MfaSetup")({
 }) {}
 
 export class Member extends Schema.Class<Member>("Member")({
-  id: Schema.String.annotations({
+  id: UserId.annotations({
     description: "The member's user id: a user is a member of an organization at most once"
   }),
   object: Schema.Literal("member"),
-  organization_id: Schema.String,
-  user_id: Schema.String,
+  organization_id: OrganizationId,
+  user_id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
   role: RoleName,
@@ -163,8 +163,8 @@ export class MemberList extends Schema.Class<MemberList>("MemberList")({
 export class Whoami extends Schema.Class<Whoami>("Whoami")({
   object: Schema.Literal("principal"),
   type: Schema.Literal("user", "api_key"),
-  user_id: Schema.NullOr(Schema.String),
-  store_id: Schema.NullOr(Schema.String),
+  user_id: Schema.NullOr(UserId),
+  store_id: Schema.NullOr(StoreId),
   livemode: Schema.NullOr(Schema.Boolean)
 }) {}
 

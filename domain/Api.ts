@@ -24,6 +24,7 @@ import { WebhooksGroup } from "./Webhooks.ts"
 import { CheckoutGroup } from "./Checkout.ts"
 import { LinksGroup, PublicLinksGroup } from "./Links.ts"
 import { EcosystemGroup } from "./Ecosystem.ts"
+import { CustomerConsoleGroup, CustomersGroup } from "./Customers.ts"
 
 const BaseApi = HttpApi.make("merchant-platform")
   .add(SystemGroup)
@@ -42,6 +43,8 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(LinksGroup)
   .add(PublicLinksGroup)
   .add(EcosystemGroup)
+  .add(CustomersGroup)
+  .add(CustomerConsoleGroup)
   .addError(InvalidRequestResponse)
   .annotateContext(OpenApi.annotations({
     title: "Merchant payments and loyalty API",

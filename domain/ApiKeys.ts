@@ -14,7 +14,8 @@ import {
   NotFoundResponse,
   UnauthorizedResponse
 } from "./Errors.ts"
-import { closed, ObjectId } from "./Text.ts"
+import { ApiKeyId, StoreId } from "./Ids.ts"
+import { closed } from "./Text.ts"
 
 export const ApiKeyMode = Schema.Literal("test", "live").annotations({
   // `override`: without it a union reports its first member only ("Expected \"test\"").
@@ -29,10 +30,10 @@ const ApiKeyName = Schema.String.pipe(
 ).annotations({ description: "A label for people, such as the system that uses the key (1 to 100 characters)." })
 
 const apiKeyFields = {
-  id: Schema.String.annotations({ examples: ["key_3kTMd92JxQeLp0aZ7yNcB1vW"] }),
+  id: ApiKeyId,
   object: Schema.Literal("api_key"),
   mode: ApiKeyMode,
-  store_id: Schema.String,
+  store_id: StoreId,
   name: Schema.NullOr(Schema.String),
   last4: Schema.String.annotations({ description: "The last four characters of the secret, to tell keys apart." }),
   created_at: Schema.String,
@@ -40,7 +41,7 @@ const apiKeyFields = {
     description: "When the key last authenticated a request (updated at most once a minute)."
   }),
   revoked_at: Schema.NullOr(Schema.String),
-  replaced_by: Schema.NullOr(Schema.String).annotations({
+  replaced_by: Schema.NullOr(ApiKeyId).annotations({
     description: "For a key revoked by rotation, the id of the key that replaced it."
   })
 }
@@ -59,7 +60,7 @@ export class ApiKeyWithSecret extends Schema.Class<ApiKeyWithSecret>("ApiKeyWith
 
 export const CreateApiKey = closed(
   Schema.Struct({
-    store_id: ObjectId,
+    store_id: StoreId,
     mode: ApiKeyMode,
     name: Schema.optional(ApiKeyName)
   }),
@@ -68,7 +69,7 @@ export const CreateApiKey = closed(
 
 export const ApiKeyList = ListOf(ApiKey).annotations({ identifier: "ApiKeyList" })
 
-const KeyPath = Schema.Struct({ id: ObjectId })
+const KeyPath = Schema.Struct({ id: ApiKeyId })
 
 export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(
@@ -86,7 +87,7 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(
     HttpApiEndpoint.get("list", "/api-keys")
       .setUrlParams(Schema.Struct({
-        store_id: ObjectId.annotations({ description: "The store whose keys to list (required)." }),
+        store_id: StoreId.annotations({ description: "The store whose keys to list (required)." }),
         ...ListParams.fields
       }))
       .addSuccess(ApiKeyList)

@@ -6,20 +6,21 @@
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context } from "effect"
 import { UnauthorizedResponse } from "./Errors.ts"
+import type { ApiKeyId, OrganizationId, SessionId, StoreId, UserId } from "./Ids.ts"
 
 export interface UserPrincipal {
   readonly _tag: "User"
-  readonly userId: string
+  readonly userId: UserId
   readonly email: string
-  readonly sessionId: string
+  readonly sessionId: SessionId
   readonly platformAdmin: boolean
 }
 
 export interface ApiKeyPrincipal {
   readonly _tag: "ApiKey"
-  readonly keyId: string
-  readonly storeId: string
-  readonly organizationId: string
+  readonly keyId: ApiKeyId
+  readonly storeId: StoreId
+  readonly organizationId: OrganizationId
   readonly livemode: boolean
 }
 

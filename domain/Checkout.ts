@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { NotFoundResponse, RateLimitedResponse } from "./Errors.ts"
 import { Currency } from "./Money.ts"
 import { PaymentStatus } from "./Payments.ts"
-import { ObjectId } from "./Text.ts"
+import { PaymentId, RefundId } from "./Ids.ts"
 
 export class CheckoutMerchant extends Schema.Class<CheckoutMerchant>("CheckoutMerchant")({
   name: Schema.String,
@@ -24,7 +24,7 @@ export class CheckoutQr extends Schema.Class<CheckoutQr>("CheckoutQr")({
 }) {}
 
 export class CheckoutView extends Schema.Class<CheckoutView>("CheckoutView")({
-  id: Schema.String,
+  id: PaymentId,
   object: Schema.Literal("checkout"),
   status: PaymentStatus,
   amount: Schema.String,
@@ -45,7 +45,7 @@ export class CheckoutView extends Schema.Class<CheckoutView>("CheckoutView")({
 export class Receipt extends Schema.Class<Receipt>("Receipt")({
   id: Schema.String,
   object: Schema.Literal("receipt"),
-  payment_id: Schema.String,
+  payment_id: PaymentId,
   status: PaymentStatus,
   amount: Schema.String,
   currency: Currency,
@@ -56,19 +56,19 @@ export class Receipt extends Schema.Class<Receipt>("Receipt")({
   paid_at: Schema.String,
   created_at: Schema.String.annotations({ description: "When the receipt came to be: the moment the payment was paid" }),
   merchant: CheckoutMerchant,
-  refunds: Schema.Array(Schema.Struct({ id: Schema.String, amount: Schema.String, created_at: Schema.String }))
+  refunds: Schema.Array(Schema.Struct({ id: RefundId, amount: Schema.String, created_at: Schema.String }))
 }) {}
 
 /** One live status frame's data (API.md "Live status"). */
 export const StatusFrame = Schema.Struct({
-  id: Schema.String,
+  id: PaymentId,
   status: PaymentStatus,
   amount: Schema.String,
   currency: Currency,
   amount_refunded: Schema.String
 })
 
-const IdPath = Schema.Struct({ id: ObjectId })
+const IdPath = Schema.Struct({ id: PaymentId })
 
 const EventStream = Schema.String.pipe(
   HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })

@@ -21,10 +21,10 @@ import {
   ServiceUnavailable,
   Unauthorized
 } from "./Errors.ts"
+import { PaymentId, StoreId } from "./Ids.ts"
 import { DEFAULT_LIST_LIMIT, ListParams, MAX_LIST_LIMIT } from "./Lists.ts"
 import { Currency } from "./Money.ts"
 import { CreateRefund, IdempotencyHeaders, Payment, PaymentList, PaymentStatus, Refund } from "./Payments.ts"
-import { ObjectId } from "./Text.ts"
 
 /** Where the service answers the console RPC. */
 export const CONSOLE_RPC_PATH = "/rpc"
@@ -39,14 +39,12 @@ export class ConsoleAuthentication extends RpcMiddleware.Tag<ConsoleAuthenticati
   failure: Unauthorized
 }) {}
 
-const StoreId = ObjectId.annotations({ description: "The store's id (`sto_…`)" })
-
 /** Test mode unless asked otherwise, so live data is only ever shown on purpose. */
 const Livemode = Schema.optionalWith(Schema.Boolean, { default: () => false })
 
 /** A store's payments in figures (one mode). */
 export class StoreSummary extends Schema.Class<StoreSummary>("StoreSummary")({
-  store_id: Schema.String,
+  store_id: StoreId,
   livemode: Schema.Boolean,
   payments: Schema.Struct({
     total: Schema.Int,
@@ -64,7 +62,7 @@ export class StoreSummary extends Schema.Class<StoreSummary>("StoreSummary")({
 
 /** A payment of the followed store changed: its state after the change. */
 export class PaymentChanged extends Schema.TaggedClass<PaymentChanged>()("PaymentChanged", {
-  id: Schema.String,
+  id: PaymentId,
   status: PaymentStatus,
   amount: Schema.String,
   currency: Currency,
@@ -104,7 +102,7 @@ export class ConsoleRpcs extends RpcGroup.make(
     error: Schema.Union(InvalidRequest, Forbidden, NotFound)
   }),
   Rpc.make("GetPayment", {
-    payload: { id: ObjectId },
+    payload: { id: PaymentId },
     success: Payment,
     error: ReadErrors
   }),
@@ -114,7 +112,7 @@ export class ConsoleRpcs extends RpcGroup.make(
    */
   Rpc.make("RefundPayment", {
     payload: {
-      id: ObjectId,
+      id: PaymentId,
       ...CreateRefund.fields,
       idempotency_key: IdempotencyHeaders.fields["idempotency-key"]
     },

@@ -20,7 +20,8 @@ import { ListOf, ListParams } from "./Lists.ts"
 import { AmountString, Currency } from "./Money.ts"
 import { MAX_REFERENCE_ID_LENGTH } from "./Payments.ts"
 import { boundedText } from "./Stores.ts"
-import { closed, ObjectId } from "./Text.ts"
+import { InvoiceId, PaymentId, PaymentLinkId, StoreId } from "./Ids.ts"
+import { closed } from "./Text.ts"
 
 export const MAX_LINK_TITLE_LENGTH = 200
 export const MAX_LINK_DESCRIPTION_LENGTH = 1000
@@ -31,6 +32,10 @@ export const LinkKind = Schema.Literal("link", "invoice").annotations({
     "paid once (ids `inv_…`)."
 })
 export type LinkKind = typeof LinkKind.Type
+
+/** The id of a link (`lnk_…`) or of an invoice (`inv_…`): the two kinds share their routes. */
+export const LinkId = Schema.Union(PaymentLinkId, InvoiceId)
+export type LinkId = typeof LinkId.Type
 
 export const LinkStatus = Schema.Literal("open", "inactive", "expired", "paid").annotations({
   description: "`open`: can be paid now. `inactive`: switched off by the merchant. `expired`: past `expires_at`. " +
@@ -69,10 +74,10 @@ const CalendarDate = Schema.String.pipe(
 // ---------------------------------------------------------------------------------------------
 
 export class PaymentLink extends Schema.Class<PaymentLink>("PaymentLink")({
-  id: Schema.String.annotations({ examples: ["lnk_3kTMd92JxQeLp0aZ7yNcB1vW", "inv_3kTMd92JxQeLp0aZ7yNcB1vW"] }),
+  id: LinkId,
   object: Schema.Literal("payment_link"),
   kind: LinkKind,
-  store_id: Schema.String,
+  store_id: StoreId,
   livemode: Schema.Boolean,
   title: Schema.String,
   description: Schema.NullOr(Schema.String),
@@ -100,14 +105,14 @@ export class PaymentLink extends Schema.Class<PaymentLink>("PaymentLink")({
 export class PaymentLinkList extends Schema.Class<PaymentLinkList>("PaymentLinkList")(ListOf(PaymentLink).fields) {}
 
 export class DeletedPaymentLink extends Schema.Class<DeletedPaymentLink>("DeletedPaymentLink")({
-  id: Schema.String,
+  id: LinkId,
   object: Schema.Literal("payment_link"),
   deleted: Schema.Literal(true)
 }) {}
 
 /** What a payer sees of a link: no store id, reference, customer e-mail or other merchant records. */
 export class PublicPaymentLink extends Schema.Class<PublicPaymentLink>("PublicPaymentLink")({
-  id: Schema.String,
+  id: LinkId,
   object: Schema.Literal("payment_link"),
   kind: LinkKind,
   title: Schema.String,
@@ -127,8 +132,8 @@ export class PublicPaymentLink extends Schema.Class<PublicPaymentLink>("PublicPa
 
 export class LinkPayment extends Schema.Class<LinkPayment>("LinkPayment")({
   object: Schema.Literal("link_payment"),
-  link_id: Schema.String,
-  payment_id: Schema.String,
+  link_id: LinkId,
+  payment_id: PaymentId,
   checkout_url: Schema.String.annotations({ description: "The hosted checkout page to send the payer to" }),
   amount: Schema.String,
   currency: Currency
@@ -196,10 +201,13 @@ export type PayLink = typeof PayLink.Type
 // Routes
 // ---------------------------------------------------------------------------------------------
 
+const StorePath = Schema.Struct({ storeId: StoreId })
+const LinkPath = Schema.Struct({ linkId: LinkId })
+
 export class LinksGroup extends HttpApiGroup.make("links")
   .add(
     HttpApiEndpoint.post("create", "/dashboard/stores/:storeId/links")
-      .setPath(Schema.Struct({ storeId: ObjectId }))
+      .setPath(StorePath)
       .setPayload(CreateLink)
       .addSuccess(PaymentLink, { status: 201 })
       .annotate(OpenApi.Summary, "Create a link or invoice")
@@ -213,7 +221,7 @@ export class LinksGroup extends HttpApiGroup.make("links")
   )
   .add(
     HttpApiEndpoint.get("list", "/dashboard/stores/:storeId/links")
-      .setPath(Schema.Struct({ storeId: ObjectId }))
+      .setPath(StorePath)
       .setUrlParams(LinkListParams)
       .addSuccess(PaymentLinkList)
       .annotate(OpenApi.Summary, "List links and invoices, newest first; filter by `kind` and `active`")
@@ -224,7 +232,7 @@ export class LinksGroup extends HttpApiGroup.make("links")
   )
   .add(
     HttpApiEndpoint.put("update", "/dashboard/links/:linkId")
-      .setPath(Schema.Struct({ linkId: ObjectId }))
+      .setPath(LinkPath)
       .setPayload(UpdateLink)
       .addSuccess(PaymentLink)
       .annotate(OpenApi.Summary, "Activate or deactivate")
@@ -236,7 +244,7 @@ export class LinksGroup extends HttpApiGroup.make("links")
   )
   .add(
     HttpApiEndpoint.del("delete", "/dashboard/links/:linkId")
-      .setPath(Schema.Struct({ linkId: ObjectId }))
+      .setPath(LinkPath)
       .addSuccess(DeletedPaymentLink)
       .annotate(OpenApi.Summary, "Delete")
       .annotate(
@@ -255,7 +263,7 @@ export class LinksGroup extends HttpApiGroup.make("links")
   .annotate(OpenApi.Title, "Payment links and invoices")
 {}
 
-const LinkIdPath = Schema.Struct({ id: ObjectId })
+const LinkIdPath = Schema.Struct({ id: LinkId })
 
 export class PublicLinksGroup extends HttpApiGroup.make("publicLinks")
   .add(

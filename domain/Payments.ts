@@ -14,7 +14,8 @@ import {
 } from "./Errors.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import { AmountString, Currency } from "./Money.ts"
-import { closed, maxText, ObjectId, oneOf } from "./Text.ts"
+import { BranchId, CustomerId, PaymentId, RefundId, StoreId } from "./Ids.ts"
+import { closed, maxText, oneOf } from "./Text.ts"
 
 export const PaymentStatus = Schema.Literal(
   "pending",
@@ -41,7 +42,6 @@ export const MAX_METADATA_VALUE_LENGTH = 500
 export const MAX_METADATA_KEY_LENGTH = 40
 export const MAX_DESCRIPTION_LENGTH = 500
 export const MAX_REFERENCE_ID_LENGTH = 64
-export const MAX_BRANCH_ID_LENGTH = 64
 export const MIN_EXPIRES_IN = 1
 export const MAX_EXPIRES_IN = 7 * 24 * 60 * 60
 
@@ -90,8 +90,14 @@ export const CreatePayment = closed(Schema.Struct({
   ),
   metadata: Schema.optional(Metadata),
   branch_id: Schema.optional(
-    text(MAX_BRANCH_ID_LENGTH, "branch_id").annotations({
+    BranchId.annotations({
       description: "The branch of the API key's store where the payment is taken (`br_…`); it must be active"
+    })
+  ),
+  customer_id: Schema.optional(
+    CustomerId.annotations({
+      description: "The customer paying (`cus_…`), a customer of the API key's store and mode (404 otherwise); " +
+        "the payment counts toward the customer's lifetime metrics"
     })
   )
 }), "CreatePaymentDto")
@@ -103,7 +109,7 @@ export class PaymentQr extends Schema.Class<PaymentQr>("PaymentQr")({
 }) {}
 
 export class Payment extends Schema.Class<Payment>("Payment")({
-  id: Schema.String,
+  id: PaymentId,
   object: Schema.Literal("payment"),
   status: PaymentStatus,
   amount: Schema.String,
@@ -113,8 +119,9 @@ export class Payment extends Schema.Class<Payment>("Payment")({
   description: Schema.NullOr(Schema.String),
   metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
   livemode: Schema.Boolean,
-  store_id: Schema.String,
-  branch_id: Schema.NullOr(Schema.String).annotations({ description: "The branch the payment was taken at, if any" }),
+  store_id: StoreId,
+  branch_id: Schema.NullOr(BranchId).annotations({ description: "The branch the payment was taken at, if any" }),
+  customer_id: Schema.NullOr(CustomerId).annotations({ description: "The customer who pays, if the payment names one" }),
   expires_at: Schema.String,
   paid_at: Schema.NullOr(Schema.String),
   checkout_url: Schema.String,
@@ -137,9 +144,9 @@ export const CreateRefund = closed(Schema.Struct({
 export type CreateRefund = typeof CreateRefund.Type
 
 export class Refund extends Schema.Class<Refund>("Refund")({
-  id: Schema.String,
+  id: RefundId,
   object: Schema.Literal("refund"),
-  payment_id: Schema.String,
+  payment_id: PaymentId,
   amount: Schema.String,
   currency: Currency,
   reason: Schema.NullOr(Schema.String),
@@ -161,7 +168,7 @@ const StatusFilter = oneOf(...PaymentStatus.literals)
 
 export const PaymentListParams = Schema.Struct({
   ...ListParams.fields,
-  store_id: Schema.optional(ObjectId.annotations({
+  store_id: Schema.optional(StoreId.annotations({
     description: "The store whose payments to list: required with a session token; an API key lists its own store"
   })),
   livemode: Schema.optional(
@@ -172,12 +179,13 @@ export const PaymentListParams = Schema.Struct({
   ),
   status: Schema.optional(StatusFilter),
   reference_id: Schema.optional(maxText(MAX_REFERENCE_ID_LENGTH)),
+  customer_id: Schema.optional(CustomerId.annotations({ description: "Only the payments of this customer (`cus_…`)" })),
   "created[gte]": Schema.optional(Timestamp),
   "created[lte]": Schema.optional(Timestamp)
 })
 export type PaymentListParams = typeof PaymentListParams.Type
 
-const IdPath = Schema.Struct({ id: ObjectId })
+const IdPath = Schema.Struct({ id: PaymentId })
 
 export const IdempotencyHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(
@@ -211,7 +219,7 @@ export class PaymentsGroup extends HttpApiGroup.make("payments")
       .annotate(OpenApi.Summary, "List payments, newest first")
       .annotate(
         OpenApi.Description,
-        "With an API key: its own store's payments of its own mode. With a session token: the payments of `store_id` (required), a store the user may read, in test mode unless `livemode=true`. Filters: `status`, `reference_id`, `created[gte]`, `created[lte]`."
+        "With an API key: its own store's payments of its own mode. With a session token: the payments of `store_id` (required), a store the user may read, in test mode unless `livemode=true`. Filters: `status`, `reference_id`, `customer_id`, `created[gte]`, `created[lte]`."
       )
   )
   .add(

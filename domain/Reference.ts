@@ -71,6 +71,14 @@ const REQUEST_EXAMPLES: Record<string, Json> = {
     metadata: { table: "7" }
   },
   CreateRefundDto: { amount: "5.00", reason: "One latte was spilled" },
+  CreateCustomerDto: {
+    email: "sokha@example.com",
+    external_id: "crm-10042",
+    name: "Sokha Chan",
+    phone: "+855 12 345 678",
+    metadata: { segment: "regular" }
+  },
+  SetPreferencesDto: { email: true, marketing: false, source: "checkout", policy_version: "2030-01" },
   CreateLinkDto: { kind: "invoice", title: "Invoice #1042", amount: "120.00", currency: "USD", customer_email: "buyer@example.com", due_date: "2030-02-28" },
   CreateWebhookDto: { store_id: exampleId("str"), url: "https://shop.example.com/hooks/khqr", events: ["payment.completed", "payment.refunded"] },
   UpdateBrandingDto: { display_name: "Riverside Coffee", primary_color: "#1a73e8", accent_color: "#e8f0fb", logo_url: "https://cdn.example.com/logo.png" },

@@ -13,7 +13,8 @@ import {
   NotFoundResponse,
   UnauthorizedResponse
 } from "./Errors.ts"
-import { closed, MAX_NAME_LENGTH, ObjectId } from "./Text.ts"
+import { BranchId, OrganizationId, StoreId } from "./Ids.ts"
+import { closed, MAX_NAME_LENGTH } from "./Text.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Values
@@ -111,9 +112,9 @@ export class StoreCredentialsSummary extends Schema.Class<StoreCredentialsSummar
 }) {}
 
 export class Store extends Schema.Class<Store>("Store")({
-  id: Schema.String,
+  id: StoreId,
   object: Schema.Literal("store"),
-  organization_id: Schema.String,
+  organization_id: OrganizationId,
   name: Schema.String,
   branding: StoreBranding,
   credentials: Schema.NullOr(StoreCredentialsSummary).annotations({
@@ -127,9 +128,9 @@ export class Store extends Schema.Class<Store>("Store")({
 export class StoreList extends Schema.Class<StoreList>("StoreList")(ListOf(Store).fields) {}
 
 export class Branch extends Schema.Class<Branch>("Branch")({
-  id: Schema.String,
+  id: BranchId,
   object: Schema.Literal("branch"),
-  store_id: Schema.String,
+  store_id: StoreId,
   name: Schema.String,
   address: Schema.NullOr(Schema.String),
   phone: Schema.NullOr(Schema.String),
@@ -141,7 +142,7 @@ export class Branch extends Schema.Class<Branch>("Branch")({
 export class BranchList extends Schema.Class<BranchList>("BranchList")(ListOf(Branch).fields) {}
 
 export class DeletedBranch extends Schema.Class<DeletedBranch>("DeletedBranch")({
-  id: Schema.String,
+  id: BranchId,
   object: Schema.Literal("branch"),
   deleted: Schema.Literal(true)
 }) {}
@@ -159,7 +160,7 @@ export const CreateStore = closed(
   Schema.Struct({
     name: StoreName,
     organization_id: Schema.optional(
-      ObjectId.annotations({ description: "The organization to create it in; the user's first one when omitted" })
+      OrganizationId.annotations({ description: "The organization to create it in; the user's first one when omitted" })
     )
   }),
   "CreateStoreDto"
@@ -203,8 +204,9 @@ export type UpdateBranch = typeof UpdateBranch.Type
 // Routes
 // ---------------------------------------------------------------------------------------------
 
-const IdPath = Schema.Struct({ id: ObjectId })
-const StoreIdPath = Schema.Struct({ storeId: ObjectId })
+const IdPath = Schema.Struct({ id: StoreId })
+const StoreIdPath = Schema.Struct({ storeId: StoreId })
+const BranchPath = Schema.Struct({ id: BranchId })
 
 export class StoresGroup extends HttpApiGroup.make("stores")
   .add(
@@ -312,7 +314,7 @@ export class BranchesGroup extends HttpApiGroup.make("branches")
   )
   .add(
     HttpApiEndpoint.patch("update", "/branches/:id")
-      .setPath(IdPath)
+      .setPath(BranchPath)
       .setPayload(UpdateBranch)
       .addSuccess(Branch)
       .annotate(OpenApi.Summary, "Update a branch")
@@ -320,7 +322,7 @@ export class BranchesGroup extends HttpApiGroup.make("branches")
   )
   .add(
     HttpApiEndpoint.del("delete", "/branches/:id")
-      .setPath(IdPath)
+      .setPath(BranchPath)
       .addSuccess(Schema.Union(DeletedBranch, Branch))
       .annotate(OpenApi.Summary, "Delete or deactivate a branch")
       .annotate(

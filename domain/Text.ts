@@ -1,6 +1,7 @@
 /**
- * Text on the wire: the bounds every request string has, the id and free-text schemas built on them,
- * request bodies that refuse fields they do not name, and the characters the database cannot store.
+ * Text on the wire: the bounds every request string has, the free-text schemas built on them (the id
+ * schemas of Ids.ts too), request bodies that refuse fields they do not name, and the characters the
+ * database cannot store.
  *
  * PostgreSQL refuses the NUL character (U+0000) in `text` and `jsonb`, and `jsonb` refuses an unpaired
  * UTF-16 surrogate (`"\ud800"`, which JSON allows but Unicode does not). The HTTP layer refuses both
@@ -35,11 +36,6 @@ export const maxText = (max: number) =>
     Schema.maxLength(max, { message: () => `must be at most ${max} characters` }),
     Schema.filter((text) => textProblem(text) ?? true, { jsonSchema: {} })
   )
-
-/** An object id such as `pay_…` in a path, query or body. An unknown id is 404; only a malformed one is 400. */
-export const ObjectId = maxText(MAX_ID_LENGTH).annotations({
-  description: "An object id, such as `pay_3kTMd92JxQeLp0aZ7yNcB1vW`"
-})
 
 /**
  * A request body: a field the schema does not name is refused with 400 naming it, rather than silently

@@ -16,7 +16,8 @@ import {
   UnauthorizedResponse
 } from "./Errors.ts"
 import { boundedText, HttpsUrl, PhoneNumber } from "./Stores.ts"
-import { closed, MAX_NAME_LENGTH, ObjectId, oneOf } from "./Text.ts"
+import { OrganizationId, VerificationId } from "./Ids.ts"
+import { closed, MAX_NAME_LENGTH, oneOf } from "./Text.ts"
 
 export const MAX_VERIFICATION_DOCUMENTS = 20
 
@@ -41,9 +42,9 @@ export class VerificationDocument extends Schema.Class<VerificationDocument>("Ve
 }) {}
 
 export class Verification extends Schema.Class<Verification>("Verification")({
-  id: Schema.String,
+  id: VerificationId,
   object: Schema.Literal("verification"),
-  organization_id: Schema.String,
+  organization_id: OrganizationId,
   status: VerificationStatus,
   business_name: Schema.String,
   registration_number: Schema.String,
@@ -57,7 +58,7 @@ export class Verification extends Schema.Class<Verification>("Verification")({
 /** What an organization that never submitted anything has instead of a verification. */
 export class VerificationNotSubmitted extends Schema.Class<VerificationNotSubmitted>("VerificationNotSubmitted")({
   object: Schema.Literal("verification"),
-  organization_id: Schema.String,
+  organization_id: OrganizationId,
   status: Schema.Literal("not_submitted")
 }) {}
 
@@ -65,7 +66,7 @@ export class VerificationList extends Schema.Class<VerificationList>("Verificati
 
 export const SubmitVerification = closed(Schema.Struct({
   organization_id: Schema.optional(
-    ObjectId.annotations({ description: "The organization to verify; the user's first one when omitted" })
+    OrganizationId.annotations({ description: "The organization to verify; the user's first one when omitted" })
   ),
   business_name: boundedText(MAX_NAME_LENGTH),
   registration_number: boundedText(100),
@@ -89,7 +90,7 @@ export const ListVerificationsParams = Schema.Struct({
 })
 export type ListVerificationsParams = typeof ListVerificationsParams.Type
 
-const VerificationPath = Schema.Struct({ id: ObjectId })
+const VerificationPath = Schema.Struct({ id: VerificationId })
 
 export const RejectVerification = closed(Schema.Struct({ reason: boundedText(1000) }), "RejectDto")
 
@@ -111,7 +112,7 @@ export class VerificationGroup extends HttpApiGroup.make("verification")
     HttpApiEndpoint.get("status", "/verification")
       .setUrlParams(Schema.Struct({
         org_id: Schema.optional(
-          ObjectId.annotations({ description: "The organization; the user's first one when omitted, as on submit" })
+          OrganizationId.annotations({ description: "The organization; the user's first one when omitted, as on submit" })
         )
       }))
       .addSuccess(Schema.Union(Verification, VerificationNotSubmitted))

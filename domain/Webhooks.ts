@@ -14,7 +14,8 @@ import {
   UnauthorizedResponse
 } from "./Errors.ts"
 import { ListOf, ListParams } from "./Lists.ts"
-import { closed, ObjectId } from "./Text.ts"
+import { EventId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "./Ids.ts"
+import { closed } from "./Text.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Values
@@ -82,9 +83,9 @@ export const WebhookUrl = Schema.String.pipe(
 // ---------------------------------------------------------------------------------------------
 
 const endpointFields = {
-  id: Schema.String.annotations({ examples: ["we_3kTMd92JxQeLp0aZ7yNcB1vW"] }),
+  id: WebhookEndpointId,
   object: Schema.Literal("webhook_endpoint"),
-  store_id: Schema.String,
+  store_id: StoreId,
   url: Schema.String,
   events: Schema.Array(Schema.String),
   enabled: Schema.Boolean.annotations({
@@ -108,16 +109,16 @@ export class WebhookEndpointWithSecret extends Schema.Class<WebhookEndpointWithS
 }) {}
 
 export class DeletedWebhookEndpoint extends Schema.Class<DeletedWebhookEndpoint>("DeletedWebhookEndpoint")({
-  id: Schema.String,
+  id: WebhookEndpointId,
   object: Schema.Literal("webhook_endpoint"),
   deleted: Schema.Literal(true)
 }) {}
 
 export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
-  id: Schema.String.annotations({ examples: ["whd_3kTMd92JxQeLp0aZ7yNcB1vW"] }),
+  id: WebhookDeliveryId,
   object: Schema.Literal("webhook_delivery"),
-  endpoint_id: Schema.String,
-  event_id: Schema.String.annotations({ description: "The event's id, sent as the `webhook-id` header." }),
+  endpoint_id: WebhookEndpointId,
+  event_id: EventId.annotations({ description: "The event's id, sent as the `webhook-id` header." }),
   event_type: Schema.String,
   attempt: Schema.Int.annotations({ description: "1 for the first attempt to deliver this event to this endpoint, then 2, 3, …" }),
   status_code: Schema.NullOr(Schema.Int).annotations({ description: "The receiver's HTTP status; null when it gave no answer." }),
@@ -128,7 +129,7 @@ export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDeliv
 
 /** The body of every webhook delivery (API.md "Webhooks"). */
 export class WebhookEvent extends Schema.Class<WebhookEvent>("WebhookEvent")({
-  id: Schema.String.annotations({ examples: ["evt_3kTMd92JxQeLp0aZ7yNcB1vW"] }),
+  id: EventId,
   object: Schema.Literal("event"),
   type: Schema.String,
   created_at: Schema.String,
@@ -145,7 +146,7 @@ export const WebhookDeliveryList = ListOf(WebhookDelivery).annotations({ identif
 
 export const CreateWebhookEndpoint = closed(
   Schema.Struct({
-    store_id: ObjectId,
+    store_id: StoreId,
     url: WebhookUrl,
     events: WebhookEvents,
     enabled: Schema.optional(Schema.Boolean.annotations({ description: "Defaults to true." }))
@@ -168,7 +169,7 @@ export type UpdateWebhookEndpoint = typeof UpdateWebhookEndpoint.Type
 // Routes
 // ---------------------------------------------------------------------------------------------
 
-const IdPath = Schema.Struct({ id: ObjectId })
+const IdPath = Schema.Struct({ id: WebhookEndpointId })
 
 const QUEUED = "The event is queued behind the endpoint's earlier deliveries (an endpoint receives its events " +
   "one at a time, in order) and goes out within about a second when nothing is ahead of it; its attempts " +
@@ -191,7 +192,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("list", "/webhook-endpoints")
       .setUrlParams(Schema.Struct({
-        store_id: ObjectId.annotations({ description: "The store whose endpoints to list (required)." }),
+        store_id: StoreId.annotations({ description: "The store whose endpoints to list (required)." }),
         ...ListParams.fields
       }))
       .addSuccess(WebhookEndpointList)
@@ -261,7 +262,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   )
   .add(
     HttpApiEndpoint.post("resend", "/webhook-endpoints/deliveries/:deliveryId/resend")
-      .setPath(Schema.Struct({ deliveryId: ObjectId }))
+      .setPath(Schema.Struct({ deliveryId: WebhookDeliveryId }))
       .addSuccess(WebhookEvent, { status: 201 })
       .annotate(OpenApi.Summary, "Deliver a delivery's event again")
       .annotate(

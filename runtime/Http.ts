@@ -25,9 +25,11 @@ import { AccessHttpLive } from "../src/access/Http.ts"
 import { WebhooksHttpLive } from "../src/webhooks/Http.ts"
 import { LinksHttpLive, PublicLinksHttpLive } from "../src/links/Http.ts"
 import { EcosystemHttpLive } from "../src/ecosystem/Http.ts"
+import { CustomerConsoleHttpLive, CustomersHttpLive } from "../src/customers/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
+import { type RequestLogRecord, requestLogFields, withRequestLog } from "../src/platform/RequestLog.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge } from "./RequestGuard.ts"
 import { ServicesLive } from "./Services.ts"
 
@@ -107,12 +109,14 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
         const requestId = incomingId !== undefined && REQUEST_ID_PATTERN.test(incomingId) ? incomingId : randomUUID()
         const path = request.url.split("?")[0] ?? request.url
         const started = performance.now()
+        const record: RequestLogRecord = {}
         return guard(httpEffect).pipe(
+          withRequestLog(record),
           Effect.catchAllCause(renderFailure(request, path)),
           Effect.tap((response) => {
             const durationMs = Math.round((performance.now() - started) * 10) / 10
             return Effect.logInfo(`${request.method} ${path} ${response.status} ${durationMs}ms`).pipe(
-              Effect.annotateLogs({ status: response.status, duration_ms: durationMs })
+              Effect.annotateLogs({ status: response.status, duration_ms: durationMs, ...requestLogFields(record) })
             )
           }),
           Effect.tap((response) =>
@@ -149,7 +153,9 @@ export const ApiGroupsLive = Layer.mergeAll(
   CheckoutHttpLive,
   LinksHttpLive,
   PublicLinksHttpLive,
-  EcosystemHttpLive
+  EcosystemHttpLive,
+  CustomersHttpLive,
+  CustomerConsoleHttpLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** Every route: the API, its OpenAPI document, the interactive reference, the console RPC. */

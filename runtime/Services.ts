@@ -21,6 +21,7 @@ import { CheckoutService } from "../src/checkout/Service.ts"
 import { StreamSlots } from "../src/checkout/StreamSlots.ts"
 import { LinksService } from "../src/links/Service.ts"
 import { EcosystemService } from "../src/ecosystem/Service.ts"
+import { CustomersService } from "../src/customers/Service.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
@@ -39,5 +40,6 @@ export const ServicesLive = Layer.mergeAll(
   CheckoutService.Default,
   StreamSlots.Default,
   LinksService.Default,
-  EcosystemService.Default
+  EcosystemService.Default,
+  CustomersService.Default
 )

@@ -5,6 +5,7 @@
 import { Effect, Either, Option } from "effect"
 import { AccessDecision, AccessMatrix, type Permission, Roles } from "../../domain/Access.ts"
 import { NotFound } from "../../domain/Errors.ts"
+import type { OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { accessMatrix, AttributePolicies, decide } from "./Policy.ts"
 import { AccessConsoleRepo } from "./ConsoleRepo.ts"
 import { AccessService } from "./Service.ts"
@@ -15,7 +16,7 @@ export class AccessConsoleService extends Effect.Service<AccessConsoleService>()
     const repo = yield* AccessConsoleRepo
 
     /** The signed-in user's role in the organization; for a non-member the organization does not exist. */
-    const memberRole = (organizationId: string) =>
+    const memberRole = (organizationId: OrganizationId) =>
       Effect.gen(function*() {
         const user = yield* access.currentUser
         const role = yield* access.roleIn(organizationId, user.userId)
@@ -25,7 +26,7 @@ export class AccessConsoleService extends Effect.Service<AccessConsoleService>()
         return role.value
       })
 
-    const matrix = Effect.fn("AccessConsole.matrix")(function*(organizationId: string) {
+    const matrix = Effect.fn("AccessConsole.matrix")(function*(organizationId: OrganizationId) {
       const role = yield* memberRole(organizationId)
       return new AccessMatrix({
         object: "access_matrix",
@@ -38,8 +39,8 @@ export class AccessConsoleService extends Effect.Service<AccessConsoleService>()
     })
 
     const check = Effect.fn("AccessConsole.check")(function*(
-      organizationId: string,
-      input: { readonly permission: Permission; readonly store_id?: string | undefined }
+      organizationId: OrganizationId,
+      input: { readonly permission: Permission; readonly store_id?: StoreId | undefined }
     ) {
       const role = yield* memberRole(organizationId)
       const decision = decide(role, input.permission)

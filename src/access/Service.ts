@@ -7,20 +7,21 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { type ApiKeyPrincipal, CurrentPrincipal, type UserPrincipal } from "../../domain/Auth.ts"
 import { Forbidden, NotFound } from "../../domain/Errors.ts"
+import { OrganizationId, StoreId, UserId } from "../../domain/Ids.ts"
 import { type Permission, type Role, RoleSchema } from "../../domain/Access.ts"
 import { decide } from "./Policy.ts"
 
 /** A store the caller may act on, with the caller's role in its organization. */
 export interface StoreAccess {
-  readonly storeId: string
-  readonly organizationId: string
+  readonly storeId: StoreId
+  readonly organizationId: OrganizationId
   /** The caller's role; API keys act with the Developer role's permissions on their one store. */
   readonly role: Role
   readonly principal: UserPrincipal | ApiKeyPrincipal
 }
 
 export interface OrganizationAccess {
-  readonly organizationId: string
+  readonly organizationId: OrganizationId
   readonly role: Role
   readonly principal: UserPrincipal
 }
@@ -30,8 +31,8 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
     const sql = yield* SqlClient.SqlClient
 
     const findStoreMembership = SqlSchema.findOne({
-      Request: Schema.Struct({ storeId: Schema.String, userId: Schema.String }),
-      Result: Schema.Struct({ organization_id: Schema.String, role: Schema.NullOr(RoleSchema) }),
+      Request: Schema.Struct({ storeId: StoreId, userId: UserId }),
+      Result: Schema.Struct({ organization_id: OrganizationId, role: Schema.NullOr(RoleSchema) }),
       execute: ({ storeId, userId }) =>
         sql`
           SELECT s.organization_id, m.role
@@ -41,7 +42,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
     })
 
     const findRole = SqlSchema.findOne({
-      Request: Schema.Struct({ organizationId: Schema.String, userId: Schema.String }),
+      Request: Schema.Struct({ organizationId: OrganizationId, userId: UserId }),
       Result: Schema.Struct({ role: RoleSchema }),
       execute: ({ organizationId, userId }) =>
         sql`SELECT role FROM memberships WHERE organization_id = ${organizationId} AND user_id = ${userId}`
@@ -52,6 +53,15 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       const principal = yield* CurrentPrincipal
       if (principal._tag !== "User") {
         return yield* new Forbidden({ message: "This route needs a user session token, not an API key" })
+      }
+      return principal
+    })
+
+    /** The calling API key; user sessions are refused on the merchant API routes that act for one store and mode. */
+    const currentApiKey = Effect.gen(function*() {
+      const principal = yield* CurrentPrincipal
+      if (principal._tag !== "ApiKey") {
+        return yield* new Forbidden({ message: "This route needs an API key (sk_test_… or sk_live_…)" })
       }
       return principal
     })
@@ -67,7 +77,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
     const storeNotFound = (storeId: string) => new NotFound({ message: `No such store: ${storeId}`, param: "store_id" })
 
     /** The store `storeId` if the caller may perform `permission` on it. */
-    const store = Effect.fn("Access.store")(function*(storeId: string, permission: Permission) {
+    const store = Effect.fn("Access.store")(function*(storeId: StoreId, permission: Permission) {
       const principal = yield* CurrentPrincipal
       if (principal._tag === "ApiKey") {
         if (principal.storeId !== storeId) return yield* storeNotFound(storeId)
@@ -92,7 +102,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
      */
     const owned = <A, E, R>(
       find: Effect.Effect<Option.Option<A>, E, R>,
-      storeIdOf: (resource: A) => string,
+      storeIdOf: (resource: A) => StoreId,
       permission: Permission,
       notFound: () => NotFound
     ): Effect.Effect<A, E | NotFound | Forbidden, R | CurrentPrincipal> =>
@@ -104,7 +114,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       }).pipe(Effect.withSpan("Access.owned", { attributes: { permission } }))
 
     /** The organization `organizationId` if the signed-in user may perform `permission` in it. */
-    const organization = Effect.fn("Access.organization")(function*(organizationId: string, permission: Permission) {
+    const organization = Effect.fn("Access.organization")(function*(organizationId: OrganizationId, permission: Permission) {
       const user = yield* currentUser
       const found = yield* findRole({ organizationId, userId: user.userId }).pipe(Effect.orDie)
       if (Option.isNone(found)) {
@@ -116,8 +126,8 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
     })
 
     const findFirstMembership = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ organization_id: Schema.String }),
+      Request: UserId,
+      Result: Schema.Struct({ organization_id: OrganizationId }),
       execute: (userId) =>
         sql`
           SELECT organization_id FROM memberships
@@ -125,7 +135,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
           ORDER BY created_at, organization_id
           LIMIT 1`
     })
-    const findFirstOrganization = (userId: string) =>
+    const findFirstOrganization = (userId: UserId) =>
       findFirstMembership(userId).pipe(Effect.map(Option.map((row) => row.organization_id)), Effect.orDie)
 
     /**
@@ -133,7 +143,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
      * first, if the user may perform `permission` in it. Errors name `organization_id`.
      */
     const organizationOrFirst = Effect.fn("Access.organizationOrFirst")(function*(
-      organizationId: string | undefined,
+      organizationId: OrganizationId | undefined,
       permission: Permission
     ) {
       const user = yield* currentUser
@@ -148,10 +158,19 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
     })
 
     /** The caller's role in an organization, without deciding anything (for the access check route). */
-    const roleIn = Effect.fn("Access.roleIn")(function*(organizationId: string, userId: string) {
+    const roleIn = Effect.fn("Access.roleIn")(function*(organizationId: OrganizationId, userId: UserId) {
       return Option.map(yield* findRole({ organizationId, userId }).pipe(Effect.orDie), (row) => row.role)
     })
 
-    return { currentUser, requirePlatformAdmin, store, owned, organization, organizationOrFirst, roleIn } as const
+    return {
+      currentUser,
+      currentApiKey,
+      requirePlatformAdmin,
+      store,
+      owned,
+      organization,
+      organizationOrFirst,
+      roleIn
+    } as const
   })
 }) {}

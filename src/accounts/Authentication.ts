@@ -8,6 +8,7 @@ import { type ApiKeyPrincipal, Authentication, type Principal } from "../../doma
 import { Unauthorized } from "../../domain/Errors.ts"
 import { ApiKeyCache } from "../apikeys/KeyCache.ts"
 import { hashToken } from "../platform/Crypto.ts"
+import { recordActor } from "../platform/RequestLog.ts"
 import { AccountsService } from "./Service.ts"
 
 const API_KEY_PREFIXES = ["sk_test_", "sk_live_"]
@@ -47,6 +48,8 @@ export const AuthenticationLive = Layer.effect(
           if (Option.isNone(principal)) {
             return yield* new Unauthorized({ message: "The credential is unknown, revoked or expired" })
           }
+          // The access-log line of the request names who made it.
+          yield* recordActor(principal.value._tag === "User" ? principal.value.userId : principal.value.keyId)
           return principal.value
         })
     }

@@ -5,10 +5,12 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { type Role, RoleSchema } from "../../domain/Access.ts"
+import { OrganizationId, SessionId, UserId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { addMillis } from "../platform/Time.ts"
 
 export const UserRow = Schema.Struct({
-  id: Schema.String,
+  id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
   password_hash: Schema.String,
@@ -21,7 +23,7 @@ export const UserRow = Schema.Struct({
 export type UserRow = typeof UserRow.Type
 
 export const MembershipRow = Schema.Struct({
-  organization_id: Schema.String,
+  organization_id: OrganizationId,
   name: Schema.String,
   role: Schema.Literal("owner", "admin", "developer", "analyst"),
   created_at: Schema.DateFromSelf
@@ -29,8 +31,8 @@ export const MembershipRow = Schema.Struct({
 export type MembershipRow = typeof MembershipRow.Type
 
 export const MemberRow = Schema.Struct({
-  organization_id: Schema.String,
-  user_id: Schema.String,
+  organization_id: OrganizationId,
+  user_id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
   role: Schema.Literal("owner", "admin", "developer", "analyst"),
@@ -38,9 +40,12 @@ export const MemberRow = Schema.Struct({
 })
 export type MemberRow = typeof MemberRow.Type
 
+/** A token's hash and the time it is presented at. */
+const TokenAt = Schema.Struct({ tokenHash: Schema.String, now: Schema.DateFromSelf })
+
 const SessionUserRow = Schema.Struct({
-  session_id: Schema.String,
-  user_id: Schema.String,
+  session_id: SessionId,
+  user_id: UserId,
   email: Schema.String,
   email_verified_at: Schema.NullOr(Schema.DateFromSelf)
 })
@@ -52,11 +57,11 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
     // Three inserts that read nothing back, so they are plain statements. Unlike every other method, a
     // SqlError stays a failure: the service tells a registration that lost a race on the e-mail by it.
     const createAccount = Effect.fn("AccountsRepo.createAccount")((input: {
-      readonly userId: string
+      readonly userId: UserId
       readonly email: string
       readonly name: string | null
       readonly passwordHash: string
-      readonly organizationId: string
+      readonly organizationId: OrganizationId
       readonly organizationName: string
     }) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -91,7 +96,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
 
     const findUserById = Effect.fn("AccountsRepo.findUserById")(
       SqlSchema.findOne({
-        Request: Schema.String,
+        Request: UserId,
         Result: UserRow,
         execute: (id) => sql`SELECT * FROM users WHERE id = ${id}`
       }),
@@ -100,7 +105,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
 
     const membershipsOf = Effect.fn("AccountsRepo.membershipsOf")(
       SqlSchema.findAll({
-        Request: Schema.String,
+        Request: UserId,
         Result: MembershipRow,
         execute: (userId) =>
           sql`
@@ -115,8 +120,8 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
     const insertSession = Effect.fn("AccountsRepo.insertSession")(
       SqlSchema.void({
         Request: Schema.Struct({
-          id: Schema.String,
-          userId: Schema.String,
+          id: SessionId,
+          userId: UserId,
           tokenHash: Schema.String,
           expiresAt: Schema.DateFromSelf
         }),
@@ -128,20 +133,20 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       Effect.orDie
     )
 
-    /** The live session with this token hash: not revoked, not expired. */
-    // now() here is the database's clock, not Effect's Clock: the one clock every process shares for these rows;
-    // moving it to a parameter (for TestClock) belongs with the SqlSchema rewrite of this repo.
-    const findLiveSession = Effect.fn("AccountsRepo.findLiveSession")(
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: SessionUserRow,
-        execute: (tokenHash) =>
-          sql`
-            SELECT s.id AS session_id, u.id AS user_id, u.email, u.email_verified_at
-            FROM sessions s JOIN users u ON u.id = s.user_id
-            WHERE s.token_hash = ${tokenHash} AND s.revoked_at IS NULL AND s.expires_at > now()`
-      }),
-      Effect.orDie
+    // Rules with time compare against `now` from the service's Clock, passed in, never the database's
+    // now(): so they are tested under TestClock. Nodes keep NTP time; the windows are minutes to days.
+    const findSession = SqlSchema.findOne({
+      Request: TokenAt,
+      Result: SessionUserRow,
+      execute: ({ now, tokenHash }) =>
+        sql`
+          SELECT s.id AS session_id, u.id AS user_id, u.email, u.email_verified_at
+          FROM sessions s JOIN users u ON u.id = s.user_id
+          WHERE s.token_hash = ${tokenHash} AND s.revoked_at IS NULL AND s.expires_at > ${now}`
+    })
+    /** The live session with this token hash at `now`: not revoked, not expired. */
+    const findLiveSession = Effect.fn("AccountsRepo.findLiveSession")((tokenHash: string, now: Date) =>
+      findSession({ tokenHash, now }).pipe(Effect.orDie)
     )
 
     /**
@@ -149,7 +154,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
      * token still outstanding (a reset link from before must not undo this password).
      */
     const updatePasswordAndRevokeSessions = Effect.fn("AccountsRepo.updatePasswordAndRevokeSessions")(
-      (userId: string, passwordHash: string, keepSessionId: string | null) =>
+      (userId: UserId, passwordHash: string, keepSessionId: SessionId | null) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`UPDATE users SET password_hash = ${passwordHash}, updated_at = now() WHERE id = ${userId}`
           yield* sql`
@@ -160,7 +165,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
     )
 
     // A reset or verification token as stored: only its hash, for one user, until it expires.
-    const NewToken = Schema.Struct({ userId: Schema.String, tokenHash: Schema.String, expiresAt: Schema.DateFromSelf })
+    const NewToken = Schema.Struct({ userId: UserId, tokenHash: Schema.String, expiresAt: Schema.DateFromSelf })
 
     const insertReset = SqlSchema.void({
       Request: NewToken,
@@ -170,22 +175,25 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           VALUES (${tokenHash}, ${userId}, ${expiresAt})`
     })
     const insertPasswordReset = Effect.fn("AccountsRepo.insertPasswordReset")(
-      (userId: string, tokenHash: string, expiresAt: Date) =>
+      (userId: UserId, tokenHash: string, expiresAt: Date) =>
         insertReset({ userId, tokenHash, expiresAt }).pipe(Effect.orDie)
     )
 
     const spendReset = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ user_id: Schema.String }),
-      execute: (tokenHash) =>
+      Request: TokenAt,
+      Result: Schema.Struct({ user_id: UserId }),
+      execute: ({ now, tokenHash }) =>
         sql`
-          UPDATE password_resets SET used_at = now()
-          WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > now()
+          UPDATE password_resets SET used_at = ${now}
+          WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}
           RETURNING user_id`
     })
-    /** Marks the reset token used, atomically: of two concurrent uses only one gets the user id. */
-    const consumePasswordReset = Effect.fn("AccountsRepo.consumePasswordReset")((tokenHash: string) =>
-      spendReset(tokenHash).pipe(Effect.map(Option.map((row) => row.user_id)), Effect.orDie)
+    /**
+     * Marks the reset token used if it is still valid at `now`, atomically: of two concurrent uses only
+     * one gets the user id.
+     */
+    const consumePasswordReset = Effect.fn("AccountsRepo.consumePasswordReset")((tokenHash: string, now: Date) =>
+      spendReset({ tokenHash, now }).pipe(Effect.map(Option.map((row) => row.user_id)), Effect.orDie)
     )
 
     const insertVerification = SqlSchema.void({
@@ -196,42 +204,42 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           VALUES (${tokenHash}, ${userId}, ${expiresAt})`
     })
     const insertEmailVerification = Effect.fn("AccountsRepo.insertEmailVerification")(
-      (userId: string, tokenHash: string, expiresAt: Date) =>
+      (userId: UserId, tokenHash: string, expiresAt: Date) =>
         insertVerification({ userId, tokenHash, expiresAt }).pipe(Effect.orDie)
     )
 
     const spendVerification = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ id: Schema.String }),
-      execute: (tokenHash) =>
+      Request: TokenAt,
+      Result: Schema.Struct({ id: UserId }),
+      execute: ({ now, tokenHash }) =>
         sql`
           WITH spent AS (
-            UPDATE email_verifications SET used_at = now()
-            WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > now()
+            UPDATE email_verifications SET used_at = ${now}
+            WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}
             RETURNING user_id
           )
-          UPDATE users SET email_verified_at = COALESCE(email_verified_at, now()), updated_at = now()
+          UPDATE users SET email_verified_at = COALESCE(email_verified_at, ${now}), updated_at = ${now}
           FROM spent WHERE users.id = spent.user_id
           RETURNING users.id`
     })
     /**
      * Spends the verification token and marks its user's address verified, in one statement: of two
-     * concurrent uses only one gets the user id. None for an unknown, used or expired token.
+     * concurrent uses only one gets the user id. None for an unknown, used or (at `now`) expired token.
      */
-    const consumeEmailVerification = Effect.fn("AccountsRepo.consumeEmailVerification")((tokenHash: string) =>
-      spendVerification(tokenHash).pipe(Effect.map(Option.map((row) => row.id)), Effect.orDie)
+    const consumeEmailVerification = Effect.fn("AccountsRepo.consumeEmailVerification")((tokenHash: string, now: Date) =>
+      spendVerification({ tokenHash, now }).pipe(Effect.map(Option.map((row) => row.id)), Effect.orDie)
     )
 
     const writePendingMfaSecret = SqlSchema.void({
-      Request: Schema.Struct({ userId: Schema.String, sealedSecret: Schema.String }),
+      Request: Schema.Struct({ userId: UserId, sealedSecret: Schema.String }),
       execute: ({ sealedSecret, userId }) =>
         sql`UPDATE users SET mfa_pending_secret = ${sealedSecret}, updated_at = now() WHERE id = ${userId}`
     })
-    const setPendingMfaSecret = Effect.fn("AccountsRepo.setPendingMfaSecret")((userId: string, sealedSecret: string) =>
+    const setPendingMfaSecret = Effect.fn("AccountsRepo.setPendingMfaSecret")((userId: UserId, sealedSecret: string) =>
       writePendingMfaSecret({ userId, sealedSecret }).pipe(Effect.orDie)
     )
 
-    const UserTimeStep = Schema.Struct({ userId: Schema.String, timeStep: Schema.Number })
+    const UserTimeStep = Schema.Struct({ userId: UserId, timeStep: Schema.Number })
 
     const confirmPendingMfa = SqlSchema.void({
       Request: UserTimeStep,
@@ -242,13 +250,13 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
               mfa_last_time_step = ${timeStep}, updated_at = now()
           WHERE id = ${userId} AND mfa_pending_secret IS NOT NULL`
     })
-    const enableMfa = Effect.fn("AccountsRepo.enableMfa")((userId: string, timeStep: number) =>
+    const enableMfa = Effect.fn("AccountsRepo.enableMfa")((userId: UserId, timeStep: number) =>
       confirmPendingMfa({ userId, timeStep }).pipe(Effect.orDie)
     )
 
     const disableMfa = Effect.fn("AccountsRepo.disableMfa")(
       SqlSchema.void({
-        Request: Schema.String,
+        Request: UserId,
         execute: (userId) =>
           sql`
             UPDATE users
@@ -260,7 +268,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
 
     const advanceTimeStep = SqlSchema.findOne({
       Request: UserTimeStep,
-      Result: Schema.Struct({ id: Schema.String }),
+      Result: Schema.Struct({ id: UserId }),
       execute: ({ timeStep, userId }) =>
         sql`
           UPDATE users SET mfa_last_time_step = ${timeStep}
@@ -271,63 +279,65 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
      * Records that the code of `timeStep` was used; false when that step (or a later one) was used
      * before. The conditional update makes a replayed code fail even when two requests race.
      */
-    const claimTimeStep = Effect.fn("AccountsRepo.claimTimeStep")((userId: string, timeStep: number) =>
+    const claimTimeStep = Effect.fn("AccountsRepo.claimTimeStep")((userId: UserId, timeStep: number) =>
       advanceTimeStep({ userId, timeStep }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
+    const KeyAt = Schema.Struct({ key: Schema.String, now: Schema.DateFromSelf })
+
     const findBlock = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ seconds: Schema.Number }),
-      execute: (key) =>
-        sql`
-          SELECT ceil(extract(epoch FROM blocked_until - now()))::int AS seconds
-          FROM auth_throttle WHERE key = ${key} AND blocked_until > now()`
+      Request: KeyAt,
+      Result: Schema.Struct({ blocked_until: Schema.DateFromSelf }),
+      execute: ({ key, now }) => sql`SELECT blocked_until FROM auth_throttle WHERE key = ${key} AND blocked_until > ${now}`
     })
-    /** When a throttle key is blocked, how many seconds remain; None when it is not blocked. */
-    // now() here is the database's clock, not Effect's Clock: the one clock every process shares for these rows;
-    // moving it to a parameter (for TestClock) belongs with the SqlSchema rewrite of this repo.
-    const blockedFor = Effect.fn("AccountsRepo.blockedFor")((key: string) =>
-      findBlock(key).pipe(Effect.map(Option.map((row) => Math.max(1, row.seconds))), Effect.orDie)
+    /** When a throttle key is blocked at `now`, how many seconds remain (at least 1); None when it is not blocked. */
+    const blockedFor = Effect.fn("AccountsRepo.blockedFor")((key: string, now: Date) =>
+      findBlock({ key, now }).pipe(
+        Effect.map(Option.map((row) => Math.max(1, Math.ceil((row.blocked_until.getTime() - now.getTime()) / 1000)))),
+        Effect.orDie
+      )
     )
 
+    // A window is over once it started before `windowStart` (now minus the window's length).
     const countFailure = SqlSchema.findOne({
-      Request: Schema.Struct({ key: Schema.String, windowSeconds: Schema.Number }),
+      Request: Schema.Struct({ ...KeyAt.fields, windowStart: Schema.DateFromSelf }),
       Result: Schema.Struct({ failures: Schema.Number }),
-      execute: ({ key, windowSeconds }) =>
+      execute: ({ key, now, windowStart }) =>
         sql`
           INSERT INTO auth_throttle AS t (key, failures, window_started)
-          VALUES (${key}, 1, now())
+          VALUES (${key}, 1, ${now})
           ON CONFLICT (key) DO UPDATE SET
-            failures = CASE WHEN t.window_started < now() - make_interval(secs => ${windowSeconds}) THEN 1 ELSE t.failures + 1 END,
-            window_started = CASE WHEN t.window_started < now() - make_interval(secs => ${windowSeconds}) THEN now() ELSE t.window_started END
+            failures = CASE WHEN t.window_started < ${windowStart} THEN 1 ELSE t.failures + 1 END,
+            window_started = CASE WHEN t.window_started < ${windowStart} THEN ${now} ELSE t.window_started END
           RETURNING failures`
     })
-    /** Counts one failure in the key's window; blocks the key when the window's count reaches `limit`. */
+    const block = SqlSchema.void({
+      Request: Schema.Struct({ ...KeyAt.fields, until: Schema.DateFromSelf }),
+      execute: ({ key, now, until }) =>
+        sql`UPDATE auth_throttle SET blocked_until = ${until}, failures = 0, window_started = ${now} WHERE key = ${key}`
+    })
+    /**
+     * Counts one failure at `now` in the key's window; blocks the key for `blockSeconds` when the window's
+     * count reaches `limit`.
+     */
     const recordFailure = Effect.fn("AccountsRepo.recordFailure")(
-      function*(key: string, limit: number, windowSeconds: number, blockSeconds: number) {
-        const counted = yield* countFailure({ key, windowSeconds })
+      function*(key: string, limit: number, windowSeconds: number, blockSeconds: number, now: Date) {
+        const counted = yield* countFailure({ key, now, windowStart: addMillis(now, -windowSeconds * 1000) })
         const failures = Option.match(counted, { onNone: () => 0, onSome: (row) => row.failures })
-        if (failures >= limit) {
-          yield* sql`
-            UPDATE auth_throttle SET blocked_until = now() + make_interval(secs => ${blockSeconds}), failures = 0,
-              window_started = now()
-            WHERE key = ${key}`
-        }
+        if (failures >= limit) yield* block({ key, now, until: addMillis(now, blockSeconds * 1000) })
       },
       Effect.orDie
     )
 
     const findFailures = SqlSchema.findOne({
-      Request: Schema.Struct({ key: Schema.String, windowSeconds: Schema.Number }),
+      Request: Schema.Struct({ key: Schema.String, windowStart: Schema.DateFromSelf }),
       Result: Schema.Struct({ failures: Schema.Number }),
-      execute: ({ key, windowSeconds }) =>
-        sql`
-          SELECT failures FROM auth_throttle
-          WHERE key = ${key} AND window_started >= now() - make_interval(secs => ${windowSeconds})`
+      execute: ({ key, windowStart }) =>
+        sql`SELECT failures FROM auth_throttle WHERE key = ${key} AND window_started >= ${windowStart}`
     })
-    /** Failures counted under the key in its current window; 0 once the window is over. */
-    const failuresInWindow = Effect.fn("AccountsRepo.failuresInWindow")((key: string, windowSeconds: number) =>
-      findFailures({ key, windowSeconds }).pipe(
+    /** Failures counted under the key in its window as of `now`; 0 once the window is over. */
+    const failuresInWindow = Effect.fn("AccountsRepo.failuresInWindow")((key: string, windowSeconds: number, now: Date) =>
+      findFailures({ key, windowStart: addMillis(now, -windowSeconds * 1000) }).pipe(
         Effect.map(Option.match({ onNone: () => 0, onSome: (row) => row.failures })),
         Effect.orDie
       )
@@ -353,7 +363,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
     const memberColumns = { createdAt: "m.created_at", id: "m.user_id" }
 
     const membersPage = SqlSchema.findAll({
-      Request: Schema.Struct({ organizationId: Schema.String, ...PageRequest.fields }),
+      Request: Schema.Struct({ organizationId: OrganizationId, ...PageRequest.fields }),
       Result: MemberRow,
       execute: ({ limit, organizationId, position }) =>
         sql`
@@ -365,11 +375,11 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
     })
     /** One page of members, newest first, after `position`; fetches `limit + 1` to tell if more follow. */
     const members = Effect.fn("AccountsRepo.members")(
-      (organizationId: string, limit: number, position: PagePosition | undefined) =>
+      (organizationId: OrganizationId, limit: number, position: PagePosition | undefined) =>
         membersPage({ organizationId, limit, position }).pipe(Effect.orDie)
     )
 
-    const Membership = Schema.Struct({ organizationId: Schema.String, userId: Schema.String })
+    const Membership = Schema.Struct({ organizationId: OrganizationId, userId: UserId })
 
     const findMembership = SqlSchema.findOne({
       Request: Membership,
@@ -380,13 +390,13 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           FROM memberships m JOIN users u ON u.id = m.user_id
           WHERE m.organization_id = ${organizationId} AND m.user_id = ${userId}`
     })
-    const findMember = Effect.fn("AccountsRepo.findMember")((organizationId: string, userId: string) =>
+    const findMember = Effect.fn("AccountsRepo.findMember")((organizationId: OrganizationId, userId: UserId) =>
       findMembership({ organizationId, userId }).pipe(Effect.orDie)
     )
 
     const insertMembership = SqlSchema.findOne({
       Request: Schema.Struct({ ...Membership.fields, role: RoleSchema }),
-      Result: Schema.Struct({ user_id: Schema.String }),
+      Result: Schema.Struct({ user_id: UserId }),
       execute: ({ organizationId, role, userId }) =>
         sql`
           INSERT INTO memberships (organization_id, user_id, role) VALUES (${organizationId}, ${userId}, ${role})
@@ -394,7 +404,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           RETURNING user_id`
     })
     /** Adds a membership; false when the user already belongs to the organization. */
-    const addMember = Effect.fn("AccountsRepo.addMember")((organizationId: string, userId: string, role: Role) =>
+    const addMember = Effect.fn("AccountsRepo.addMember")((organizationId: OrganizationId, userId: UserId, role: Role) =>
       insertMembership({ organizationId, userId, role }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 

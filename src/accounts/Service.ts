@@ -16,6 +16,7 @@ import {
 } from "../../domain/Accounts.ts"
 import type { UserPrincipal } from "../../domain/Auth.ts"
 import { InvalidRequest, InvalidState, MfaRequired, NotFound, RateLimited, Unauthorized } from "../../domain/Errors.ts"
+import type { OrganizationId, UserId } from "../../domain/Ids.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { AccessService } from "../access/Service.ts"
 import { hashToken, randomToken, SecretBox } from "../platform/Crypto.ts"
@@ -114,7 +115,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         created_at: row.created_at.toISOString()
       })
 
-    const requireUserRow = (userId: string) =>
+    const requireUserRow = (userId: UserId) =>
       Effect.flatMap(
         repo.findUserById(userId),
         Option.match({
@@ -146,14 +147,15 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     const throttleRegistration = (clientAddress: Option.Option<string>) =>
       Effect.gen(function*() {
         const key = `register:address:${Option.getOrElse(clientAddress, () => "unknown")}`
-        const blocked = yield* repo.blockedFor(key)
+        const now = yield* currentDate
+        const blocked = yield* repo.blockedFor(key, now)
         if (Option.isSome(blocked)) {
           return yield* new RateLimited({
             message: `Too many registrations from this address; try again in ${blocked.value} seconds`,
             retryAfterSeconds: blocked.value
           })
         }
-        yield* repo.recordFailure(key, config.registrationsPerAddressPerHour, 60 * 60, 60 * 60)
+        yield* repo.recordFailure(key, config.registrationsPerAddressPerHour, 60 * 60, 60 * 60, now)
       })
 
     const sendEmailVerification = Effect.fn("Accounts.sendEmailVerification")(function*(user: UserRow) {
@@ -200,7 +202,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     })
 
     const verifyEmail = Effect.fn("Accounts.verifyEmail")(function*(input: { readonly token: string }) {
-      const verified = yield* repo.consumeEmailVerification(hashToken(input.token))
+      const verified = yield* repo.consumeEmailVerification(hashToken(input.token), yield* currentDate)
       if (Option.isNone(verified)) {
         return yield* new Unauthorized({ message: "The verification link is invalid, expired or already used", param: "token" })
       }
@@ -234,7 +236,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
 
     const refuseIfThrottled = (keys: ThrottleKeys) =>
       Effect.gen(function*() {
-        const blocked = yield* Effect.forEach([keys.emailAndAddress, keys.address, keys.email], repo.blockedFor)
+        const now = yield* currentDate
+        const blocked = yield* Effect.forEach([keys.emailAndAddress, keys.address, keys.email], (key) => repo.blockedFor(key, now))
         const seconds = Math.max(0, ...blocked.map(Option.getOrElse(() => 0)))
         if (seconds > 0) {
           return yield* new RateLimited({
@@ -246,21 +249,22 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
 
     const slowDownGuessing = (keys: ThrottleKeys) =>
       Effect.gen(function*() {
-        const failures = yield* repo.failuresInWindow(keys.email, LOGIN_THROTTLE.perEmail.windowSeconds)
+        const failures = yield* repo.failuresInWindow(keys.email, LOGIN_THROTTLE.perEmail.windowSeconds, yield* currentDate)
         const delay = progressiveDelayMs(failures)
         if (delay > 0) yield* Effect.sleep(delay)
       })
 
     const countFailure = (keys: ThrottleKeys) =>
-      Effect.forEach(
-        [
-          [keys.emailAndAddress, LOGIN_THROTTLE.perEmailAndAddress],
-          [keys.address, LOGIN_THROTTLE.perAddress],
-          [keys.email, LOGIN_THROTTLE.perEmail]
-        ] as const,
-        ([key, { blockSeconds, limit, windowSeconds }]) => repo.recordFailure(key, limit, windowSeconds, blockSeconds),
-        { discard: true }
-      )
+      Effect.flatMap(currentDate, (now) =>
+        Effect.forEach(
+          [
+            [keys.emailAndAddress, LOGIN_THROTTLE.perEmailAndAddress],
+            [keys.address, LOGIN_THROTTLE.perAddress],
+            [keys.email, LOGIN_THROTTLE.perEmail]
+          ] as const,
+          ([key, { blockSeconds, limit, windowSeconds }]) => repo.recordFailure(key, limit, windowSeconds, blockSeconds, now),
+          { discard: true }
+        ))
 
     /** Whether `code` is a current TOTP code of the user's enabled secret that was never used before. */
     const acceptMfaCode = Effect.fn("Accounts.acceptMfaCode")(function*(user: UserRow, code: string) {
@@ -306,7 +310,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     /** The principal behind a session token; None for an unknown, revoked or expired one. */
     const authenticateSession = Effect.fn("Accounts.authenticateSession")(function*(token: string) {
       if (!token.startsWith(SESSION_TOKEN_PREFIX)) return Option.none<UserPrincipal>()
-      const session = yield* repo.findLiveSession(hashToken(token))
+      const session = yield* repo.findLiveSession(hashToken(token), yield* currentDate)
       return Option.map(session, (row): UserPrincipal => ({
         _tag: "User",
         userId: row.user_id,
@@ -371,7 +375,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       readonly token: string
       readonly password: string
     }) {
-      const userId = yield* repo.consumePasswordReset(hashToken(input.token))
+      const userId = yield* repo.consumePasswordReset(hashToken(input.token), yield* currentDate)
       if (Option.isNone(userId)) {
         return yield* new Unauthorized({ message: "The reset token is invalid, expired or already used", param: "token" })
       }
@@ -419,7 +423,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
      * For operations gated behind MFA (high-value refunds): the user must have MFA enabled and send a
      * fresh, never-used code.
      */
-    const requireFreshMfa = Effect.fn("Accounts.requireFreshMfa")(function*(userId: string, code: string | undefined) {
+    const requireFreshMfa = Effect.fn("Accounts.requireFreshMfa")(function*(userId: UserId, code: string | undefined) {
       const user = yield* requireUserRow(userId)
       if (!user.mfa_enabled) {
         return yield* new MfaRequired({ message: "This operation needs MFA enabled on the account" })
@@ -430,7 +434,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       }
     })
 
-    const listMembers = Effect.fn("Accounts.listMembers")(function*(organizationId: string, params: ListParams) {
+    const listMembers = Effect.fn("Accounts.listMembers")(function*(organizationId: OrganizationId, params: ListParams) {
       yield* access.organization(organizationId, "organization.read")
       const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
       const rows = yield* repo.members(organizationId, params.limit, position)
@@ -439,7 +443,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     })
 
     const addMember = Effect.fn("Accounts.addMember")(function*(
-      organizationId: string,
+      organizationId: OrganizationId,
       input: { readonly email: string; readonly role: Exclude<Role, "owner"> }
     ) {
       yield* access.organization(organizationId, "member.manage")

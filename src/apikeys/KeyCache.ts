@@ -68,7 +68,7 @@ export class ApiKeyCache extends Effect.Service<ApiKeyCache>()("apikeys/ApiKeyCa
       }
       if (generation === startedAt) store(secretHash, found.value, now)
       // Bookkeeping only: a failure to record the use must not fail the request.
-      yield* repo.touchLastUsed(found.value.id).pipe(Effect.catchAllCause(() => Effect.void))
+      yield* repo.touchLastUsed(found.value.id, new Date(now)).pipe(Effect.catchAllCause(() => Effect.void))
       return found
     })
 

@@ -4,36 +4,41 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { ApiKeyId, OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { addMillis } from "../platform/Time.ts"
 
 /** The notification channel of revoked keys: the payload is the key's id (src/apikeys/KeyCache.ts). */
 export const API_KEY_REVOCATIONS = "api_key_revocations"
 
+/** `last_used_at` is minute-grained: a busy key writes it once a minute, not on every request. */
+const LAST_USED_GRANULARITY_MS = 60_000
+
 export const ActiveKeyRow = Schema.Struct({
-  id: Schema.String,
-  store_id: Schema.String,
-  organization_id: Schema.String,
+  id: ApiKeyId,
+  store_id: StoreId,
+  organization_id: OrganizationId,
   mode: Schema.Literal("test", "live")
 })
 export type ActiveKeyRow = typeof ActiveKeyRow.Type
 
 /** A key as stored, without its secret hash: nothing above the repo needs the hash of a stored key. */
 export const ApiKeyRow = Schema.Struct({
-  id: Schema.String,
-  store_id: Schema.String,
+  id: ApiKeyId,
+  store_id: StoreId,
   mode: Schema.Literal("test", "live"),
   name: Schema.NullOr(Schema.String),
   last4: Schema.String,
   created_at: Schema.DateFromSelf,
   last_used_at: Schema.NullOr(Schema.DateFromSelf),
   revoked_at: Schema.NullOr(Schema.DateFromSelf),
-  replaced_by: Schema.NullOr(Schema.String)
+  replaced_by: Schema.NullOr(ApiKeyId)
 })
 export type ApiKeyRow = typeof ApiKeyRow.Type
 
 export interface NewApiKey {
-  readonly id: string
-  readonly storeId: string
+  readonly id: ApiKeyId
+  readonly storeId: StoreId
   readonly mode: "test" | "live"
   readonly name: string | null
   readonly secretHash: string
@@ -41,8 +46,8 @@ export interface NewApiKey {
 }
 
 const NewApiKeyRequest = Schema.Struct({
-  id: Schema.String,
-  storeId: Schema.String,
+  id: ApiKeyId,
+  storeId: StoreId,
   mode: Schema.Literal("test", "live"),
   name: Schema.NullOr(Schema.String),
   secretHash: Schema.String,
@@ -67,16 +72,19 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
       Effect.orDie
     )
 
-    /** Records a use, at most once a minute per key, so busy keys do not write on every request. */
-    const touchLastUsed = Effect.fn("ApiKeysRepo.touchLastUsed")(
-      SqlSchema.void({
-        Request: Schema.String,
-        execute: (id) =>
-          sql`
-            UPDATE api_keys SET last_used_at = now()
-            WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`
-      }),
-      Effect.orDie
+    // Times are the service's Clock, passed in, not the database's now(), so they follow TestClock in tests.
+    const IdAt = Schema.Struct({ id: ApiKeyId, now: Schema.DateFromSelf })
+
+    const recordUse = SqlSchema.void({
+      Request: IdAt,
+      execute: ({ id, now }) =>
+        sql`
+          UPDATE api_keys SET last_used_at = ${now}
+          WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${addMillis(now, -LAST_USED_GRANULARITY_MS)})`
+    })
+    /** Records a use at `now`, at most once a minute per key, so busy keys do not write on every request. */
+    const touchLastUsed = Effect.fn("ApiKeysRepo.touchLastUsed")((id: ApiKeyId, now: Date) =>
+      recordUse({ id, now }).pipe(Effect.orDie)
     )
 
     const insertKey = SqlSchema.single({
@@ -98,7 +106,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
 
     const findById = Effect.fn("ApiKeysRepo.findById")(
       SqlSchema.findOne({
-        Request: Schema.String,
+        Request: ApiKeyId,
         Result: ApiKeyRow,
         execute: (id) =>
           sql`
@@ -109,7 +117,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
     )
 
     const keysOfStore = SqlSchema.findAll({
-      Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
+      Request: Schema.Struct({ storeId: StoreId, ...PageRequest.fields }),
       Result: ApiKeyRow,
       execute: ({ limit, position, storeId }) =>
         sql`
@@ -121,46 +129,46 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
     })
     /** One page of a store's keys, newest first; asks for `limit + 1` rows so the caller can tell if there is more. */
     const listByStore = Effect.fn("ApiKeysRepo.listByStore")(
-      (storeId: string, limit: number, after: PagePosition | undefined) =>
+      (storeId: StoreId, limit: number, after: PagePosition | undefined) =>
         keysOfStore({ storeId, limit, position: after }).pipe(Effect.orDie)
     )
 
+    const revokeKey = SqlSchema.findOne({
+      Request: IdAt,
+      Result: ApiKeyRow,
+      execute: ({ id, now }) =>
+        sql`
+          WITH revoked AS (
+            UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${now})
+            WHERE id = ${id}
+            RETURNING id, store_id, mode, name, last4, created_at, last_used_at, revoked_at, replaced_by
+          )
+          SELECT revoked.*, pg_notify(${API_KEY_REVOCATIONS}, revoked.id)::text AS notified FROM revoked`
+    })
     /**
-     * Revokes the key unless it already is; a second revoke keeps the first time, so the answer repeats.
-     * The notice tells every process to drop the key from its cache (ApiKeyCache), in the same statement.
+     * Revokes the key at `now` unless it already is; a second revoke keeps the first time, so the answer
+     * repeats. The notice tells every process to drop the key from its cache (ApiKeyCache), in the same
+     * statement.
      */
-    const revoke = Effect.fn("ApiKeysRepo.revoke")(
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: ApiKeyRow,
-        execute: (id) =>
-          sql`
-            WITH revoked AS (
-              UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
-              WHERE id = ${id}
-              RETURNING id, store_id, mode, name, last4, created_at, last_used_at, revoked_at, replaced_by
-            )
-            SELECT revoked.*, pg_notify(${API_KEY_REVOCATIONS}, revoked.id)::text AS notified FROM revoked`
-      }),
-      Effect.orDie
-    )
+    const revoke = Effect.fn("ApiKeysRepo.revoke")((id: ApiKeyId, now: Date) => revokeKey({ id, now }).pipe(Effect.orDie))
 
     const lockForRotation = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: ApiKeyId,
       Result: Schema.Struct({ revoked_at: Schema.NullOr(Schema.DateFromSelf) }),
       execute: (id) => sql`SELECT revoked_at FROM api_keys WHERE id = ${id} FOR UPDATE`
     })
 
     /**
-     * Issues `replacement` and revokes `id` in one transaction. The old row is locked first, so of two
-     * rotations racing on one key exactly one issues a key; the other finds it revoked (`None`).
+     * Issues `replacement` and revokes `id` at `now`, in one transaction: the old key stops working at once
+     * (there is no grace period for API keys). The old row is locked first, so of two rotations racing on
+     * one key exactly one issues a key; the other finds it revoked (`None`).
      */
-    const rotate = Effect.fn("ApiKeysRepo.rotate")((id: string, replacement: NewApiKey) =>
+    const rotate = Effect.fn("ApiKeysRepo.rotate")((id: ApiKeyId, replacement: NewApiKey, now: Date) =>
       sql.withTransaction(Effect.gen(function*() {
         const locked = yield* lockForRotation(id)
         if (Option.isNone(locked) || locked.value.revoked_at !== null) return Option.none<ApiKeyRow>()
         const issued = yield* insertKey(replacement)
-        yield* sql`UPDATE api_keys SET revoked_at = now(), replaced_by = ${replacement.id} WHERE id = ${id}`
+        yield* sql`UPDATE api_keys SET revoked_at = ${now}, replaced_by = ${replacement.id} WHERE id = ${id}`
         yield* sql`SELECT pg_notify(${API_KEY_REVOCATIONS}, ${id})`
         return Option.some(issued)
       })).pipe(Effect.orDie)

@@ -6,10 +6,12 @@ import { Effect, Option } from "effect"
 import type { Permission } from "../../domain/Access.ts"
 import { ApiKey, type ApiKeyMode, ApiKeyWithSecret } from "../../domain/ApiKeys.ts"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import type { ApiKeyId, StoreId } from "../../domain/Ids.ts"
 import { AccessService } from "../access/Service.ts"
 import { hashToken, randomToken } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
+import { currentDate } from "../platform/Time.ts"
 import { ApiKeyCache } from "./KeyCache.ts"
 import { ApiKeysRepo, type ApiKeyRow, type NewApiKey } from "./Repo.ts"
 
@@ -36,7 +38,7 @@ const viewFields = (row: ApiKeyRow) => ({
 const toApiKey = (row: ApiKeyRow) => new ApiKey(viewFields(row))
 
 /** A new key's secret and the row that stores it; the secret itself goes nowhere but the answer. */
-const mintKey = (storeId: string, mode: ApiKeyMode, name: string | null) => {
+const mintKey = (storeId: StoreId, mode: ApiKeyMode, name: string | null) => {
   const secret = prefixOf(mode) + randomToken(SECRET_BYTES)
   const key: NewApiKey = {
     id: newId("key"),
@@ -55,24 +57,24 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
     const keyCache = yield* ApiKeyCache
     const access = yield* AccessService
 
-    const keyNotFound = (id: string) => new NotFound({ message: `No such API key: ${id}`, param: "id" })
+    const keyNotFound = (id: ApiKeyId) => new NotFound({ message: `No such API key: ${id}`, param: "id" })
 
     /**
      * The store `storeId` if the signed-in user may do `permission` on it. Keys are managed from a user
      * session only: a leaked key must not be able to mint or rotate keys (a test key minting a live one).
      */
-    const storeFor = (storeId: string, permission: Permission) =>
+    const storeFor = (storeId: StoreId, permission: Permission) =>
       Effect.zipRight(access.currentUser, access.store(storeId, permission))
 
     /** The key `id` if the signed-in user may manage its store; a key of another tenant is 404 like a missing one. */
-    const manageableKey = (id: string) =>
+    const manageableKey = (id: ApiKeyId) =>
       Effect.zipRight(
         access.currentUser,
         access.owned(repo.findById(id), (key) => key.store_id, "api_key.manage", () => keyNotFound(id))
       )
 
     const create = Effect.fn("ApiKeys.create")(function*(input: {
-      readonly store_id: string
+      readonly store_id: StoreId
       readonly mode: ApiKeyMode
       readonly name?: string | undefined
     }) {
@@ -82,7 +84,7 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
       return new ApiKeyWithSecret({ ...viewFields(row), secret })
     })
 
-    const list = Effect.fn("ApiKeys.list")(function*(storeId: string, params: ListParams) {
+    const list = Effect.fn("ApiKeys.list")(function*(storeId: StoreId, params: ListParams) {
       const store = yield* storeFor(storeId, "api_key.read")
       const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
       const rows = yield* repo.listByStore(store.storeId, params.limit, after)
@@ -90,15 +92,15 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
       return { ...page, data: page.data.map(toApiKey) }
     })
 
-    const revoke = Effect.fn("ApiKeys.revoke")(function*(id: string) {
+    const revoke = Effect.fn("ApiKeys.revoke")(function*(id: ApiKeyId) {
       yield* manageableKey(id)
-      const revoked = yield* repo.revoke(id)
+      const revoked = yield* repo.revoke(id, yield* currentDate)
       if (Option.isNone(revoked)) return yield* keyNotFound(id)
       yield* keyCache.revoked(id)
       return toApiKey(revoked.value)
     })
 
-    const rotate = Effect.fn("ApiKeys.rotate")(function*(id: string) {
+    const rotate = Effect.fn("ApiKeys.rotate")(function*(id: ApiKeyId) {
       const old = yield* manageableKey(id)
       const revokedAlready = new InvalidState({
         message: `API key ${id} is revoked and cannot be rotated; create a new key instead`,
@@ -106,7 +108,7 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
       })
       if (old.revoked_at !== null) return yield* revokedAlready
       const { secret, key } = mintKey(old.store_id, old.mode, old.name)
-      const issued = yield* repo.rotate(id, key)
+      const issued = yield* repo.rotate(id, key, yield* currentDate)
       // Revoked between the read above and the lock (a concurrent revoke or rotate).
       if (Option.isNone(issued)) return yield* revokedAlready
       yield* keyCache.revoked(id)

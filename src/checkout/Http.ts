@@ -32,10 +32,9 @@ export const CheckoutHttpLive = HttpApiBuilder.group(Api, "checkout", (handlers)
           // The slot is the connection's until its response is over: ended, failed, or the client went away.
           // The response's own "close" says so in every case, even one where the stream never started.
           NodeHttpServerRequest.toServerResponse(request).once("close", release)
-          const frames = yield* checkout.statusStream(path.id, yield* lastEventId)
-          return HttpServerResponse.stream(frames, {
-            contentType: "text/event-stream",
-            headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+          const body = yield* checkout.statusStream(path.id, yield* lastEventId)
+          return HttpServerResponse.raw(body, {
+            headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
           })
         }))
       .handle("receipt", ({ path }) =>

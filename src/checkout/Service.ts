@@ -2,48 +2,20 @@
  * The hosted side of a payment: its public checkout view, its receipt, and its live status stream.
  * Reads only; every change to a payment goes through the payments engine.
  */
-import * as Sse from "@effect/experimental/Sse"
-import { Duration, Effect, Option, Stream } from "effect"
+import { Effect, Option } from "effect"
 import QRCode from "qrcode"
 import { CheckoutMerchant, CheckoutQr, CheckoutView, Receipt } from "../../domain/Checkout.ts"
 import { NotFound } from "../../domain/Errors.ts"
-import { type PaymentStatus, TerminalStatuses } from "../../domain/Payments.ts"
+import type { PaymentId } from "../../domain/Ids.ts"
+import type { PaymentStatus } from "../../domain/Payments.ts"
 import type { Store } from "../../domain/Stores.ts"
-import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
-import { ofPayment, subscribePaymentChanges } from "../payments/Changes.ts"
-import { type PaymentChange, paymentChangeOf, type PaymentRow, PaymentsRepo } from "../payments/Repo.ts"
+import { type PaymentRow, PaymentsRepo } from "../payments/Repo.ts"
 import { StoresService } from "../stores/Service.ts"
-
-/** After these the stream has nothing more to say (refunds come later, but the checkout is over). */
-const TERMINAL: ReadonlySet<PaymentStatus> = new Set(TerminalStatuses)
+import { LiveStatus } from "./LiveStatus.ts"
 
 const RECEIPT_STATUSES: ReadonlySet<PaymentStatus> = new Set(["paid", "partially_refunded", "refunded"])
-
-export const PING_INTERVAL = "15 seconds"
-const RECONNECT_AFTER = Duration.millis(3000)
-
-/** One Server-Sent Events frame (API.md "Live status"). */
-export const statusFrame = (change: PaymentChange): string =>
-  Sse.encoder.write({
-    _tag: "Event",
-    id: String(change.version),
-    event: "payment.status",
-    data: JSON.stringify({
-      id: change.id,
-      status: change.status,
-      amount: change.amount,
-      currency: change.currency,
-      amount_refunded: change.amount_refunded
-    })
-  })
-
-/** How soon a client reconnects when the connection drops: `retry: 3000`. */
-const reconnectFrame = Sse.encoder.write(new Sse.Retry({ duration: RECONNECT_AFTER, lastEventId: undefined }))
-
-/** A comment line that keeps proxies from closing an idle stream; Sse's encoder writes events and retries only. */
-const PING = ": ping\n\n"
 
 /** How a store presents itself on hosted pages: its display name and branding. */
 export const checkoutMerchantOf = (store: Store): CheckoutMerchant =>
@@ -58,10 +30,10 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
   effect: Effect.gen(function*() {
     const payments = yield* PaymentsRepo
     const stores = yield* StoresService
-    const feed = yield* ChangeFeed
+    const liveStatus = yield* LiveStatus
     const publicUrl = yield* PublicBaseUrl
 
-    const findPayment = (id: string) =>
+    const findPayment = (id: PaymentId) =>
       Effect.flatMap(
         payments.find(id),
         Option.match({
@@ -81,7 +53,7 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
         ])
       )
 
-    const view = Effect.fn("Checkout.view")(function*(id: string) {
+    const view = Effect.fn("Checkout.view")(function*(id: PaymentId) {
       const payment = yield* findPayment(id)
       const [png, svg] = yield* qrImages(payment.qr_payload)
       const baseUrl = yield* publicUrl.get
@@ -105,7 +77,7 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
       })
     })
 
-    const receipt = Effect.fn("Checkout.receipt")(function*(id: string) {
+    const receipt = Effect.fn("Checkout.receipt")(function*(id: PaymentId) {
       const payment = yield* findPayment(id)
       if (!RECEIPT_STATUSES.has(payment.status) || payment.paid_at === null) {
         return yield* new NotFound({ message: `No receipt for payment ${id}: it is not paid`, param: "id" })
@@ -134,37 +106,15 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
     })
 
     /**
-     * The live status of a payment as SSE text: the current status at once (unless `lastEventId` says
-     * the client has it), then one frame per change, a ping every 15 s, and the end after a terminal
-     * status. Subscribes before reading the current status, so no change falls between the two.
+     * The live status of a payment as the body of an SSE response (LiveStatus): 404 for an unknown
+     * payment, before any response starts.
      */
-    const statusStream = Effect.fn("Checkout.statusStream")(function*(id: string, lastEventId: number | undefined) {
+    const statusStream = Effect.fn("Checkout.statusStream")(function*(id: PaymentId, lastEventId: number | undefined) {
       yield* findPayment(id)
-      // Something goes out at once, even to an up-to-date client: the response starts, and the client
-      // learns how soon to reconnect if the connection drops. It is sent after subscribing, so a client
-      // that waits for the stream to open before changing the payment misses nothing.
-      const opening = reconnectFrame
-      const pings = Stream.tick(PING_INTERVAL).pipe(Stream.drop(1), Stream.as(PING))
-      return Stream.unwrapScoped(Effect.gen(function*() {
-        const notices = yield* subscribePaymentChanges(feed, ofPayment(id))
-        const readCurrent = Effect.map(findPayment(id).pipe(Effect.orDie), paymentChangeOf)
-        const current = yield* readCurrent
-        if (TERMINAL.has(current.status) && current.version <= (lastEventId ?? 0)) return Stream.make(opening)
-        const changes = Stream.mapEffect(notices, (notice) =>
-          notice._tag === "Resync" ? readCurrent : Effect.succeed(notice.change))
-        const frames = Stream.concat(Stream.make(current), changes).pipe(
-          // Only newer versions: a resync or a duplicate notice repeats nothing the client has.
-          Stream.mapAccum(lastEventId ?? 0, (lastSent, change) =>
-            change.version > lastSent ? [change.version, Option.some(change)] : [lastSent, Option.none()]),
-          Stream.filterMap((change) => change),
-          Stream.takeUntil((change) => TERMINAL.has(change.status)),
-          Stream.map(statusFrame)
-        )
-        return Stream.concat(Stream.make(opening), Stream.merge(frames, pings, { haltStrategy: "left" }))
-      })).pipe(Stream.encodeText)
+      return yield* liveStatus.open(id, lastEventId)
     })
 
     return { view, receipt, statusStream } as const
   }),
-  dependencies: [PaymentsRepo.Default, StoresService.Default]
+  dependencies: [PaymentsRepo.Default, StoresService.Default, LiveStatus.Default]
 }) {}

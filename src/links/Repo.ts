@@ -4,14 +4,16 @@
  */
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { PaymentId, StoreId } from "../../domain/Ids.ts"
+import { LinkId } from "../../domain/Links.ts"
 import { OpenStatuses } from "../../domain/Payments.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
 export const LinkRow = Schema.Struct({
-  id: Schema.String,
+  id: LinkId,
   kind: Schema.Literal("link", "invoice"),
-  store_id: Schema.String,
+  store_id: StoreId,
   livemode: Schema.Boolean,
   title: Schema.String,
   description: Schema.NullOr(Schema.String),
@@ -33,7 +35,7 @@ export const LinkRow = Schema.Struct({
 export type LinkRow = typeof LinkRow.Type
 
 export const OpenLinkPayment = Schema.Struct({
-  id: Schema.String,
+  id: PaymentId,
   amount: Schema.BigInt,
   currency: Currency,
   overdue: Schema.Boolean
@@ -41,9 +43,9 @@ export const OpenLinkPayment = Schema.Struct({
 export type OpenLinkPayment = typeof OpenLinkPayment.Type
 
 export interface NewLink {
-  readonly id: string
+  readonly id: LinkId
   readonly kind: "link" | "invoice"
-  readonly storeId: string
+  readonly storeId: StoreId
   readonly livemode: boolean
   readonly title: string
   readonly description: string | null
@@ -83,16 +85,16 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
       FROM payment_links l`
 
     const findLink = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: LinkId,
       Result: LinkRow,
       execute: (id) => sql`${selectLinks} WHERE l.id = ${id}`
     })
 
     const insertLink = SqlSchema.void({
       Request: Schema.Struct({
-        id: Schema.String,
+        id: LinkId,
         kind: Schema.Literal("link", "invoice"),
-        storeId: Schema.String,
+        storeId: StoreId,
         livemode: Schema.Boolean,
         title: Schema.String,
         description: Schema.NullOr(Schema.String),
@@ -127,7 +129,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
 
     const linksOfStore = SqlSchema.findAll({
       Request: Schema.Struct({
-        storeId: Schema.String,
+        storeId: StoreId,
         kind: Schema.optional(Schema.Literal("link", "invoice")),
         active: Schema.optional(Schema.Boolean),
         ...PageRequest.fields
@@ -145,18 +147,18 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
     })
     /** One page of a store's links that are not deleted, newest first; `limit + 1` rows to tell if there is more. */
     const listByStore = Effect.fn("LinksRepo.listByStore")(
-      (storeId: string, filters: LinkFilters, limit: number, after: PagePosition | undefined) =>
+      (storeId: StoreId, filters: LinkFilters, limit: number, after: PagePosition | undefined) =>
         linksOfStore({ storeId, kind: filters.kind, active: filters.active, limit, position: after }).pipe(Effect.orDie)
     )
 
     const updateLink = SqlSchema.findOne({
       Request: Schema.Struct({
-        id: Schema.String,
+        id: LinkId,
         active: Schema.Boolean,
         title: Schema.optional(Schema.String),
         description: Schema.optional(Schema.NullOr(Schema.String))
       }),
-      Result: Schema.Struct({ id: Schema.String }),
+      Result: Schema.Struct({ id: LinkId }),
       execute: ({ active, description, id, title }) =>
         sql`
           UPDATE payment_links SET
@@ -168,19 +170,19 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
           RETURNING id`
     })
     /** Applies `changes` to a link that is not deleted; None when there is no such link. */
-    const update = Effect.fn("LinksRepo.update")(function*(id: string, changes: LinkChanges) {
+    const update = Effect.fn("LinksRepo.update")(function*(id: LinkId, changes: LinkChanges) {
       const updated = yield* updateLink({ id, ...changes })
       return Option.isNone(updated) ? Option.none<LinkRow>() : yield* findLink(id)
     }, Effect.orDie)
 
     // The two reads of `remove` ask only whether a row exists.
     const lockUndeletedLink = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: LinkId,
       Result: Schema.Unknown,
       execute: (id) => sql`SELECT 1 FROM payment_links WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`
     })
     const findAnyLinkPayment = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: LinkId,
       Result: Schema.Unknown,
       execute: (id) => sql`SELECT 1 FROM link_payments WHERE link_id = ${id} LIMIT 1`
     })
@@ -190,7 +192,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
      * by marking it deleted (its payments keep pointing at it). The row is locked first, so a payment
      * being started at the same moment either is counted here or finds the link gone.
      */
-    const remove = Effect.fn("LinksRepo.remove")((id: string) =>
+    const remove = Effect.fn("LinksRepo.remove")((id: LinkId) =>
       sql.withTransaction(Effect.gen(function*() {
         if (Option.isNone(yield* lockUndeletedLink(id))) return false
         if (Option.isNone(yield* findAnyLinkPayment(id))) {
@@ -208,7 +210,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
      * with them), and the payment and its record under the link commit together or not at all.
      */
     // A generic method: `Effect.fn` would lose its type parameters, so the span is added with `withSpan`.
-    const withLockedLink = <A, E, R>(id: string, use: (link: Option.Option<LinkRow>) => Effect.Effect<A, E, R>) =>
+    const withLockedLink = <A, E, R>(id: LinkId, use: (link: Option.Option<LinkRow>) => Effect.Effect<A, E, R>) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT 1 FROM payment_links WHERE id = ${id} FOR UPDATE`.pipe(Effect.orDie)
         // Read after the lock, in a new statement, so the derived columns see what committed before it.
@@ -219,31 +221,31 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
         Effect.withSpan("LinksRepo.withLockedLink")
       )
 
+    const findOpenPayment = SqlSchema.findOne({
+      Request: Schema.Struct({ linkId: LinkId, now: Schema.DateFromSelf }),
+      Result: OpenLinkPayment,
+      execute: ({ linkId, now }) =>
+        sql`
+          SELECT p.id, p.amount, p.currency, p.expires_at <= ${now} AS overdue
+          FROM link_payments lp JOIN payments p ON p.id = lp.payment_id
+          WHERE lp.link_id = ${linkId} AND p.status IN ${sql.in(OpenStatuses)}
+          ORDER BY p.created_at DESC, p.id DESC
+          LIMIT 1`
+    })
     /**
      * The newest payment started through the link that is still open (pending or scanned), with whether
-     * its expiry has passed (the sweeper moves it to expired within a moment).
+     * its expiry has come at `now` (the sweeper moves it to expired within a moment).
      */
-    const openPayment = Effect.fn("LinksRepo.openPayment")(
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: OpenLinkPayment,
-        execute: (linkId) =>
-          sql`
-            SELECT p.id, p.amount, p.currency, p.expires_at <= now() AS overdue
-            FROM link_payments lp JOIN payments p ON p.id = lp.payment_id
-            WHERE lp.link_id = ${linkId} AND p.status IN ${sql.in(OpenStatuses)}
-            ORDER BY p.created_at DESC, p.id DESC
-            LIMIT 1`
-      }),
-      Effect.orDie
+    const openPayment = Effect.fn("LinksRepo.openPayment")((linkId: LinkId, now: Date) =>
+      findOpenPayment({ linkId, now }).pipe(Effect.orDie)
     )
 
     const insertLinkPayment = SqlSchema.void({
-      Request: Schema.Struct({ linkId: Schema.String, paymentId: Schema.String }),
+      Request: Schema.Struct({ linkId: LinkId, paymentId: PaymentId }),
       execute: ({ linkId, paymentId }) =>
         sql`INSERT INTO link_payments (payment_id, link_id) VALUES (${paymentId}, ${linkId})`
     })
-    const recordPayment = Effect.fn("LinksRepo.recordPayment")((linkId: string, paymentId: string) =>
+    const recordPayment = Effect.fn("LinksRepo.recordPayment")((linkId: LinkId, paymentId: PaymentId) =>
       insertLinkPayment({ linkId, paymentId }).pipe(Effect.orDie)
     )
 

@@ -6,9 +6,11 @@
 import { Clock, Effect, Option } from "effect"
 import type { Permission } from "../../domain/Access.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import type { StoreId } from "../../domain/Ids.ts"
 import {
   type CreateLink,
   DeletedPaymentLink,
+  type LinkId,
   type LinkListParams,
   LinkPayment,
   type LinkStatus,
@@ -77,17 +79,17 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
     const payments = yield* PaymentsService
     const publicUrl = yield* PublicBaseUrl
 
-    const linkNotFound = (id: string) => new NotFound({ message: `No such payment link: ${id}`, param: "id" })
+    const linkNotFound = (id: LinkId) => new NotFound({ message: `No such payment link: ${id}`, param: "id" })
 
     const view = (link: LinkRow) =>
       Effect.zipWith(publicUrl.get, currentDate, (baseUrl, now) => toPaymentLink(link, baseUrl, now))
 
     /** The store, if the signed-in user may do `permission` on it; console routes take no API key. */
-    const storeFor = (storeId: string, permission: Permission) =>
+    const storeFor = (storeId: StoreId, permission: Permission) =>
       Effect.zipRight(access.currentUser, access.store(storeId, permission))
 
     /** The link `id`, not deleted, if the signed-in user may change its store; anything else is 404. */
-    const manageableLink = (id: string) =>
+    const manageableLink = (id: LinkId) =>
       Effect.zipRight(
         access.currentUser,
         access.owned(
@@ -101,7 +103,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
     const optionalAmount = (value: string | undefined, currency: LinkRow["currency"], param: string) =>
       value === undefined ? Effect.succeed(null) : parseAmount(value, currency, param)
 
-    const create = Effect.fn("Links.create")(function*(storeId: string, input: CreateLink) {
+    const create = Effect.fn("Links.create")(function*(storeId: StoreId, input: CreateLink) {
       const store = yield* storeFor(storeId, "payment.write")
       const invalid = (message: string, param: string) => new InvalidRequest({ message, param })
       const amount = yield* optionalAmount(input.amount, input.currency, "amount")
@@ -158,7 +160,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
       return yield* view(row)
     })
 
-    const list = Effect.fn("Links.list")(function*(storeId: string, params: LinkListParams) {
+    const list = Effect.fn("Links.list")(function*(storeId: StoreId, params: LinkListParams) {
       const store = yield* storeFor(storeId, "payment.read")
       const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
       const rows = yield* repo.listByStore(store.storeId, { kind: params.kind, active: params.active }, params.limit, after)
@@ -168,7 +170,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
       return new PaymentLinkList({ ...page, data: page.data.map((row) => toPaymentLink(row, baseUrl, now)) })
     })
 
-    const update = Effect.fn("Links.update")(function*(id: string, input: UpdateLink) {
+    const update = Effect.fn("Links.update")(function*(id: LinkId, input: UpdateLink) {
       yield* manageableLink(id)
       const updated = yield* repo.update(id, {
         active: input.active,
@@ -180,19 +182,19 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
       return yield* view(updated.value)
     })
 
-    const remove = Effect.fn("Links.remove")(function*(id: string) {
+    const remove = Effect.fn("Links.remove")(function*(id: LinkId) {
       yield* manageableLink(id)
       if (!(yield* repo.remove(id))) return yield* linkNotFound(id)
       return new DeletedPaymentLink({ id, object: "payment_link", deleted: true })
     })
 
     /** The link as the public may see it: a deleted link does not exist. */
-    const publicLink = (id: string, found: Option.Option<LinkRow>) =>
+    const publicLink = (id: LinkId, found: Option.Option<LinkRow>) =>
       Option.isNone(found) || found.value.deleted_at !== null
         ? Effect.fail(linkNotFound(id))
         : Effect.succeed(found.value)
 
-    const publicView = Effect.fn("Links.publicView")(function*(id: string) {
+    const publicView = Effect.fn("Links.publicView")(function*(id: LinkId) {
       const link = yield* publicLink(id, yield* repo.find(id))
       const store = yield* stores.getById(link.store_id).pipe(Effect.orDie)
       const baseUrl = yield* publicUrl.get
@@ -260,7 +262,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
      */
     const pendingInvoicePayment = (link: LinkRow) =>
       Effect.gen(function*() {
-        const open = yield* repo.openPayment(link.id)
+        const open = yield* repo.openPayment(link.id, yield* currentDate)
         if (Option.isNone(open)) return Option.none<LinkPayment>()
         if (open.value.overdue) {
           return yield* new InvalidState({
@@ -279,7 +281,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
         )
       })
 
-    const pay = Effect.fn("Links.pay")(function*(id: string, input: PayLink) {
+    const pay = Effect.fn("Links.pay")(function*(id: LinkId, input: PayLink) {
       return yield* repo.withLockedLink(id, (found) =>
         Effect.gen(function*() {
           const link = yield* publicLink(id, found)

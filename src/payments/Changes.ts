@@ -4,6 +4,7 @@
  * checkout's status stream (one payment) and the console's payment feed (one store) both read them here.
  */
 import { Effect, Option, Schema, Stream } from "effect"
+import type { PaymentId, StoreId } from "../../domain/Ids.ts"
 import type { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { PAYMENT_CHANNEL, PaymentChange } from "./Repo.ts"
 
@@ -33,8 +34,8 @@ export const subscribePaymentChanges = (
         )))
 
 /** Follows one payment. */
-export const ofPayment = (id: string) => (change: PaymentChange): boolean => change.id === id
+export const ofPayment = (id: PaymentId) => (change: PaymentChange): boolean => change.id === id
 
 /** Follows the payments of one store in one mode. */
-export const ofStore = (storeId: string, livemode: boolean) => (change: PaymentChange): boolean =>
+export const ofStore = (storeId: StoreId, livemode: boolean) => (change: PaymentChange): boolean =>
   change.store_id === storeId && change.livemode === livemode

@@ -14,6 +14,7 @@ import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import { BranchId, CustomerId, PaymentId, RefundId } from "../../domain/Ids.ts"
 import { newId } from "../platform/Ids.ts"
 import { recordPaymentTransition } from "../platform/Metrics.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
@@ -26,7 +27,9 @@ import { paymentEvent, toPayment } from "./View.ts"
 export const PaymentState = Schema.Struct({
   ...PaymentRow.fields,
   // Replies stored before payments had a branch carry none.
-  branch_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  branch_id: Schema.optionalWith(Schema.NullOr(BranchId), { default: () => null }),
+  // … and before payments had a customer, none either.
+  customer_id: Schema.optionalWith(Schema.NullOr(CustomerId), { default: () => null }),
   expires_at: Schema.Date,
   scanned_at: Schema.NullOr(Schema.Date),
   paid_at: Schema.NullOr(Schema.Date),
@@ -49,7 +52,7 @@ export const PaymentEntity = Entity.make("Payment", [
   Rpc.make("Refund", {
     payload: {
       requestKey: Schema.String,
-      refundId: Schema.String,
+      refundId: RefundId,
       amount: Schema.NullOr(Schema.BigInt),
       reason: Schema.NullOr(Schema.String),
       /**
@@ -82,7 +85,8 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
     const sql = yield* SqlClient.SqlClient
     const repo = yield* PaymentsRepo
     const publicUrl = yield* PublicBaseUrl
-    const paymentId = (yield* Entity.CurrentAddress).entityId
+    // The cluster addresses the entity by the payment's id: the one string here that arrives unbranded.
+    const paymentId = PaymentId.make((yield* Entity.CurrentAddress).entityId)
 
     const notFound = () => new NotFound({ message: `No such payment: ${paymentId}`, param: "id" })
 
@@ -154,7 +158,7 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
 
     const refund = (input: {
       readonly requestKey: string
-      readonly refundId: string
+      readonly refundId: RefundId
       readonly amount: bigint | null
       readonly reason: string | null
       readonly refundedTotalBelow?: bigint | null | undefined

@@ -10,6 +10,7 @@ import { ClusterCron, Singleton } from "@effect/cluster"
 import { FetchHttpClient } from "@effect/platform"
 import { Cron, Duration, Effect, Layer } from "effect"
 import { Idempotency } from "../platform/Idempotency.ts"
+import { currentDate } from "../platform/Time.ts"
 import { SettingsService } from "../settings/Service.ts"
 import { PaymentEntity } from "./Entity.ts"
 import { BakongConfig, BakongProvider } from "./Provider.ts"
@@ -20,25 +21,33 @@ const EXPIRY_INTERVAL = Duration.seconds(1)
 const PROVIDER_POLL_INTERVAL = Duration.seconds(5)
 const PROVIDER_BATCH = 100
 
+/**
+ * One expiry pass: the open payments whose expiry has come by the Clock's now (a batch of them) are
+ * expired by their entities. Answers how many were due.
+ */
+export const makeExpirySweep = Effect.gen(function*() {
+  const repo = yield* PaymentsRepo
+  const payments = yield* PaymentEntity.client
+  return Effect.gen(function*() {
+    const due = yield* repo.overdue(EXPIRY_BATCH, yield* currentDate)
+    yield* Effect.forEach(
+      due,
+      (id) =>
+        payments(id).Transition({ action: "expire", requestKey: "expires_at" }).pipe(
+          // Paid or cancelled a moment before its expiry: nothing to do.
+          Effect.catchTag("InvalidState", () => Effect.void),
+          Effect.catchAllCause((cause) => Effect.logWarning(`could not expire payment ${id}`, cause))
+        ),
+      { concurrency: 16, discard: true }
+    )
+    return due.length
+  }).pipe(Effect.withSpan("Payments.expireOverdue"))
+})
+
 export const ExpirySweeperLive = Singleton.make(
   "payments/expiry",
   Effect.gen(function*() {
-    const repo = yield* PaymentsRepo
-    const payments = yield* PaymentEntity.client
-    const sweep = Effect.gen(function*() {
-      const due = yield* repo.overdue(EXPIRY_BATCH)
-      yield* Effect.forEach(
-        due,
-        (id) =>
-          payments(id).Transition({ action: "expire", requestKey: "expires_at" }).pipe(
-            // Paid or cancelled a moment before its expiry: nothing to do.
-            Effect.catchTag("InvalidState", () => Effect.void),
-            Effect.catchAllCause((cause) => Effect.logWarning(`could not expire payment ${id}`, cause))
-          ),
-        { concurrency: 16, discard: true }
-      )
-      return due.length
-    })
+    const sweep = yield* makeExpirySweep
     while (true) {
       const expired = yield* sweep.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("expiry sweep failed", cause), 0)))
       // A full batch means more are due: go again at once.
@@ -54,7 +63,7 @@ export const ProviderPollerLive = Singleton.make(
     const provider = yield* BakongProvider
     const payments = yield* PaymentEntity.client
     const pollOnce = Effect.gen(function*() {
-      const open = yield* repo.openLive(PROVIDER_BATCH)
+      const open = yield* repo.openLive(PROVIDER_BATCH, yield* currentDate)
       yield* Effect.forEach(open, (payment) =>
         provider.checkTransaction(payment.qr_md5).pipe(
           Effect.flatMap((status) => {

@@ -4,6 +4,7 @@
  */
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { BranchId, CustomerId, EventId, JournalId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
 import type { PaymentStatus } from "../../domain/Payments.ts"
 import { OpenStatuses, PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
 import { Currency, formatAmount } from "../platform/Money.ts"
@@ -14,8 +15,8 @@ export const PAYMENT_CHANNEL = "payment_changes"
 
 /** What a change notice says: enough for a live status frame without reading the payment again. */
 export const PaymentChange = Schema.Struct({
-  id: Schema.String,
-  store_id: Schema.String,
+  id: PaymentId,
+  store_id: StoreId,
   livemode: Schema.Boolean,
   version: Schema.Number,
   status: PaymentStatusSchema,
@@ -40,9 +41,10 @@ const Timestamp = Schema.DateFromSelf
 const NullableTimestamp = Schema.NullOr(Schema.DateFromSelf)
 
 export const PaymentRow = Schema.Struct({
-  id: Schema.String,
-  store_id: Schema.String,
-  branch_id: Schema.NullOr(Schema.String),
+  id: PaymentId,
+  store_id: StoreId,
+  branch_id: Schema.NullOr(BranchId),
+  customer_id: Schema.NullOr(CustomerId),
   livemode: Schema.Boolean,
   status: PaymentStatusSchema,
   amount: Schema.BigInt,
@@ -67,9 +69,9 @@ export const PaymentRow = Schema.Struct({
 export type PaymentRow = typeof PaymentRow.Type
 
 export const RefundRow = Schema.Struct({
-  id: Schema.String,
-  payment_id: Schema.String,
-  store_id: Schema.String,
+  id: RefundId,
+  payment_id: PaymentId,
+  store_id: StoreId,
   livemode: Schema.Boolean,
   amount: Schema.BigInt,
   currency: Currency,
@@ -92,9 +94,10 @@ export const SummaryRow = Schema.Struct({
 export type SummaryRow = typeof SummaryRow.Type
 
 export interface NewPayment {
-  readonly id: string
-  readonly storeId: string
-  readonly branchId: string | null
+  readonly id: PaymentId
+  readonly storeId: StoreId
+  readonly branchId: BranchId | null
+  readonly customerId: CustomerId | null
   readonly livemode: boolean
   readonly amount: bigint
   readonly currency: Currency
@@ -111,6 +114,7 @@ export interface NewPayment {
 export interface PaymentFilters {
   readonly status?: PaymentStatus | undefined
   readonly referenceId?: string | undefined
+  readonly customerId?: CustomerId | undefined
   readonly createdFrom?: Date | undefined
   readonly createdTo?: Date | undefined
 }
@@ -131,8 +135,8 @@ export interface JournalLine {
 }
 
 export interface OutboxEvent {
-  readonly eventId: string
-  readonly storeId: string
+  readonly eventId: EventId
+  readonly storeId: StoreId
   readonly livemode: boolean
   readonly type: string
   readonly payload: unknown
@@ -146,9 +150,10 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
 
     const insertPayment = SqlSchema.single({
       Request: Schema.Struct({
-        id: Schema.String,
-        storeId: Schema.String,
-        branchId: Schema.NullOr(Schema.String),
+        id: PaymentId,
+        storeId: StoreId,
+        branchId: Schema.NullOr(BranchId),
+        customerId: Schema.NullOr(CustomerId),
         livemode: Schema.Boolean,
         amount: Schema.BigInt,
         currency: Currency,
@@ -164,11 +169,11 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       Result: PaymentRow,
       execute: (payment) =>
         sql`
-          INSERT INTO payments (id, store_id, branch_id, livemode, status, amount, currency, reference_id, description, metadata,
-            provider, qr_payload, qr_md5, expires_at, created_at, updated_at)
-          VALUES (${payment.id}, ${payment.storeId}, ${payment.branchId}, ${payment.livemode}, 'pending', ${payment.amount},
-            ${payment.currency}, ${payment.referenceId}, ${payment.description}, ${JSON.stringify(payment.metadata)}::jsonb,
-            ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
+          INSERT INTO payments (id, store_id, branch_id, customer_id, livemode, status, amount, currency, reference_id,
+            description, metadata, provider, qr_payload, qr_md5, expires_at, created_at, updated_at)
+          VALUES (${payment.id}, ${payment.storeId}, ${payment.branchId}, ${payment.customerId}, ${payment.livemode}, 'pending',
+            ${payment.amount}, ${payment.currency}, ${payment.referenceId}, ${payment.description},
+            ${JSON.stringify(payment.metadata)}::jsonb, ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
             ${payment.createdAt})
           RETURNING *`
     })
@@ -182,7 +187,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
 
     const find = Effect.fn("PaymentsRepo.find")(
       SqlSchema.findOne({
-        Request: Schema.String,
+        Request: PaymentId,
         Result: PaymentRow,
         execute: (id) => sql`SELECT * FROM payments WHERE id = ${id}`
       }),
@@ -192,7 +197,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
     /** The payment, locked for the rest of the transaction. */
     const findForUpdate = Effect.fn("PaymentsRepo.findForUpdate")(
       SqlSchema.findOne({
-        Request: Schema.String,
+        Request: PaymentId,
         Result: PaymentRow,
         execute: (id) => sql`SELECT * FROM payments WHERE id = ${id} FOR UPDATE`
       }),
@@ -201,10 +206,11 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
 
     const listPayments = SqlSchema.findAll({
       Request: Schema.Struct({
-        storeId: Schema.String,
+        storeId: StoreId,
         livemode: Schema.Boolean,
         status: Schema.optional(PaymentStatusSchema),
         referenceId: Schema.optional(Schema.String),
+        customerId: Schema.optional(CustomerId),
         createdFrom: Schema.optional(Schema.DateFromSelf),
         createdTo: Schema.optional(Schema.DateFromSelf),
         ...PageRequest.fields
@@ -216,6 +222,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           WHERE store_id = ${request.storeId} AND livemode = ${request.livemode}
             AND ${request.status === undefined ? sql`TRUE` : sql`status = ${request.status}`}
             AND ${request.referenceId === undefined ? sql`TRUE` : sql`reference_id = ${request.referenceId}`}
+            AND ${request.customerId === undefined ? sql`TRUE` : sql`customer_id = ${request.customerId}`}
             AND ${request.createdFrom === undefined ? sql`TRUE` : sql`created_at >= ${request.createdFrom}`}
             AND ${request.createdTo === undefined ? sql`TRUE` : sql`created_at <= ${request.createdTo}`}
             AND ${keysetAfter(sql, request.position)}
@@ -223,7 +230,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           LIMIT ${request.limit + 1}`
     })
     const list = Effect.fn("PaymentsRepo.list")(
-      (storeId: string, livemode: boolean, filters: PaymentFilters, limit: number, position?: PagePosition) =>
+      (storeId: StoreId, livemode: boolean, filters: PaymentFilters, limit: number, position?: PagePosition) =>
         listPayments({ storeId, livemode, ...filters, limit, position }).pipe(Effect.orDie)
     )
 
@@ -233,7 +240,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
      * group by currency; with a null `currency`, by status; with both null, the whole store.
      */
     const summarize = SqlSchema.findAll({
-      Request: Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean }),
+      Request: Schema.Struct({ storeId: StoreId, livemode: Schema.Boolean }),
       Result: SummaryRow,
       execute: ({ livemode, storeId }) =>
         sql`
@@ -245,14 +252,14 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           WHERE store_id = ${storeId} AND livemode = ${livemode}
           GROUP BY GROUPING SETS ((status), (currency), ())`
     })
-    const summary = Effect.fn("PaymentsRepo.summary")((storeId: string, livemode: boolean) =>
+    const summary = Effect.fn("PaymentsRepo.summary")((storeId: StoreId, livemode: boolean) =>
       summarize({ storeId, livemode }).pipe(Effect.orDie)
     )
 
     // An UPDATE … RETURNING of a payment the entity has just loaded in the same transaction: `single`,
     // and a missing row is a defect as it always was.
     const updateStatus = SqlSchema.single({
-      Request: Schema.Struct({ id: Schema.String, status: PaymentStatusSchema, at: Schema.DateFromSelf }),
+      Request: Schema.Struct({ id: PaymentId, status: PaymentStatusSchema, at: Schema.DateFromSelf }),
       Result: PaymentRow,
       execute: ({ at, id, status }) => {
         const column = statusTimestampColumn[status]
@@ -263,13 +270,13 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           RETURNING *`
       }
     })
-    const setStatus = Effect.fn("PaymentsRepo.setStatus")((id: string, status: PaymentStatus, at: Date) =>
+    const setStatus = Effect.fn("PaymentsRepo.setStatus")((id: PaymentId, status: PaymentStatus, at: Date) =>
       updateStatus({ id, status, at }).pipe(Effect.orDie)
     )
 
     const updateRefunded = SqlSchema.single({
       Request: Schema.Struct({
-        id: Schema.String,
+        id: PaymentId,
         amount: Schema.BigInt,
         status: PaymentStatusSchema,
         at: Schema.DateFromSelf
@@ -283,11 +290,11 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           RETURNING *`
     })
     const addRefunded = Effect.fn("PaymentsRepo.addRefunded")(
-      (id: string, amount: bigint, status: PaymentStatus, at: Date) =>
+      (id: PaymentId, amount: bigint, status: PaymentStatus, at: Date) =>
         updateRefunded({ id, amount, status, at }).pipe(Effect.orDie)
     )
 
-    const TransitionKey = Schema.Struct({ paymentId: Schema.String, requestKey: Schema.String })
+    const TransitionKey = Schema.Struct({ paymentId: PaymentId, requestKey: Schema.String })
 
     const findTransition = SqlSchema.findOne({
       Request: TransitionKey,
@@ -297,7 +304,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         sql`SELECT 1 FROM payment_transitions WHERE payment_id = ${paymentId} AND request_key = ${requestKey}`
     })
     /** Whether the request `requestKey` already changed this payment (a replayed message). */
-    const transitionApplied = Effect.fn("PaymentsRepo.transitionApplied")((paymentId: string, requestKey: string) =>
+    const transitionApplied = Effect.fn("PaymentsRepo.transitionApplied")((paymentId: PaymentId, requestKey: string) =>
       findTransition({ paymentId, requestKey }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
@@ -309,16 +316,16 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           VALUES (${paymentId}, ${requestKey}, ${transition})`
     })
     const recordTransition = Effect.fn("PaymentsRepo.recordTransition")(
-      (paymentId: string, requestKey: string, transition: string) =>
+      (paymentId: PaymentId, requestKey: string, transition: string) =>
         insertTransition({ paymentId, requestKey, transition }).pipe(Effect.orDie)
     )
 
     const insertRefund = Effect.fn("PaymentsRepo.insertRefund")(
       SqlSchema.single({
         Request: Schema.Struct({
-          id: Schema.String,
-          paymentId: Schema.String,
-          storeId: Schema.String,
+          id: RefundId,
+          paymentId: PaymentId,
+          storeId: StoreId,
           livemode: Schema.Boolean,
           amount: Schema.BigInt,
           currency: Currency,
@@ -344,11 +351,11 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         sql`SELECT * FROM refunds WHERE payment_id = ${paymentId} AND request_key = ${requestKey}`
     })
     const findRefundByRequestKey = Effect.fn("PaymentsRepo.findRefundByRequestKey")(
-      (paymentId: string, requestKey: string) => findRefund({ paymentId, requestKey }).pipe(Effect.orDie)
+      (paymentId: PaymentId, requestKey: string) => findRefund({ paymentId, requestKey }).pipe(Effect.orDie)
     )
 
     const refundsOfPayment = SqlSchema.findAll({
-      Request: Schema.Struct({ paymentId: Schema.String, ...PageRequest.fields }),
+      Request: Schema.Struct({ paymentId: PaymentId, ...PageRequest.fields }),
       Result: RefundRow,
       execute: ({ limit, paymentId, position }) =>
         sql`
@@ -358,15 +365,15 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           LIMIT ${limit + 1}`
     })
     const listRefunds = Effect.fn("PaymentsRepo.listRefunds")(
-      (paymentId: string, limit: number, position?: PagePosition) =>
+      (paymentId: PaymentId, limit: number, position?: PagePosition) =>
         refundsOfPayment({ paymentId, limit, position }).pipe(Effect.orDie)
     )
 
     const insertOutbox = Effect.fn("PaymentsRepo.insertOutbox")(
       SqlSchema.void({
         Request: Schema.Struct({
-          eventId: Schema.String,
-          storeId: Schema.String,
+          eventId: EventId,
+          storeId: StoreId,
           livemode: Schema.Boolean,
           type: Schema.String,
           payload: Schema.Unknown
@@ -386,13 +393,13 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
      * that read nothing back, so they stay plain statements (there is no row to decode).
      */
     const postJournal = Effect.fn("PaymentsRepo.postJournal")(function*(entry: {
-      readonly id: string
-      readonly storeId: string
+      readonly id: JournalId
+      readonly storeId: StoreId
       readonly livemode: boolean
       readonly currency: Currency
       readonly kind: "payment" | "refund"
-      readonly paymentId: string
-      readonly refundId: string | null
+      readonly paymentId: PaymentId
+      readonly refundId: RefundId | null
       readonly memo: string
       readonly lines: ReadonlyArray<JournalLine>
       readonly at: Date
@@ -425,36 +432,38 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       notify(paymentChangeOf(payment)).pipe(Effect.orDie)
     )
 
-    /** Ids of open payments whose expiry has passed, oldest first. */
-    // now() here is the database's clock, not Effect's Clock: the one clock every process shares for these rows;
-    // moving it to a parameter (for TestClock) belongs with the SqlSchema rewrite of this repo.
+    // Expiry is judged at `now` from the caller's Clock, not the database's now(), so it is tested under
+    // TestClock. Nodes keep NTP time; the sweep runs every second anyway.
+    const LimitAt = Schema.Struct({ limit: Schema.Number, now: Schema.DateFromSelf })
+
     const findOverdue = SqlSchema.findAll({
-      Request: Schema.Number,
-      Result: Schema.Struct({ id: Schema.String }),
-      execute: (limit) =>
+      Request: LimitAt,
+      Result: Schema.Struct({ id: PaymentId }),
+      execute: ({ limit, now }) =>
         sql`
           SELECT id FROM payments
-          WHERE status IN ${sql.in(OpenStatuses)} AND expires_at <= now()
+          WHERE status IN ${sql.in(OpenStatuses)} AND expires_at <= ${now}
           ORDER BY expires_at
           LIMIT ${limit}`
     })
-    const overdue = Effect.fn("PaymentsRepo.overdue")((limit: number) =>
-      findOverdue(limit).pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie)
+    /** Ids of open payments whose expiry has come at `now`, oldest first. */
+    const overdue = Effect.fn("PaymentsRepo.overdue")((limit: number, now: Date) =>
+      findOverdue({ limit, now }).pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie)
     )
 
-    /** Open live payments, for asking the provider whether they were paid. */
-    const openLive = Effect.fn("PaymentsRepo.openLive")(
-      SqlSchema.findAll({
-        Request: Schema.Number,
-        Result: Schema.Struct({ id: Schema.String, qr_md5: Schema.String, store_id: Schema.String }),
-        execute: (limit) =>
-          sql`
-            SELECT id, qr_md5, store_id FROM payments
-            WHERE livemode AND status IN ${sql.in(OpenStatuses)} AND expires_at > now()
-            ORDER BY created_at
-            LIMIT ${limit}`
-      }),
-      Effect.orDie
+    const findOpenLive = SqlSchema.findAll({
+      Request: LimitAt,
+      Result: Schema.Struct({ id: PaymentId, qr_md5: Schema.String, store_id: StoreId }),
+      execute: ({ limit, now }) =>
+        sql`
+          SELECT id, qr_md5, store_id FROM payments
+          WHERE livemode AND status IN ${sql.in(OpenStatuses)} AND expires_at > ${now}
+          ORDER BY created_at
+          LIMIT ${limit}`
+    })
+    /** Open live payments not yet expired at `now`, for asking the provider whether they were paid. */
+    const openLive = Effect.fn("PaymentsRepo.openLive")((limit: number, now: Date) =>
+      findOpenLive({ limit, now }).pipe(Effect.orDie)
     )
 
     return {

@@ -9,6 +9,7 @@ import type { Permission } from "../../domain/Access.ts"
 import { CurrentPrincipal } from "../../domain/Auth.ts"
 import { PaymentChanged, PaymentFeedSynced, StoreSummary } from "../../domain/Console.ts"
 import { Forbidden, InvalidRequest, InvalidState, MfaRequired, NotFound } from "../../domain/Errors.ts"
+import type { BranchId, PaymentId, StoreId } from "../../domain/Ids.ts"
 import {
   type CreatePayment,
   type CreateRefund,
@@ -25,13 +26,14 @@ import { AccessService } from "../access/Service.ts"
 import { AccountsService } from "../accounts/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { newId } from "../platform/Ids.ts"
-import { Idempotency, requestFingerprint } from "../platform/Idempotency.ts"
+import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { addMillis, currentDate } from "../platform/Time.ts"
 import { recordPaymentTransition } from "../platform/Metrics.ts"
 import { type Currency, formatAmount, minorUnitsOf, parseAmount } from "../platform/Money.ts"
 import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { StoresService } from "../stores/Service.ts"
+import { CustomersService } from "../customers/Service.ts"
 import { ofStore, subscribePaymentChanges } from "./Changes.ts"
 import { PaymentEntity } from "./Entity.ts"
 import { buildKhqr, TEST_MERCHANT } from "./Khqr.ts"
@@ -41,7 +43,7 @@ import { toPayment, toRefund } from "./View.ts"
 
 /** The store and mode a payment belongs to. */
 export interface PaymentOwner {
-  readonly storeId: string
+  readonly storeId: StoreId
   readonly livemode: boolean
 }
 
@@ -88,6 +90,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
   effect: Effect.gen(function*() {
     const repo = yield* PaymentsRepo
     const stores = yield* StoresService
+    const customers = yield* CustomersService
     const access = yield* AccessService
     const accounts = yield* AccountsService
     const idempotency = yield* Idempotency
@@ -100,21 +103,15 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     const encodePayment = Schema.encodeSync(Payment)
     const encodeRefund = Schema.encodeSync(Refund)
 
-    const requireApiKey = Effect.gen(function*() {
-      const principal = yield* CurrentPrincipal
-      if (principal._tag !== "ApiKey") {
-        return yield* new Forbidden({ message: "This route needs an API key (sk_test_… or sk_live_…)" })
-      }
-      return principal
-    })
+    const requireApiKey = access.currentApiKey
 
-    const notFound = (id: string) => new NotFound({ message: `No such payment: ${id}`, param: "id" })
+    const notFound = (id: PaymentId) => new NotFound({ message: `No such payment: ${id}`, param: "id" })
 
     /**
      * The payments of a store in one mode, if the caller may `permission` them: a user any store they may,
      * an API key only its own store (AccessService) and its own mode.
      */
-    const storeMode = (storeId: string, livemode: boolean, permission: Permission) =>
+    const storeMode = (storeId: StoreId, livemode: boolean, permission: Permission) =>
       Effect.gen(function*() {
         const granted = yield* access.store(storeId, permission)
         if (granted.principal._tag === "ApiKey" && granted.principal.livemode !== livemode) {
@@ -129,7 +126,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
      * The payment `id` if the caller may act on it: an API key sees its own store's payments of its own
      * mode; a user sees the payments of stores they may `permission`. Anything else does not exist.
      */
-    const accessiblePayment = (id: string, permission: "payment.read" | "payment.write" | "payment.refund") =>
+    const accessiblePayment = (id: PaymentId, permission: "payment.read" | "payment.write" | "payment.refund") =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
         if (principal._tag === "User") {
@@ -168,11 +165,11 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       })
     })
 
-    const unknownBranch = (branchId: string) =>
+    const unknownBranch = (branchId: BranchId) =>
       new InvalidRequest({ message: `No such branch in this store: ${branchId}`, param: "branch_id" })
 
     /** The branch a payment names must be an active branch of the payment's own store. */
-    const checkBranch = (storeId: string, branchId: string) =>
+    const checkBranch = (storeId: StoreId, branchId: BranchId) =>
       Effect.gen(function*() {
         const branch = yield* stores.findBranch(branchId)
         if (Option.isNone(branch) || branch.value.store_id !== storeId) return yield* unknownBranch(branchId)
@@ -193,6 +190,8 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         const amount = yield* parseAmount(input.amount, input.currency)
         const branchId = input.branch_id ?? null
         if (branchId !== null) yield* checkBranch(key.storeId, branchId)
+        const customerId = input.customer_id ?? null
+        if (customerId !== null) yield* customers.checkPayer(customerId, key)
         const merchant = yield* merchantFor(key)
         const createdAt = yield* currentDate
         const expiresAt = addMillis(createdAt, (input.expires_in ?? config.paymentDefaultExpirySeconds) * 1000)
@@ -214,6 +213,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
           id: newId("pay"),
           storeId: key.storeId,
           branchId,
+          customerId,
           livemode: key.livemode,
           amount,
           currency: input.currency,
@@ -241,11 +241,8 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
 
     const create = Effect.fn("Payments.create")(function*(input: CreatePayment, idempotencyKey: string | undefined) {
       const key = yield* requireApiKey
-      const scope = idempotencyKey === undefined
-        ? undefined
-        : { storeId: key.storeId, livemode: key.livemode, key: idempotencyKey }
       return yield* idempotency.once(
-        scope,
+        scopeOf(key, idempotencyKey),
         requestFingerprint("payments.create", input),
         201,
         encodePayment,
@@ -253,17 +250,18 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       )
     })
 
-    const retrieve = Effect.fn("Payments.retrieve")(function*(id: string) {
+    const retrieve = Effect.fn("Payments.retrieve")(function*(id: PaymentId) {
       return yield* view(yield* accessiblePayment(id, "payment.read"))
     })
 
     /** A page of a store's payments of one mode, newest first; the caller has authorized the store. */
-    const pageOf = (storeId: string, livemode: boolean, params: PaymentListParams) =>
+    const pageOf = (storeId: StoreId, livemode: boolean, params: PaymentListParams) =>
       Effect.gen(function*() {
         const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
         const filters = {
           status: params.status,
           referenceId: params.reference_id,
+          customerId: params.customer_id,
           createdFrom: yield* parseTimestamp(params["created[gte]"], "created[gte]"),
           createdTo: yield* parseTimestamp(params["created[lte]"], "created[lte]")
         }
@@ -298,7 +296,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
 
     /** The console's list: the payments of a store the caller may read, in one mode. */
     const listForStore = Effect.fn("Payments.listForStore")(function*(
-      storeId: string,
+      storeId: StoreId,
       livemode: boolean,
       params: PaymentListParams
     ) {
@@ -307,7 +305,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     })
 
     /** A store's payments of one mode in figures (PaymentsRepo.summary). */
-    const summary = Effect.fn("Payments.summary")(function*(storeId: string, livemode: boolean) {
+    const summary = Effect.fn("Payments.summary")(function*(storeId: StoreId, livemode: boolean) {
       yield* storeMode(storeId, livemode, "payment.read")
       const rows = yield* repo.summary(storeId, livemode)
       const byStatus = Object.fromEntries(PaymentStatus.literals.map((status) => [status, 0])) as Record<PaymentStatus, number>
@@ -339,7 +337,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
      * The live payments of a store in one mode (domain/Console.ts `PaymentFeed`): a `PaymentFeedSynced`
      * once subscribed, then each change, for PAYMENT_FEED_LIFETIME.
      */
-    const feed = Effect.fn("Payments.feed")(function*(storeId: string, livemode: boolean) {
+    const feed = Effect.fn("Payments.feed")(function*(storeId: StoreId, livemode: boolean) {
       yield* storeMode(storeId, livemode, "payment.read")
       const frames = Stream.unwrapScoped(Effect.map(
         subscribePaymentChanges(changeFeed, ofStore(storeId, livemode)),
@@ -363,7 +361,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     })
 
     /** Sends one lifecycle change to the payment's entity and answers the payment as it is after it. */
-    const applyTransition = (id: string, action: PaymentAction, requestKey: string) =>
+    const applyTransition = (id: PaymentId, action: PaymentAction, requestKey: string) =>
       entity(id).Transition({ action, requestKey }).pipe(
         Effect.catchTags({
           // Mailbox full, persistence trouble: the infrastructure failed, not the client.
@@ -374,13 +372,13 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         Effect.flatMap(view)
       )
 
-    const cancel = Effect.fn("Payments.cancel")(function*(id: string) {
+    const cancel = Effect.fn("Payments.cancel")(function*(id: PaymentId) {
       yield* accessiblePayment(id, "payment.write")
       return yield* applyTransition(id, "cancel", randomUUID())
     })
 
     const simulate = Effect.fn("Payments.simulate")(function*(
-      id: string,
+      id: PaymentId,
       status: "scanned" | "paid" | "failed" | "expired"
     ) {
       const key = yield* requireApiKey
@@ -437,7 +435,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
      * large one, the caller's clearance; then the idempotency scope, the request's fingerprint and the
      * operation itself.
      */
-    const prepareRefund = (id: string, input: CreateRefund, idempotencyKey: string | undefined) =>
+    const prepareRefund = (id: PaymentId, input: CreateRefund, idempotencyKey: string | undefined) =>
       Effect.gen(function*() {
         const payment = yield* accessiblePayment(id, "payment.refund")
         const requested = input.amount === undefined ? null : yield* parseAmount(input.amount, payment.currency)
@@ -480,7 +478,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
      * turns a `Replayed` outcome into what it answers.
      */
     const refund = Effect.fn("Payments.refund")(function*(
-      id: string,
+      id: PaymentId,
       input: CreateRefund,
       idempotencyKey: string | undefined
     ) {
@@ -488,7 +486,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       return yield* idempotency.once(prepared.scope, prepared.fingerprint, 201, encodeRefund, prepared.operation)
     })
 
-    const refunds = Effect.fn("Payments.refunds")(function*(id: string, params: ListParams) {
+    const refunds = Effect.fn("Payments.refunds")(function*(id: PaymentId, params: ListParams) {
       yield* accessiblePayment(id, "payment.read")
       const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
       const rows = yield* repo.listRefunds(id, params.limit, position)
@@ -514,6 +512,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
   dependencies: [
     PaymentsRepo.Default,
     StoresService.Default,
+    CustomersService.Default,
     AccessService.Default,
     AccountsService.Default,
     Idempotency.Default

@@ -1,6 +1,7 @@
 /**
  * How payments and refunds look on the wire (API.md "Payments"), and the events that carry them.
  */
+import type { EventId, PaymentId } from "../../domain/Ids.ts"
 import { Payment, PaymentQr, Refund } from "../../domain/Payments.ts"
 import { formatAmount } from "../platform/Money.ts"
 import type { PaymentRow, RefundRow } from "./Repo.ts"
@@ -8,7 +9,7 @@ import type { PaymentRow, RefundRow } from "./Repo.ts"
 const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
 /** Where a payer pays a payment: its hosted checkout page. */
-export const checkoutUrlOf = (baseUrl: string, paymentId: string) => `${baseUrl}/checkout/${paymentId}`
+export const checkoutUrlOf = (baseUrl: string, paymentId: PaymentId) => `${baseUrl}/checkout/${paymentId}`
 
 export const toPayment = (row: PaymentRow, baseUrl: string): Payment =>
   new Payment({
@@ -24,6 +25,7 @@ export const toPayment = (row: PaymentRow, baseUrl: string): Payment =>
     livemode: row.livemode,
     store_id: row.store_id,
     branch_id: row.branch_id,
+    customer_id: row.customer_id,
     expires_at: row.expires_at.toISOString(),
     paid_at: iso(row.paid_at),
     checkout_url: checkoutUrlOf(baseUrl, row.id),
@@ -45,7 +47,7 @@ export const toRefund = (row: RefundRow): Refund =>
   })
 
 /** The body of a webhook event about a payment (API.md "Webhooks"). */
-export const paymentEvent = (eventId: string, type: string, payment: Payment, at: Date) => ({
+export const paymentEvent = (eventId: EventId, type: string, payment: Payment, at: Date) => ({
   id: eventId,
   object: "event",
   type,

@@ -12,7 +12,7 @@
  * what it speaks — the REST handlers into the stored response (src/platform/IdempotentResponse.ts), the
  * console RPC into the value or the error again (`outcomeValue`).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Cause, Clock, Data, Duration, Effect, Exit, Option, Schema } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import {
@@ -23,13 +23,20 @@ import {
   IdempotencyConflict,
   toErrorEnvelope
 } from "../../domain/Errors.ts"
+import { StoreId } from "../../domain/Ids.ts"
 import { addMillis, currentDate } from "./Time.ts"
 
 export interface IdempotencyScope {
-  readonly storeId: string
+  readonly storeId: StoreId
   readonly livemode: boolean
   readonly key: string
 }
+
+/** The scope of an `Idempotency-Key` sent to a store and mode (an API key's); none when no key was sent. */
+export const scopeOf = (
+  owner: { readonly storeId: StoreId; readonly livemode: boolean },
+  key: string | undefined
+): IdempotencyScope | undefined => key === undefined ? undefined : { storeId: owner.storeId, livemode: owner.livemode, key }
 
 /** How long a claimed key waits for its owner before it counts as abandoned. */
 export const IDEMPOTENCY_LEASE = Duration.seconds(30)
@@ -83,6 +90,12 @@ export const outcomeValue = <A, I>(schema: Schema.Schema<A, I>) => (outcome: Ide
   })
 }
 
+/** A key's row: the scope's three columns. */
+const Scope = Schema.Struct({ storeId: StoreId, livemode: Schema.Boolean, key: Schema.String })
+/** The scope, and the time of the request that asks (the lease is measured from it). */
+const ScopeRequest = Schema.Struct({ ...Scope.fields, now: Schema.DateFromSelf })
+const RequestTokenRow = Schema.Struct({ request_token: Schema.String })
+
 const StoredRow = Schema.Struct({
   fingerprint: Schema.String,
   status_code: Schema.NullOr(Schema.Number),
@@ -99,33 +112,55 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
     const sql = yield* SqlClient.SqlClient
     const leaseMillis = Duration.toMillis(IDEMPOTENCY_LEASE)
 
+    const ofScope = ({ key, livemode, storeId }: typeof Scope.Encoded) =>
+      sql`store_id = ${storeId} AND livemode = ${livemode} AND key = ${key}`
+
     // Times in these statements are the service's Clock, passed in, not the database's now(): the lease is
     // a rule of this module and is tested under TestClock. Nodes keep NTP time, and the lease (30 s)
     // dwarfs any skew between them.
-    const tryClaim = (scope: IdempotencyScope, fingerprint: string, now: Date) =>
-      sql<{ request_token: string }>`
-        INSERT INTO idempotency_keys (store_id, livemode, key, fingerprint, request_token, created_at, locked_at)
-        VALUES (${scope.storeId}, ${scope.livemode}, ${scope.key}, ${fingerprint}, ${randomUUID()}, ${now}, ${now})
-        ON CONFLICT DO NOTHING
-        RETURNING request_token`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.request_token)), Effect.orDie)
+    const tryClaim = Effect.fn("Idempotency.tryClaim")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({ ...ScopeRequest.fields, fingerprint: Schema.String, requestToken: Schema.String }),
+        Result: RequestTokenRow,
+        execute: ({ fingerprint, key, livemode, now, requestToken, storeId }) =>
+          sql`
+            INSERT INTO idempotency_keys (store_id, livemode, key, fingerprint, request_token, created_at, locked_at)
+            VALUES (${storeId}, ${livemode}, ${key}, ${fingerprint}, ${requestToken}, ${now}, ${now})
+            ON CONFLICT DO NOTHING
+            RETURNING request_token`
+      }),
+      Effect.map(Option.map((row: typeof RequestTokenRow.Type) => row.request_token)),
+      Effect.orDie
+    )
 
-    const read = (scope: IdempotencyScope, now: Date) =>
-      sql`
-        SELECT fingerprint, status_code, response,
-          (response IS NULL AND locked_at < ${addMillis(now, -leaseMillis)}) AS abandoned
-        FROM idempotency_keys
-        WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(StoredRow))),
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const read = Effect.fn("Idempotency.read")(
+      SqlSchema.findOne({
+        Request: ScopeRequest,
+        Result: StoredRow,
+        execute: ({ now, ...scope }) =>
+          sql`
+            SELECT fingerprint, status_code, response,
+              (response IS NULL AND locked_at < ${addMillis(now, -leaseMillis)}) AS abandoned
+            FROM idempotency_keys
+            WHERE ${ofScope(scope)}`
+      }),
+      Effect.orDie
+    )
 
-    const takeOver = (scope: IdempotencyScope, now: Date) =>
-      sql<{ request_token: string }>`
-        UPDATE idempotency_keys SET locked_at = ${now}
-        WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}
-          AND response IS NULL AND locked_at < ${addMillis(now, -leaseMillis)}
-        RETURNING request_token`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.request_token)), Effect.orDie)
+    const takeOver = Effect.fn("Idempotency.takeOver")(
+      SqlSchema.findOne({
+        Request: ScopeRequest,
+        Result: RequestTokenRow,
+        execute: ({ now, ...scope }) =>
+          sql`
+            UPDATE idempotency_keys SET locked_at = ${now}
+            WHERE ${ofScope(scope)}
+              AND response IS NULL AND locked_at < ${addMillis(now, -leaseMillis)}
+            RETURNING request_token`
+      }),
+      Effect.map(Option.map((row: typeof RequestTokenRow.Type) => row.request_token)),
+      Effect.orDie
+    )
 
     const conflict = (message: string) => new IdempotencyConflict({ message, param: "Idempotency-Key" })
 
@@ -134,9 +169,9 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
         const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(WAIT_FOR_OWNER)
         while (true) {
           const now = yield* currentDate
-          const claimed = yield* tryClaim(scope, fingerprint, now)
+          const claimed = yield* tryClaim({ ...scope, now, fingerprint, requestToken: randomUUID() })
           if (Option.isSome(claimed)) return { _tag: "Owned", token: claimed.value } as const
-          const stored = yield* read(scope, now)
+          const stored = yield* read({ ...scope, now })
           if (Option.isNone(stored)) continue // purged between the insert and the read: claim again
           if (stored.value.fingerprint !== fingerprint) {
             return yield* conflict("This Idempotency-Key was already used with a different request")
@@ -146,7 +181,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
             return { _tag: "Answered", outcome } as const
           }
           if (stored.value.abandoned) {
-            const taken = yield* takeOver(scope, now)
+            const taken = yield* takeOver({ ...scope, now })
             if (Option.isSome(taken)) return { _tag: "Owned", token: taken.value } as const
           }
           if (now.getTime() > deadline) {
@@ -156,24 +191,33 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
         }
       })
 
-    const remember = (scope: IdempotencyScope, status: number, body: unknown) =>
-      sql`
-        UPDATE idempotency_keys SET status_code = ${status}, response = ${JSON.stringify(body)}::json
-        WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+    const remember = Effect.fn("Idempotency.remember")(
+      SqlSchema.void({
+        Request: Schema.Struct({ ...Scope.fields, status: Schema.Number, body: Schema.Unknown }),
+        execute: ({ body, status, ...scope }) =>
+          sql`
+            UPDATE idempotency_keys SET status_code = ${status}, response = ${JSON.stringify(body)}::json
+            WHERE ${ofScope(scope)}`
+      }),
+      Effect.orDie
+    )
 
     /**
      * After a defect the key is left claimed but abandoned at once: the next request with it takes it
      * over with the same request token, so work the failed attempt handed on (a persisted refund message)
      * is continued, never started a second time.
      */
-    const abandon = (scope: IdempotencyScope) =>
-      sql`
-        UPDATE idempotency_keys SET locked_at = '-infinity'
-        WHERE store_id = ${scope.storeId} AND livemode = ${scope.livemode} AND key = ${scope.key}
-          AND response IS NULL`.pipe(Effect.asVoid, Effect.orDie)
+    const abandon = Effect.fn("Idempotency.abandon")(
+      SqlSchema.void({
+        Request: Scope,
+        execute: (scope) =>
+          sql`
+            UPDATE idempotency_keys SET locked_at = '-infinity'
+            WHERE ${ofScope(scope)}
+              AND response IS NULL`
+      }),
+      Effect.orDie
+    )
 
     /**
      * Runs `operation` once per key (`scope`; without one, every call runs it): its answer (encoded with
@@ -194,8 +238,8 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
         const claimed = yield* claim(scope, fingerprint)
         if (claimed._tag === "Answered") return claimed.outcome
         const value = yield* operation(claimed.token).pipe(
-          Effect.tap((value) => remember(scope, successStatus, encode(value))),
-          Effect.tapError((error) => remember(scope, errorStatus(error), toErrorEnvelope(error))),
+          Effect.tap((value) => remember({ ...scope, status: successStatus, body: encode(value) })),
+          Effect.tapError((error) => remember({ ...scope, status: errorStatus(error), body: toErrorEnvelope(error) })),
           Effect.onExit((exit) =>
             Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause)) ? abandon(scope) : Effect.void
           ),
@@ -205,12 +249,33 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
         return IdempotentOutcome.Fresh({ value })
       })
 
+    /**
+     * Replaces every remembered answer of a store and mode whose body is the object `objectId` with
+     * `body`, the object as it is now. Erasure uses it: replaying the request that created a customer must
+     * not answer the personal data erased since. Runs in the caller's transaction, if any.
+     */
+    const rewriteAnswers = Effect.fn("Idempotency.rewriteAnswers")(
+      SqlSchema.void({
+        Request: Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean, objectId: Schema.String, body: Schema.Unknown }),
+        execute: ({ body, livemode, objectId, storeId }) =>
+          sql`
+            UPDATE idempotency_keys SET response = ${JSON.stringify(body)}::json
+            WHERE store_id = ${storeId} AND livemode = ${livemode} AND status_code < 400
+              AND response->>'id' = ${objectId}`
+      }),
+      Effect.orDie
+    )
+
+    const deleteCreatedBefore = SqlSchema.void({
+      Request: Schema.DateFromSelf,
+      execute: (cutoff) => sql`DELETE FROM idempotency_keys WHERE created_at < ${cutoff}`
+    })
     /** Forgets keys past their retention; run on a schedule. */
     const purgeExpired = Effect.gen(function*() {
       const cutoff = addMillis(yield* currentDate, -Duration.toMillis(IDEMPOTENCY_RETENTION))
-      yield* sql`DELETE FROM idempotency_keys WHERE created_at < ${cutoff}`.pipe(Effect.orDie)
-    })
+      yield* deleteCreatedBefore(cutoff).pipe(Effect.orDie)
+    }).pipe(Effect.withSpan("Idempotency.purgeExpired"))
 
-    return { once, purgeExpired } as const
+    return { once, rewriteAnswers, purgeExpired } as const
   })
 }) {}

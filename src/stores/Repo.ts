@@ -6,6 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { type Role, Roles } from "../../domain/Access.ts"
+import { BranchId, OrganizationId, StoreId, UserId } from "../../domain/Ids.ts"
 import { roleAllows } from "../access/Policy.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
@@ -26,8 +27,8 @@ export const CredentialsSummaryColumn = Schema.Struct({
 export type CredentialsSummaryColumn = typeof CredentialsSummaryColumn.Type
 
 export const StoreRow = Schema.Struct({
-  id: Schema.String,
-  organization_id: Schema.String,
+  id: StoreId,
+  organization_id: OrganizationId,
   name: Schema.String,
   branding: BrandingColumn,
   credentials_summary: Schema.NullOr(CredentialsSummaryColumn),
@@ -38,8 +39,8 @@ export const StoreRow = Schema.Struct({
 export type StoreRow = typeof StoreRow.Type
 
 export const BranchRow = Schema.Struct({
-  id: Schema.String,
-  store_id: Schema.String,
+  id: BranchId,
+  store_id: StoreId,
   name: Schema.String,
   address: Schema.NullOr(Schema.String),
   phone: Schema.NullOr(Schema.String),
@@ -73,7 +74,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
 
     const insertStore = Effect.fn("StoresRepo.insertStore")(
       SqlSchema.single({
-        Request: Schema.Struct({ id: Schema.String, organizationId: Schema.String, name: Schema.String }),
+        Request: Schema.Struct({ id: StoreId, organizationId: OrganizationId, name: Schema.String }),
         Result: StoreRow,
         execute: (input) =>
           sql`
@@ -86,7 +87,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
 
     const findStore = Effect.fn("StoresRepo.findStore")(
       SqlSchema.findOne({
-        Request: Schema.String,
+        Request: StoreId,
         Result: StoreRow,
         execute: (id) => sql`SELECT ${storeColumns} FROM stores WHERE id = ${id}`
       }),
@@ -96,7 +97,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     const storeListColumns = { createdAt: "s.created_at", id: "s.id" }
 
     const readableStoresOfUser = SqlSchema.findAll({
-      Request: Schema.Struct({ userId: Schema.String, ...PageRequest.fields }),
+      Request: Schema.Struct({ userId: UserId, ...PageRequest.fields }),
       Result: StoreRow,
       execute: ({ limit, position, userId }) =>
         sql`
@@ -109,13 +110,13 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     })
     /** One page of the stores of every organization the user may see stores of, newest first. */
     const storesOfUser = Effect.fn("StoresRepo.storesOfUser")(
-      (userId: string, limit: number, position: PagePosition | undefined) =>
+      (userId: UserId, limit: number, position: PagePosition | undefined) =>
         readableStoresOfUser({ userId, limit, position }).pipe(Effect.orDie)
     )
 
     // The JSON columns are written from the type side of their schemas: nothing to encode, only to check.
     const writeBranding = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.String, branding: Schema.typeSchema(BrandingColumn) }),
+      Request: Schema.Struct({ id: StoreId, branding: Schema.typeSchema(BrandingColumn) }),
       Result: StoreRow,
       execute: ({ branding, id }) =>
         sql`
@@ -123,13 +124,13 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
           WHERE id = ${id}
           RETURNING ${storeColumns}`
     })
-    const updateBranding = Effect.fn("StoresRepo.updateBranding")((id: string, branding: BrandingColumn) =>
+    const updateBranding = Effect.fn("StoresRepo.updateBranding")((id: StoreId, branding: BrandingColumn) =>
       writeBranding({ id, branding }).pipe(Effect.orDie)
     )
 
     const writeCredentials = SqlSchema.findOne({
       Request: Schema.Struct({
-        id: Schema.String,
+        id: StoreId,
         sealed: Schema.String,
         summary: Schema.typeSchema(CredentialsSummaryColumn)
       }),
@@ -142,17 +143,17 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
           RETURNING ${storeColumns}`
     })
     const updateCredentials = Effect.fn("StoresRepo.updateCredentials")(
-      (id: string, sealed: string, summary: CredentialsSummaryColumn) =>
+      (id: StoreId, sealed: string, summary: CredentialsSummaryColumn) =>
         writeCredentials({ id, sealed, summary }).pipe(Effect.orDie)
     )
 
     const readSealedCredentials = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: StoreId,
       Result: Schema.Struct({ credentials: Schema.NullOr(Schema.String) }),
       execute: (id) => sql`SELECT credentials FROM stores WHERE id = ${id}`
     })
     /** The sealed credentials of a store; None when the store has none (or does not exist). */
-    const findSealedCredentials = Effect.fn("StoresRepo.findSealedCredentials")((id: string) =>
+    const findSealedCredentials = Effect.fn("StoresRepo.findSealedCredentials")((id: StoreId) =>
       readSealedCredentials(id).pipe(
         Effect.map(Option.flatMap((row) => Option.fromNullable(row.credentials))),
         Effect.orDie
@@ -160,7 +161,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     )
 
     const writeLiveMode = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.String, liveMode: Schema.Boolean }),
+      Request: Schema.Struct({ id: StoreId, liveMode: Schema.Boolean }),
       Result: StoreRow,
       execute: ({ id, liveMode }) =>
         sql`
@@ -174,7 +175,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
      * Sets the live-mode flag. Switching on also re-checks, in the same statement, that credentials are
      * set, so the flag can never be on without them; None when that check (or the store) fails.
      */
-    const setLiveMode = Effect.fn("StoresRepo.setLiveMode")((id: string, liveMode: boolean) =>
+    const setLiveMode = Effect.fn("StoresRepo.setLiveMode")((id: StoreId, liveMode: boolean) =>
       writeLiveMode({ id, liveMode }).pipe(Effect.orDie)
     )
 
@@ -185,8 +186,8 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     const insertBranch = Effect.fn("StoresRepo.insertBranch")(
       SqlSchema.single({
         Request: Schema.Struct({
-          id: Schema.String,
-          storeId: Schema.String,
+          id: BranchId,
+          storeId: StoreId,
           name: Schema.String,
           address: Schema.NullOr(Schema.String),
           phone: Schema.NullOr(Schema.String)
@@ -203,7 +204,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
 
     const findBranch = Effect.fn("StoresRepo.findBranch")(
       SqlSchema.findOne({
-        Request: Schema.String,
+        Request: BranchId,
         Result: BranchRow,
         execute: (id) => sql`SELECT * FROM branches WHERE id = ${id}`
       }),
@@ -211,7 +212,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     )
 
     const branchesPage = SqlSchema.findAll({
-      Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
+      Request: Schema.Struct({ storeId: StoreId, ...PageRequest.fields }),
       Result: BranchRow,
       execute: ({ limit, position, storeId }) =>
         sql`
@@ -222,13 +223,13 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     })
     /** One page of a store's branches, newest first. */
     const branchesOfStore = Effect.fn("StoresRepo.branchesOfStore")(
-      (storeId: string, limit: number, position: PagePosition | undefined) =>
+      (storeId: StoreId, limit: number, position: PagePosition | undefined) =>
         branchesPage({ storeId, limit, position }).pipe(Effect.orDie)
     )
 
     const writeBranchChanges = SqlSchema.findOne({
       Request: Schema.Struct({
-        id: Schema.String,
+        id: BranchId,
         name: Schema.optional(Schema.String),
         address: Schema.optional(Schema.NullOr(Schema.String)),
         phone: Schema.optional(Schema.NullOr(Schema.String)),
@@ -251,7 +252,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
           RETURNING *`
       }
     })
-    const updateBranch = Effect.fn("StoresRepo.updateBranch")((id: string, changes: {
+    const updateBranch = Effect.fn("StoresRepo.updateBranch")((id: BranchId, changes: {
       readonly name?: string | undefined
       readonly address?: string | null | undefined
       readonly phone?: string | null | undefined
@@ -259,18 +260,18 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     }) => writeBranchChanges({ id, ...changes }).pipe(Effect.orDie))
 
     const deleteUnusedBranch = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ id: Schema.String }),
+      Request: BranchId,
+      Result: Schema.Struct({ id: BranchId }),
       execute: (id) => sql`DELETE FROM branches WHERE id = ${id} AND NOT has_history RETURNING id`
     })
     /** Deletes the branch unless it has history; false when it has (or no longer exists). */
-    const deleteBranchWithoutHistory = Effect.fn("StoresRepo.deleteBranchWithoutHistory")((id: string) =>
+    const deleteBranchWithoutHistory = Effect.fn("StoresRepo.deleteBranchWithoutHistory")((id: BranchId) =>
       deleteUnusedBranch(id).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
     const deactivateBranch = Effect.fn("StoresRepo.deactivateBranch")(
       SqlSchema.findOne({
-        Request: Schema.String,
+        Request: BranchId,
         Result: BranchRow,
         execute: (id) =>
           sql`
@@ -282,7 +283,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     )
 
     const holdBranch = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: BranchId,
       // Only whether the row is still there matters.
       Result: Schema.Unknown,
       execute: (id) => sql`SELECT 1 FROM branches WHERE id = ${id} FOR KEY SHARE`
@@ -292,7 +293,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
      * the branch is gone. A delete racing with this either committed first (false here) or waits and then
      * finds the mark, and deactivates the branch instead.
      */
-    const markBranchHasHistory = Effect.fn("StoresRepo.markBranchHasHistory")(function*(id: string) {
+    const markBranchHasHistory = Effect.fn("StoresRepo.markBranchHasHistory")(function*(id: BranchId) {
       yield* sql`UPDATE branches SET has_history = true WHERE id = ${id} AND NOT has_history`
       return Option.isSome(yield* holdBranch(id))
     }, Effect.orDie)

@@ -5,6 +5,7 @@
 import { Effect, Option, Schema } from "effect"
 import type { Permission } from "../../domain/Access.ts"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import type { BranchId, OrganizationId, StoreId } from "../../domain/Ids.ts"
 import {
   Branch,
   BranchList,
@@ -63,11 +64,11 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     const secrets = yield* SecretBox
     const verification = yield* VerificationService
 
-    const storeNotFound = (storeId: string) => new NotFound({ message: `No such store: ${storeId}`, param: "id" })
-    const branchNotFound = (branchId: string) => new NotFound({ message: `No such branch: ${branchId}`, param: "id" })
+    const storeNotFound = (storeId: StoreId) => new NotFound({ message: `No such store: ${storeId}`, param: "id" })
+    const branchNotFound = (branchId: BranchId) => new NotFound({ message: `No such branch: ${branchId}`, param: "id" })
 
     /** The store, if the signed-in user may do `permission` on it. These are console routes: API keys are refused. */
-    const authorizedStore = (storeId: string, permission: Permission) =>
+    const authorizedStore = (storeId: StoreId, permission: Permission) =>
       Effect.gen(function*() {
         yield* access.currentUser
         yield* access.store(storeId, permission)
@@ -77,7 +78,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       })
 
     /** The branch, if the signed-in user may do `permission` on its store; another tenant's branch is 404 too. */
-    const authorizedBranch = (branchId: string, permission: Permission) =>
+    const authorizedBranch = (branchId: BranchId, permission: Permission) =>
       Effect.zipRight(
         access.currentUser,
         access.owned(repo.findBranch(branchId), (branch) => branch.store_id, permission, () => branchNotFound(branchId))
@@ -92,7 +93,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
 
     const create = Effect.fn("Stores.create")(function*(input: {
       readonly name: string
-      readonly organization_id?: string | undefined
+      readonly organization_id?: OrganizationId | undefined
     }) {
       const { organizationId } = yield* access.organizationOrFirst(input.organization_id, "store.create")
       return toStore(yield* repo.insertStore({ id: newId("str"), organizationId, name: input.name }))
@@ -106,11 +107,11 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       return new StoreList({ ...page, data: page.data.map(toStore) })
     })
 
-    const retrieve = Effect.fn("Stores.retrieve")(function*(storeId: string) {
+    const retrieve = Effect.fn("Stores.retrieve")(function*(storeId: StoreId) {
       return toStore(yield* authorizedStore(storeId, "store.read"))
     })
 
-    const updateBranding = Effect.fn("Stores.updateBranding")(function*(storeId: string, input: UpdateBranding) {
+    const updateBranding = Effect.fn("Stores.updateBranding")(function*(storeId: StoreId, input: UpdateBranding) {
       yield* authorizedStore(storeId, "store.update")
       // PUT replaces the branding as a whole; colours are kept in one spelling so they compare equal.
       const updated = yield* repo.updateBranding(storeId, {
@@ -122,7 +123,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       return toStore(yield* orNotFound(updated, storeNotFound(storeId)))
     })
 
-    const setCredentials = Effect.fn("Stores.setCredentials")(function*(storeId: string, input: ProviderCredentials) {
+    const setCredentials = Effect.fn("Stores.setCredentials")(function*(storeId: StoreId, input: ProviderCredentials) {
       yield* authorizedStore(storeId, "store.credentials.manage")
       const credentials = new ProviderCredentials({
         bakong_account_id: input.bakong_account_id,
@@ -140,7 +141,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       return toStore(yield* orNotFound(updated, storeNotFound(storeId)))
     })
 
-    const setLiveMode = Effect.fn("Stores.setLiveMode")(function*(storeId: string, liveMode: boolean) {
+    const setLiveMode = Effect.fn("Stores.setLiveMode")(function*(storeId: StoreId, liveMode: boolean) {
       const store = yield* authorizedStore(storeId, "store.live_mode.manage")
       if (liveMode && !store.live_mode) {
         const missing: Array<string> = []
@@ -163,7 +164,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     })
 
     /** The store, without any authorization: for other areas (checkout, payments) that have checked already. */
-    const getById = Effect.fn("Stores.getById")(function*(storeId: string) {
+    const getById = Effect.fn("Stores.getById")(function*(storeId: StoreId) {
       return toStore(yield* orNotFound(yield* repo.findStore(storeId), storeNotFound(storeId)))
     })
 
@@ -171,7 +172,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
      * The store's provider credentials in full, decrypted; None until the merchant sets them. For the
      * payments engine only: never return them on a route.
      */
-    const providerCredentials = Effect.fn("Stores.providerCredentials")(function*(storeId: string) {
+    const providerCredentials = Effect.fn("Stores.providerCredentials")(function*(storeId: StoreId) {
       const sealed = yield* repo.findSealedCredentials(storeId)
       if (Option.isNone(sealed)) return Option.none<ProviderCredentials>()
       const opened = yield* secrets.open(sealed.value)
@@ -183,7 +184,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     // Branches
     // -------------------------------------------------------------------------------------------
 
-    const createBranch = Effect.fn("Stores.createBranch")(function*(storeId: string, input: CreateBranch) {
+    const createBranch = Effect.fn("Stores.createBranch")(function*(storeId: StoreId, input: CreateBranch) {
       yield* authorizedStore(storeId, "store.update")
       return toBranch(
         yield* repo.insertBranch({
@@ -196,7 +197,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       )
     })
 
-    const listBranches = Effect.fn("Stores.listBranches")(function*(storeId: string, params: ListParams) {
+    const listBranches = Effect.fn("Stores.listBranches")(function*(storeId: StoreId, params: ListParams) {
       yield* authorizedStore(storeId, "store.read")
       const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
       const rows = yield* repo.branchesOfStore(storeId, params.limit, position)
@@ -204,14 +205,14 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       return new BranchList({ ...page, data: page.data.map(toBranch) })
     })
 
-    const updateBranch = Effect.fn("Stores.updateBranch")(function*(branchId: string, input: UpdateBranch) {
+    const updateBranch = Effect.fn("Stores.updateBranch")(function*(branchId: BranchId, input: UpdateBranch) {
       yield* authorizedBranch(branchId, "store.update")
       const updated = yield* repo.updateBranch(branchId, input)
       return toBranch(yield* orNotFound(updated, branchNotFound(branchId)))
     })
 
     /** Deletes a branch, or deactivates it when it has history, so that the records pointing at it still resolve. */
-    const deleteBranch = Effect.fn("Stores.deleteBranch")(function*(branchId: string) {
+    const deleteBranch = Effect.fn("Stores.deleteBranch")(function*(branchId: BranchId) {
       yield* authorizedBranch(branchId, "store.update")
       if (yield* repo.deleteBranchWithoutHistory(branchId)) {
         return new DeletedBranch({ id: branchId, object: "branch", deleted: true })
@@ -221,7 +222,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     })
 
     /** The branch, without any authorization (for payments, which check that it belongs to their store). */
-    const findBranch = Effect.fn("Stores.findBranch")(function*(branchId: string) {
+    const findBranch = Effect.fn("Stores.findBranch")(function*(branchId: BranchId) {
       return Option.map(yield* repo.findBranch(branchId), toBranch)
     })
 
@@ -230,7 +231,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
      * false when the branch was deleted meanwhile. Run it in the transaction that writes the referring
      * record, before that record.
      */
-    const markBranchHasHistory = Effect.fn("Stores.markBranchHasHistory")(function*(branchId: string) {
+    const markBranchHasHistory = Effect.fn("Stores.markBranchHasHistory")(function*(branchId: BranchId) {
       return yield* repo.markBranchHasHistory(branchId)
     })
 

@@ -3,12 +3,13 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { OrganizationId, UserId, VerificationId } from "../../domain/Ids.ts"
 import { VerificationStatus } from "../../domain/Verification.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
 export const VerificationRow = Schema.Struct({
-  id: Schema.String,
-  organization_id: Schema.String,
+  id: VerificationId,
+  organization_id: OrganizationId,
   status: Schema.Literal("pending", "approved", "rejected"),
   business_name: Schema.String,
   registration_number: Schema.String,
@@ -49,13 +50,13 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
     const insertPending = Effect.fn("VerificationRepo.insertPending")(
       SqlSchema.findOne({
         Request: Schema.Struct({
-          id: Schema.String,
-          organizationId: Schema.String,
+          id: VerificationId,
+          organizationId: OrganizationId,
           businessName: Schema.String,
           registrationNumber: Schema.String,
           contact: Schema.Struct({ name: Schema.String, email: Schema.String, phone: Schema.NullOr(Schema.String) }),
           documents: Schema.Array(Schema.Struct({ type: Schema.String, url: Schema.String })),
-          submittedBy: Schema.String
+          submittedBy: UserId
         }),
         Result: VerificationRow,
         execute: (input) =>
@@ -74,7 +75,7 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
 
     const latestOf = Effect.fn("VerificationRepo.latestOf")(
       SqlSchema.findOne({
-        Request: Schema.String,
+        Request: OrganizationId,
         Result: VerificationRow,
         execute: (organizationId) =>
           sql`
@@ -88,7 +89,7 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
 
     const find = Effect.fn("VerificationRepo.find")(
       SqlSchema.findOne({
-        Request: Schema.String,
+        Request: VerificationId,
         Result: VerificationRow,
         execute: (id) => sql`SELECT ${columns} FROM verifications WHERE id = ${id}`
       }),
@@ -118,9 +119,9 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
     const review = Effect.fn("VerificationRepo.review")(
       SqlSchema.findOne({
         Request: Schema.Struct({
-          id: Schema.String,
+          id: VerificationId,
           status: Schema.Literal("approved", "rejected"),
-          reviewedBy: Schema.String,
+          reviewedBy: UserId,
           note: Schema.NullOr(Schema.String)
         }),
         Result: VerificationRow,

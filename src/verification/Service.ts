@@ -4,6 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import type { OrganizationId, VerificationId } from "../../domain/Ids.ts"
 import {
   type ListVerificationsParams,
   type SubmitVerification,
@@ -60,7 +61,7 @@ export class VerificationService extends Effect.Service<VerificationService>()("
     })
 
     /** Like submit, the user's first organization when none is named. */
-    const status = Effect.fn("Verification.status")(function*(requestedOrganizationId: string | undefined) {
+    const status = Effect.fn("Verification.status")(function*(requestedOrganizationId: OrganizationId | undefined) {
       const { organizationId } = yield* access.organizationOrFirst(requestedOrganizationId, "organization.read").pipe(
         // The query parameter is `org_id`; the error names it as the caller wrote it.
         Effect.catchTag("NotFound", (error) => Effect.fail(new NotFound({ message: error.message, param: "org_id" })))
@@ -78,7 +79,7 @@ export class VerificationService extends Effect.Service<VerificationService>()("
     })
 
     /** The status of the organization's latest submission, None when it never submitted one (no authorization: internal). */
-    const latestStatus = Effect.fn("Verification.latestStatus")(function*(organizationId: string) {
+    const latestStatus = Effect.fn("Verification.latestStatus")(function*(organizationId: OrganizationId) {
       return Option.map(yield* repo.latestOf(organizationId), (row): VerificationStatus => row.status)
     })
 
@@ -91,7 +92,7 @@ export class VerificationService extends Effect.Service<VerificationService>()("
     })
 
     const review = Effect.fn("Verification.review")(function*(
-      id: string,
+      id: VerificationId,
       decision: { readonly status: "approved" | "rejected"; readonly note: string | null }
     ) {
       const admin = yield* access.requirePlatformAdmin
@@ -104,8 +105,8 @@ export class VerificationService extends Effect.Service<VerificationService>()("
       })
     })
 
-    const approve = (id: string) => review(id, { status: "approved", note: null })
-    const reject = (id: string, reason: string) => review(id, { status: "rejected", note: reason })
+    const approve = (id: VerificationId) => review(id, { status: "approved", note: null })
+    const reject = (id: VerificationId, reason: string) => review(id, { status: "rejected", note: reason })
 
     return { submit, status, latestStatus, adminList, approve, reject } as const
   }),

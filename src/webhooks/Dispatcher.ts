@@ -26,6 +26,7 @@
 import { Singleton } from "@effect/cluster"
 import { HttpClientRequest } from "@effect/platform"
 import { Cause, Clock, Context, Duration, Effect, FiberSet, Layer, Option, Queue, Stream } from "effect"
+import type { WebhookEndpointId } from "../../domain/Ids.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
@@ -186,7 +187,7 @@ const run = Effect.gen(function*() {
     })
 
   /** Delivers one job and records the attempt and what follows from it, in one transaction. */
-  const deliver = (endpointId: string, job: NextJobRow) =>
+  const deliver = (endpointId: WebhookEndpointId, job: NextJobRow) =>
     Effect.gen(function*() {
       const startedAt = yield* currentDate
       const started = performance.now()
@@ -198,6 +199,7 @@ const run = Effect.gen(function*() {
         endpointId,
         jobId: job.id,
         startedAt,
+        settledAt: yield* currentDate,
         statusCode: result.statusCode,
         durationMs,
         error: result.error,
@@ -212,10 +214,10 @@ const run = Effect.gen(function*() {
     })
 
   /** Delivers an endpoint's due jobs in order; answers whether it stopped only because its turn was up. */
-  const drain = (endpointId: string) =>
+  const drain = (endpointId: WebhookEndpointId) =>
     Effect.gen(function*() {
       for (let delivered = 0; delivered < settings.jobsPerTurn; delivered++) {
-        const next = yield* repo.nextJob(endpointId)
+        const next = yield* repo.nextJob(endpointId, yield* currentDate)
         // Nothing waiting, or the oldest job waits for its retry: later jobs wait behind it (strict order).
         if (Option.isNone(next) || !next.value.due || !next.value.enabled) return false
         yield* deliver(endpointId, next.value)
@@ -223,12 +225,12 @@ const run = Effect.gen(function*() {
       return true
     })
 
-  const busy = new Set<string>()
+  const busy = new Set<WebhookEndpointId>()
   const workers = yield* FiberSet.make()
   // Wakes the loop before its poll interval is up: a worker gave its slot back with work left over.
   const wake = yield* Queue.sliding<void>(1)
 
-  const startWorker = (endpointId: string) => {
+  const startWorker = (endpointId: WebhookEndpointId) => {
     busy.add(endpointId)
     return FiberSet.run(
       workers,
@@ -250,12 +252,12 @@ const run = Effect.gen(function*() {
 
   const tick = Effect.gen(function*() {
     // Everything waiting in the outbox first, so each endpoint's queue holds its events in order.
-    while ((yield* repo.fanOut(settings.outboxBatch)) === settings.outboxBatch) {
+    while ((yield* repo.fanOut(settings.outboxBatch, yield* currentDate)) === settings.outboxBatch) {
       // A full batch: there may be more.
     }
     const free = settings.concurrency - busy.size
     if (free <= 0) return
-    const due = yield* repo.dueEndpoints([...busy], free)
+    const due = yield* repo.dueEndpoints([...busy], free, yield* currentDate)
     for (const endpointId of due) yield* startWorker(endpointId)
   })
 

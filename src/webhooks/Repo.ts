@@ -4,11 +4,13 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { EventId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { addMillis } from "../platform/Time.ts"
 
 export const EndpointRow = Schema.Struct({
-  id: Schema.String,
-  store_id: Schema.String,
+  id: WebhookEndpointId,
+  store_id: StoreId,
   url: Schema.String,
   events: Schema.Array(Schema.String),
   enabled: Schema.Boolean,
@@ -18,9 +20,9 @@ export const EndpointRow = Schema.Struct({
 export type EndpointRow = typeof EndpointRow.Type
 
 export const DeliveryRow = Schema.Struct({
-  id: Schema.String,
-  endpoint_id: Schema.String,
-  event_id: Schema.String,
+  id: WebhookDeliveryId,
+  endpoint_id: WebhookEndpointId,
+  event_id: EventId,
   event_type: Schema.String,
   attempt: Schema.Number,
   status_code: Schema.NullOr(Schema.Number),
@@ -33,7 +35,7 @@ export type DeliveryRow = typeof DeliveryRow.Type
 /** The oldest waiting job of an endpoint, with what it takes to deliver it. */
 export const NextJobRow = Schema.Struct({
   id: Schema.String,
-  event_id: Schema.String,
+  event_id: EventId,
   event_type: Schema.String,
   body: Schema.String,
   attempts: Schema.Number,
@@ -53,10 +55,12 @@ export type AttemptOutcome =
   | { readonly _tag: "Gone" }
 
 export interface AttemptRecord {
-  readonly deliveryId: string
-  readonly endpointId: string
+  readonly deliveryId: WebhookDeliveryId
+  readonly endpointId: WebhookEndpointId
   readonly jobId: string
   readonly startedAt: Date
+  /** When the attempt ended: a retry's wait counts from here. */
+  readonly settledAt: Date
   readonly statusCode: number | null
   readonly durationMs: number
   readonly error: string | null
@@ -69,6 +73,9 @@ const DELIVERY_COLUMNS = "id, endpoint_id, event_id, event_type, attempt, status
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/WebhooksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Times that rules compare (secret windows, when a job is due, retention of finished jobs and
+    // dispatched events) are the service's Clock, passed in as `now`, never the database's now(): so the
+    // rules are tested under TestClock. Nodes keep NTP time; the shortest wait is seconds.
     const endpointColumns = sql.literal(ENDPOINT_COLUMNS)
     const deliveryColumns = sql.literal(DELIVERY_COLUMNS)
 
@@ -78,8 +85,8 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
 
     const insertEndpointRow = SqlSchema.single({
       Request: Schema.Struct({
-        id: Schema.String,
-        storeId: Schema.String,
+        id: WebhookEndpointId,
+        storeId: StoreId,
         url: Schema.String,
         events: Schema.Array(Schema.String),
         enabled: Schema.Boolean
@@ -93,8 +100,8 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
     })
 
     const insertEndpoint = Effect.fn("WebhooksRepo.insertEndpoint")((endpoint: {
-      readonly id: string
-      readonly storeId: string
+      readonly id: WebhookEndpointId
+      readonly storeId: StoreId
       readonly url: string
       readonly events: ReadonlyArray<string>
       readonly enabled: boolean
@@ -113,14 +120,14 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
     )
 
     const findEndpointRow = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: WebhookEndpointId,
       Result: EndpointRow,
       execute: (id) => sql`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${id}`
     })
     const findEndpoint = Effect.fn("WebhooksRepo.findEndpoint")(findEndpointRow, Effect.orDie)
 
     const endpointsOfStore = SqlSchema.findAll({
-      Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
+      Request: Schema.Struct({ storeId: StoreId, ...PageRequest.fields }),
       Result: EndpointRow,
       execute: ({ limit, position, storeId }) =>
         sql`
@@ -131,16 +138,17 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
     })
     /** One page of a store's endpoints, newest first; `limit + 1` rows so the caller can tell if there is more. */
     const listEndpoints = Effect.fn("WebhooksRepo.listEndpoints")(
-      (storeId: string, limit: number, after: PagePosition | undefined) =>
+      (storeId: StoreId, limit: number, after: PagePosition | undefined) =>
         endpointsOfStore({ storeId, limit, position: after }).pipe(Effect.orDie)
     )
 
     const updateEndpointRow = SqlSchema.findOne({
       Request: Schema.Struct({
-        id: Schema.String,
+        id: WebhookEndpointId,
         url: Schema.optional(Schema.String),
         events: Schema.optional(Schema.Array(Schema.String)),
-        enabled: Schema.optional(Schema.Boolean)
+        enabled: Schema.optional(Schema.Boolean),
+        now: Schema.DateFromSelf
       }),
       Result: EndpointRow,
       execute: (changes) =>
@@ -149,45 +157,45 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
             url = COALESCE(${changes.url ?? null}, url),
             events = COALESCE(${changes.events ?? null}::text[], events),
             enabled = COALESCE(${changes.enabled ?? null}::boolean, enabled),
-            updated_at = now()
+            updated_at = ${changes.now}
           WHERE id = ${changes.id}
           RETURNING ${endpointColumns}`
     })
 
     /**
-     * Changes the fields given. Disabling drops the endpoint's waiting jobs in the same transaction, so
-     * a later enable does not replay a backlog from the time it was off.
+     * Changes the fields given, at `now`. Disabling drops the endpoint's waiting jobs in the same
+     * transaction, so a later enable does not replay a backlog from the time it was off.
      */
-    const updateEndpoint = Effect.fn("WebhooksRepo.updateEndpoint")((id: string, changes: {
+    const updateEndpoint = Effect.fn("WebhooksRepo.updateEndpoint")((id: WebhookEndpointId, changes: {
       readonly url?: string | undefined
       readonly events?: ReadonlyArray<string> | undefined
       readonly enabled?: boolean | undefined
-    }) =>
+    }, now: Date) =>
       sql.withTransaction(Effect.gen(function*() {
-        const updated = yield* updateEndpointRow({ id, ...changes })
-        if (Option.isSome(updated) && !updated.value.enabled) yield* cancelWaitingJobs(id)
+        const updated = yield* updateEndpointRow({ id, ...changes, now })
+        if (Option.isSome(updated) && !updated.value.enabled) yield* cancelWaitingJobs(id, now)
         return updated
       })).pipe(Effect.orDie)
     )
 
     // A step of the transactions that disable an endpoint; the caller decides what its failure means.
-    const cancelWaitingJobs = (endpointId: string) =>
+    const cancelWaitingJobs = (endpointId: WebhookEndpointId, now: Date) =>
       sql`
-        UPDATE webhook_jobs SET status = 'cancelled', updated_at = now()
+        UPDATE webhook_jobs SET status = 'cancelled', updated_at = ${now}
         WHERE endpoint_id = ${endpointId} AND status = 'pending'`
 
     const deleteEndpointRow = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ id: Schema.String }),
+      Request: WebhookEndpointId,
+      Result: Schema.Struct({ id: WebhookEndpointId }),
       execute: (id) => sql`DELETE FROM webhook_endpoints WHERE id = ${id} RETURNING id`
     })
     /** Deletes the endpoint with its secrets, jobs and delivery records; false when there was none. */
-    const deleteEndpoint = Effect.fn("WebhooksRepo.deleteEndpoint")((id: string) =>
+    const deleteEndpoint = Effect.fn("WebhooksRepo.deleteEndpoint")((id: WebhookEndpointId) =>
       deleteEndpointRow(id).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
     const findActiveSecret = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: WebhookEndpointId,
       Result: Schema.Struct({ secret_sealed: Schema.String }),
       execute: (endpointId) =>
         sql`
@@ -195,33 +203,31 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
           WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`
     })
     /** The sealed secret that new rotations replace and reveal shows. */
-    const activeSecret = Effect.fn("WebhooksRepo.activeSecret")((endpointId: string) =>
+    const activeSecret = Effect.fn("WebhooksRepo.activeSecret")((endpointId: WebhookEndpointId) =>
       findActiveSecret(endpointId).pipe(Effect.map(Option.map((row) => row.secret_sealed)), Effect.orDie)
     )
 
     const lockEndpoint = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: WebhookEndpointId,
       Result: EndpointRow,
       execute: (endpointId) => sql`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${endpointId} FOR UPDATE`
     })
 
     /**
-     * Makes `secretSealed` the active secret; the one it replaces keeps signing for `overlapMillis`.
-     * Secrets whose window has passed are removed on the way. The endpoint row is locked first, so
-     * two racing rotations apply one after the other and each leaves exactly one active secret.
+     * Makes `secretSealed` the active secret at `now`; the one it replaces keeps signing for
+     * `overlapMillis`. Secrets whose window has passed are removed on the way. The endpoint row is locked
+     * first, so two racing rotations apply one after the other and each leaves exactly one active secret.
      */
-    // now() here is the database's clock, not Effect's Clock: the one clock every process shares for these rows;
-    // moving it to a parameter (for TestClock) belongs with the SqlSchema rewrite of this repo.
     const rotateSecret = Effect.fn("WebhooksRepo.rotateSecret")(
-      (endpointId: string, secretSealed: string, overlapMillis: number) =>
+      (endpointId: WebhookEndpointId, secretSealed: string, overlapMillis: number, now: Date) =>
         sql.withTransaction(Effect.gen(function*() {
           const endpoint = yield* lockEndpoint(endpointId)
           if (Option.isNone(endpoint)) return endpoint
           yield* sql`
             DELETE FROM webhook_endpoint_secrets
-            WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL AND expires_at <= now()`
+            WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL AND expires_at <= ${now}`
           yield* sql`
-            UPDATE webhook_endpoint_secrets SET expires_at = now() + ${overlapMillis} * interval '1 millisecond'
+            UPDATE webhook_endpoint_secrets SET expires_at = ${addMillis(now, overlapMillis)}
             WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`
           yield* sql`
             INSERT INTO webhook_endpoint_secrets (endpoint_id, secret_sealed)
@@ -235,7 +241,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
     // -------------------------------------------------------------------------------------------
 
     const deliveriesOfEndpoint = SqlSchema.findAll({
-      Request: Schema.Struct({ endpointId: Schema.String, ...PageRequest.fields }),
+      Request: Schema.Struct({ endpointId: WebhookEndpointId, ...PageRequest.fields }),
       Result: DeliveryRow,
       execute: ({ endpointId, limit, position }) =>
         sql`
@@ -245,53 +251,58 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
           LIMIT ${limit + 1}`
     })
     const listDeliveries = Effect.fn("WebhooksRepo.listDeliveries")(
-      (endpointId: string, limit: number, after: PagePosition | undefined) =>
+      (endpointId: WebhookEndpointId, limit: number, after: PagePosition | undefined) =>
         deliveriesOfEndpoint({ endpointId, limit, position: after }).pipe(Effect.orDie)
     )
 
     const findDelivery = Effect.fn("WebhooksRepo.findDelivery")(
       SqlSchema.findOne({
-        Request: Schema.String,
+        Request: WebhookDeliveryId,
         Result: DeliveryRow,
         execute: (id) => sql`SELECT ${deliveryColumns} FROM webhook_deliveries WHERE id = ${id}`
       }),
       Effect.orDie
     )
 
+    // A queued job is due at once: its first attempt waits for nothing but the jobs ahead of it.
     const insertJob = SqlSchema.void({
       Request: Schema.Struct({
-        endpointId: Schema.String,
-        eventId: Schema.String,
+        endpointId: WebhookEndpointId,
+        eventId: EventId,
         eventType: Schema.String,
-        body: Schema.String
+        body: Schema.String,
+        now: Schema.DateFromSelf
       }),
       execute: (job) =>
         sql`
-          INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
-          VALUES (${job.endpointId}, ${job.eventId}, ${job.eventType}, ${job.body})`
+          INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body, next_attempt_at, created_at, updated_at)
+          VALUES (${job.endpointId}, ${job.eventId}, ${job.eventType}, ${job.body}, ${job.now}, ${job.now}, ${job.now})`
     })
-    /** Queues one event for one endpoint, behind whatever is waiting for it; answers the body queued. */
+    /** Queues one event for one endpoint at `now`, behind whatever is waiting for it; answers the body queued. */
     const enqueue = Effect.fn("WebhooksRepo.enqueue")((job: {
-      readonly endpointId: string
-      readonly eventId: string
+      readonly endpointId: WebhookEndpointId
+      readonly eventId: EventId
       readonly eventType: string
       readonly body: string
-    }) => insertJob(job).pipe(Effect.as(job.body), Effect.orDie))
+    }, now: Date) => insertJob({ ...job, now }).pipe(Effect.as(job.body), Effect.orDie))
 
     const requeueDelivery = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: Schema.Struct({ deliveryId: WebhookDeliveryId, now: Schema.DateFromSelf }),
       Result: Schema.Struct({ body: Schema.String }),
-      execute: (deliveryId) =>
+      execute: ({ deliveryId, now }) =>
         sql`
-          INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
-          SELECT j.endpoint_id, j.event_id, j.event_type, j.body
+          INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body, next_attempt_at, created_at, updated_at)
+          SELECT j.endpoint_id, j.event_id, j.event_type, j.body, ${now}, ${now}, ${now}
           FROM webhook_deliveries d JOIN webhook_jobs j ON j.id = d.job_id
           WHERE d.id = ${deliveryId}
           RETURNING body`
     })
-    /** Queues the event of a delivery again for its endpoint, with the very same body; None if it is gone. */
-    const enqueueAgain = Effect.fn("WebhooksRepo.enqueueAgain")((deliveryId: string) =>
-      requeueDelivery(deliveryId).pipe(Effect.map(Option.map((row) => row.body)), Effect.orDie)
+    /**
+     * Queues the event of a delivery again for its endpoint at `now`, with the very same body; None if
+     * it is gone.
+     */
+    const enqueueAgain = Effect.fn("WebhooksRepo.enqueueAgain")((deliveryId: WebhookDeliveryId, now: Date) =>
+      requeueDelivery({ deliveryId, now }).pipe(Effect.map(Option.map((row) => row.body)), Effect.orDie)
     )
 
     // -------------------------------------------------------------------------------------------
@@ -299,10 +310,10 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
     // -------------------------------------------------------------------------------------------
 
     const moveOutboxToJobs = SqlSchema.findAll({
-      Request: Schema.Number,
+      Request: Schema.Struct({ limit: Schema.Number, now: Schema.DateFromSelf }),
       // The rows are only counted.
       Result: Schema.Unknown,
-      execute: (limit) =>
+      execute: ({ limit, now }) =>
         sql`
           WITH batch AS (
             SELECT position, event_id, store_id, type, payload FROM outbox
@@ -311,14 +322,14 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
             LIMIT ${limit}
             FOR UPDATE
           ), queued AS (
-            INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body)
-            SELECT e.id, b.event_id, b.type, b.payload::text
+            INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body, next_attempt_at, created_at, updated_at)
+            SELECT e.id, b.event_id, b.type, b.payload::text, ${now}, ${now}, ${now}
             FROM batch b
             JOIN webhook_endpoints e
               ON e.store_id = b.store_id AND e.enabled AND (b.type = ANY (e.events) OR '*' = ANY (e.events))
             ORDER BY b.position, e.id
           )
-          UPDATE outbox SET dispatched_at = now()
+          UPDATE outbox SET dispatched_at = ${now}
           WHERE position IN (SELECT position FROM batch)
           RETURNING position`
     })
@@ -328,14 +339,14 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * `dispatched_at` marks commit together. Jobs are numbered in outbox order, which is the order an
      * endpoint receives them in. Answers how many outbox rows it took.
      */
-    const fanOut = Effect.fn("WebhooksRepo.fanOut")((limit: number) =>
-      moveOutboxToJobs(limit).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+    const fanOut = Effect.fn("WebhooksRepo.fanOut")((limit: number, now: Date) =>
+      moveOutboxToJobs({ limit, now }).pipe(Effect.map((rows) => rows.length), Effect.orDie)
     )
 
     const findDueEndpoints = SqlSchema.findAll({
-      Request: Schema.Struct({ busy: Schema.Array(Schema.String), limit: Schema.Number }),
-      Result: Schema.Struct({ endpoint_id: Schema.String }),
-      execute: ({ busy, limit }) =>
+      Request: Schema.Struct({ busy: Schema.Array(WebhookEndpointId), limit: Schema.Number, now: Schema.DateFromSelf }),
+      Result: Schema.Struct({ endpoint_id: WebhookEndpointId }),
+      execute: ({ busy, limit, now }) =>
         sql`
           SELECT e.id AS endpoint_id
           FROM webhook_endpoints e
@@ -345,53 +356,58 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
             ORDER BY j.id
             LIMIT 1
           ) head
-          WHERE e.enabled AND head.next_attempt_at <= now() AND NOT (e.id = ANY (${busy}::text[]))
+          WHERE e.enabled AND head.next_attempt_at <= ${now} AND NOT (e.id = ANY (${busy}::text[]))
           ORDER BY head.next_attempt_at
           LIMIT ${limit}`
     })
     /**
-     * Enabled endpoints whose oldest waiting job is due, longest-waiting first, leaving out `busy` ones
-     * (already being worked on).
+     * Enabled endpoints whose oldest waiting job is due at `now`, longest-waiting first, leaving out `busy`
+     * ones (already being worked on).
      */
-    const dueEndpoints = Effect.fn("WebhooksRepo.dueEndpoints")((busy: ReadonlyArray<string>, limit: number) =>
-      findDueEndpoints({ busy, limit }).pipe(Effect.map((rows) => rows.map((row) => row.endpoint_id)), Effect.orDie)
+    const dueEndpoints = Effect.fn("WebhooksRepo.dueEndpoints")(
+      (busy: ReadonlyArray<WebhookEndpointId>, limit: number, now: Date) =>
+        findDueEndpoints({ busy, limit, now }).pipe(Effect.map((rows) => rows.map((row) => row.endpoint_id)), Effect.orDie)
     )
 
-    /** The endpoint's oldest waiting job (due or not), its URL and its sealed signing secrets. */
-    const nextJob = Effect.fn("WebhooksRepo.nextJob")(
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: NextJobRow,
-        execute: (endpointId) =>
-          sql`
-            SELECT j.id, j.event_id, j.event_type, j.body, j.attempts, j.next_attempt_at <= now() AS due,
-              e.url, e.enabled,
-              ARRAY(
-                SELECT s.secret_sealed FROM webhook_endpoint_secrets s
-                WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > now())
-                ORDER BY s.id DESC
-              ) AS secrets_sealed
-            FROM webhook_jobs j JOIN webhook_endpoints e ON e.id = j.endpoint_id
-            WHERE j.endpoint_id = ${endpointId} AND j.status = 'pending'
-            ORDER BY j.id
-            LIMIT 1`.pipe(
-            // The job id is a bigserial; whatever form the driver gives it in, the job carries it as text.
-            Effect.map((rows) => rows.map((row) => ({ ...row, id: String(row["id"]) })))
-          )
-      }),
-      Effect.orDie
+    const findNextJob = SqlSchema.findOne({
+      Request: Schema.Struct({ endpointId: WebhookEndpointId, now: Schema.DateFromSelf }),
+      Result: NextJobRow,
+      execute: ({ endpointId, now }) =>
+        sql`
+          SELECT j.id, j.event_id, j.event_type, j.body, j.attempts, j.next_attempt_at <= ${now} AS due,
+            e.url, e.enabled,
+            ARRAY(
+              SELECT s.secret_sealed FROM webhook_endpoint_secrets s
+              WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > ${now})
+              ORDER BY s.id DESC
+            ) AS secrets_sealed
+          FROM webhook_jobs j JOIN webhook_endpoints e ON e.id = j.endpoint_id
+          WHERE j.endpoint_id = ${endpointId} AND j.status = 'pending'
+          ORDER BY j.id
+          LIMIT 1`.pipe(
+          // The job id is a bigserial; whatever form the driver gives it in, the job carries it as text.
+          Effect.map((rows) => rows.map((row) => ({ ...row, id: String(row["id"]) })))
+        )
+    })
+    /**
+     * The endpoint's oldest waiting job (due at `now` or not), its URL and the sealed secrets that sign
+     * at `now` (the active one first, then a rotated one still in its window).
+     */
+    const nextJob = Effect.fn("WebhooksRepo.nextJob")((endpointId: WebhookEndpointId, now: Date) =>
+      findNextJob({ endpointId, now }).pipe(Effect.orDie)
     )
 
     const recordAndSettle = SqlSchema.void({
       Request: Schema.Struct({
-        deliveryId: Schema.String,
+        deliveryId: WebhookDeliveryId,
         jobId: Schema.String,
         startedAt: Schema.DateFromSelf,
         statusCode: Schema.NullOr(Schema.Number),
         durationMs: Schema.Number,
         error: Schema.NullOr(Schema.String),
         status: Schema.Literal("succeeded", "pending", "failed"),
-        retryMillis: Schema.NullOr(Schema.Number)
+        retryAt: Schema.NullOr(Schema.DateFromSelf),
+        settledAt: Schema.DateFromSelf
       }),
       execute: (attempt) =>
         sql`
@@ -411,8 +427,8 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
           UPDATE webhook_jobs SET
             status = ${attempt.status},
             attempts = attempts + 1,
-            next_attempt_at = COALESCE(now() + ${attempt.retryMillis}::bigint * interval '1 millisecond', next_attempt_at),
-            updated_at = now()
+            next_attempt_at = COALESCE(${attempt.retryAt}::timestamptz, next_attempt_at),
+            updated_at = ${attempt.settledAt}
           WHERE id IN (SELECT id FROM job) AND status = 'pending'`
     })
 
@@ -439,13 +455,14 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
         durationMs: record.durationMs,
         error: record.error,
         status: outcome._tag === "Delivered" ? "succeeded" : outcome._tag === "RetryIn" ? "pending" : "failed",
-        retryMillis: outcome._tag === "RetryIn" ? outcome.millis : null
+        retryAt: outcome._tag === "RetryIn" ? addMillis(record.settledAt, outcome.millis) : null,
+        settledAt: record.settledAt
       })
       if (outcome._tag !== "Gone") return settle.pipe(Effect.orDie)
       return sql.withTransaction(Effect.gen(function*() {
         yield* settle
-        yield* sql`UPDATE webhook_endpoints SET enabled = false, updated_at = now() WHERE id = ${record.endpointId}`
-        yield* cancelWaitingJobs(record.endpointId)
+        yield* sql`UPDATE webhook_endpoints SET enabled = false, updated_at = ${record.settledAt} WHERE id = ${record.endpointId}`
+        yield* cancelWaitingJobs(record.endpointId, record.settledAt)
       })).pipe(Effect.orDie)
     })
 

@@ -6,6 +6,7 @@
 import { Effect, Option, Schema } from "effect"
 import type { Permission } from "../../domain/Access.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import type { StoreId, WebhookDeliveryId, WebhookEndpointId } from "../../domain/Ids.ts"
 import {
   type CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
@@ -69,18 +70,18 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
     const config = yield* AppConfig
     const resolve = yield* WebhookResolver
 
-    const endpointNotFound = (id: string) => new NotFound({ message: `No such webhook endpoint: ${id}`, param: "id" })
+    const endpointNotFound = (id: WebhookEndpointId) => new NotFound({ message: `No such webhook endpoint: ${id}`, param: "id" })
 
     /**
      * Endpoints are managed from a user session only, like API keys: an endpoint receives the events of
      * both modes, so a (test) API key must not be able to point live events somewhere or read the
      * secret that signs them.
      */
-    const storeFor = (storeId: string, permission: Permission) =>
+    const storeFor = (storeId: StoreId, permission: Permission) =>
       Effect.zipRight(access.currentUser, access.store(storeId, permission))
 
     /** The endpoint `id` if the signed-in user may do `permission` on its store; another tenant's is 404. */
-    const accessibleEndpoint = (id: string, permission: Permission) =>
+    const accessibleEndpoint = (id: WebhookEndpointId, permission: Permission) =>
       Effect.zipRight(
         access.currentUser,
         access.owned(repo.findEndpoint(id), (endpoint) => endpoint.store_id, permission, () => endpointNotFound(id))
@@ -109,7 +110,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
       return withSecret(row, secret)
     })
 
-    const list = Effect.fn("Webhooks.list")(function*(storeId: string, params: ListParams) {
+    const list = Effect.fn("Webhooks.list")(function*(storeId: StoreId, params: ListParams) {
       const store = yield* storeFor(storeId, "webhook.read")
       const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
       const rows = yield* repo.listEndpoints(store.storeId, params.limit, after)
@@ -117,40 +118,40 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
       return { ...page, data: page.data.map(toEndpoint) }
     })
 
-    const update = Effect.fn("Webhooks.update")(function*(id: string, changes: UpdateWebhookEndpoint) {
+    const update = Effect.fn("Webhooks.update")(function*(id: WebhookEndpointId, changes: UpdateWebhookEndpoint) {
       yield* accessibleEndpoint(id, "webhook.manage")
       if (changes.url !== undefined) yield* requireAllowedUrl(changes.url)
       const updated = yield* repo.updateEndpoint(id, {
         url: changes.url,
         events: changes.events === undefined ? undefined : normalizeEvents(changes.events),
         enabled: changes.enabled
-      })
+      }, yield* currentDate)
       if (Option.isNone(updated)) return yield* endpointNotFound(id)
       return toEndpoint(updated.value)
     })
 
-    const remove = Effect.fn("Webhooks.delete")(function*(id: string) {
+    const remove = Effect.fn("Webhooks.delete")(function*(id: WebhookEndpointId) {
       yield* accessibleEndpoint(id, "webhook.manage")
       if (!(yield* repo.deleteEndpoint(id))) return yield* endpointNotFound(id)
       return new DeletedWebhookEndpoint({ id, object: "webhook_endpoint", deleted: true })
     })
 
-    const revealSecret = Effect.fn("Webhooks.revealSecret")(function*(id: string) {
+    const revealSecret = Effect.fn("Webhooks.revealSecret")(function*(id: WebhookEndpointId) {
       const endpoint = yield* accessibleEndpoint(id, "webhook.manage")
       const sealed = yield* repo.activeSecret(id)
       if (Option.isNone(sealed)) return yield* endpointNotFound(id)
       return withSecret(endpoint, yield* box.open(sealed.value))
     })
 
-    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function*(id: string) {
+    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function*(id: WebhookEndpointId) {
       yield* accessibleEndpoint(id, "webhook.manage")
       const secret = newSigningSecret()
-      const rotated = yield* repo.rotateSecret(id, yield* box.seal(secret), SECRET_OVERLAP_MILLIS)
+      const rotated = yield* repo.rotateSecret(id, yield* box.seal(secret), SECRET_OVERLAP_MILLIS, yield* currentDate)
       if (Option.isNone(rotated)) return yield* endpointNotFound(id)
       return withSecret(rotated.value, secret)
     })
 
-    const deliveries = Effect.fn("Webhooks.deliveries")(function*(id: string, params: ListParams) {
+    const deliveries = Effect.fn("Webhooks.deliveries")(function*(id: WebhookEndpointId, params: ListParams) {
       yield* accessibleEndpoint(id, "webhook.read")
       const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
       const rows = yield* repo.listDeliveries(id, params.limit, after)
@@ -163,15 +164,16 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         ? Effect.void
         : Effect.fail(new InvalidState({ message: `Webhook endpoint ${endpoint.id} is disabled; enable it first`, param: "id" }))
 
-    const sendTest = Effect.fn("Webhooks.sendTest")(function*(id: string) {
+    const sendTest = Effect.fn("Webhooks.sendTest")(function*(id: WebhookEndpointId) {
       const endpoint = yield* accessibleEndpoint(id, "webhook.manage")
       yield* requireEnabled(endpoint)
       const eventId = newId("evt")
+      const now = yield* currentDate
       const body = JSON.stringify({
         id: eventId,
         object: "event",
         type: "test.event",
-        created_at: (yield* currentDate).toISOString(),
+        created_at: now.toISOString(),
         livemode: false,
         data: {
           object: {
@@ -182,10 +184,10 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
           }
         }
       })
-      return toEvent(yield* repo.enqueue({ endpointId: endpoint.id, eventId, eventType: "test.event", body }))
+      return toEvent(yield* repo.enqueue({ endpointId: endpoint.id, eventId, eventType: "test.event", body }, now))
     })
 
-    const resend = Effect.fn("Webhooks.resend")(function*(deliveryId: string) {
+    const resend = Effect.fn("Webhooks.resend")(function*(deliveryId: WebhookDeliveryId) {
       const deliveryNotFound = () =>
         new NotFound({ message: `No such webhook delivery: ${deliveryId}`, param: "deliveryId" })
       yield* access.currentUser
@@ -201,7 +203,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         deliveryNotFound
       )
       yield* requireEnabled(endpoint)
-      const body = yield* repo.enqueueAgain(deliveryId)
+      const body = yield* repo.enqueueAgain(deliveryId, yield* currentDate)
       if (Option.isNone(body)) return yield* deliveryNotFound()
       return toEvent(body.value)
     })

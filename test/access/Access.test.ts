@@ -4,12 +4,15 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { Permissions, Roles } from "../../domain/Access.ts"
+import { type AccessCheck, Permissions, Roles } from "../../domain/Access.ts"
+import { StoreId } from "../../domain/Ids.ts"
 import { accessMatrix, AttributePolicies, decide } from "../../src/access/Policy.ts"
-import { addMember, createStore, signUp } from "../support/Accounts.ts"
+import { addMember, createStore, type SignedUp, signUp } from "../support/Accounts.ts"
+import { clientAs, expectFailure, wireJson } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
+// Raw calls only for permissions outside the request schema.
 const call = makeCall()
 
 const organization = (app: TestAppShape) =>
@@ -20,17 +23,24 @@ const organization = (app: TestAppShape) =>
     return { owner, analyst, storeId: store.id }
   })
 
+const orgPath = (owner: SignedUp) => ({ orgId: owner.organizationId })
+
+const matrix = (app: TestAppShape, token: string, owner: SignedUp) =>
+  Effect.flatMap(clientAs(app, token), (api) => api.access.matrix({ path: orgPath(owner), withResponse: true }))
+
+const check = (app: TestAppShape, token: string, owner: SignedUp, payload: typeof AccessCheck.Type) =>
+  Effect.flatMap(clientAs(app, token), (api) => api.access.check({ path: orgPath(owner), payload }))
+
 describe("access console", () => {
   layer(testAppLayer(), { timeout: 120_000, excludeTestServices: true })("over HTTP", (it) => {
     it.effect("shows every member the policy's matrix and attribute policies, with their role", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const { owner, analyst } = yield* organization(app)
-        const path = `/dashboard/orgs/${owner.organizationId}/access/matrix`
 
-        const asOwner = yield* call(app, "GET", path, { token: owner.token })
-        expect(asOwner.status).toBe(200)
-        expect(asOwner.body).toEqual({
+        const [asOwner, ownerResponse] = yield* matrix(app, owner.token, owner)
+        // The whole answer as sent, so that no field beyond these is there either.
+        expect(yield* wireJson(ownerResponse)).toEqual({
           object: "access_matrix",
           organization_id: owner.organizationId,
           roles: [...Roles],
@@ -38,13 +48,12 @@ describe("access console", () => {
           attribute_policies: JSON.parse(JSON.stringify(AttributePolicies)),
           your_role: "owner"
         })
-        const storeUpdate = asOwner.body.permissions.find((row: any) => row.permission === "store.update")
-        expect(storeUpdate.roles).toMatchObject({ owner: true, analyst: false })
+        const storeUpdate = asOwner.permissions.find((row) => row.permission === "store.update")
+        expect(storeUpdate?.roles).toMatchObject({ owner: true, analyst: false })
 
-        const asAnalyst = yield* call(app, "GET", path, { token: analyst.token })
-        expect(asAnalyst.status).toBe(200)
-        expect(asAnalyst.body.your_role).toBe("analyst")
-        expect(asAnalyst.body.permissions).toEqual(asOwner.body.permissions)
+        const [asAnalyst] = yield* matrix(app, analyst.token, owner)
+        expect(asAnalyst.your_role).toBe("analyst")
+        expect(asAnalyst.permissions).toEqual(asOwner.permissions)
       }))
 
     it.effect("answers 404 to non-members and 401 without a credential", () =>
@@ -52,26 +61,19 @@ describe("access console", () => {
         const app = yield* TestApp
         const { owner } = yield* organization(app)
         const stranger = yield* Effect.promise(() => signUp(app))
-        const matrix = yield* call(app, "GET", `/dashboard/orgs/${owner.organizationId}/access/matrix`, { token: stranger.token })
-        expect(matrix.status).toBe(404)
-        expect(matrix.body.error.code).toBe("not_found")
-        const check = yield* call(app, "POST", `/dashboard/orgs/${owner.organizationId}/access/check`, {
-          token: stranger.token,
-          body: { permission: "store.read" }
-        })
-        expect(check.status).toBe(404)
-        expect((yield* call(app, "GET", `/dashboard/orgs/${owner.organizationId}/access/matrix`)).status).toBe(401)
+        yield* expectFailure(matrix(app, stranger.token, owner), "NotFound")
+        yield* expectFailure(check(app, stranger.token, owner, { permission: "store.read" }), "NotFound")
+        yield* expectFailure(matrix(app, "", owner), "Unauthorized")
       }))
 
     it.effect("decides as the policy does: an analyst is denied store.update, the owner allowed", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const { owner, analyst } = yield* organization(app)
-        const path = `/dashboard/orgs/${owner.organizationId}/access/check`
 
-        const denied = yield* call(app, "POST", path, { token: analyst.token, body: { permission: "store.update" } })
-        expect(denied.status).toBe(201)
-        expect(denied.body).toEqual({
+        const [, deniedResponse] = yield* Effect.flatMap(clientAs(app, analyst.token), (api) =>
+          api.access.check({ path: orgPath(owner), payload: { permission: "store.update" }, withResponse: true }))
+        expect(yield* wireJson(deniedResponse)).toEqual({
           object: "access_decision",
           permission: "store.update",
           store_id: null,
@@ -79,14 +81,14 @@ describe("access console", () => {
           role: "analyst",
           reason: decide("analyst", "store.update").reason
         })
-        const allowed = yield* call(app, "POST", path, { token: owner.token, body: { permission: "store.update" } })
-        expect(allowed.body).toMatchObject({ allowed: true, role: "owner", reason: decide("owner", "store.update").reason })
+        const allowed = yield* check(app, owner.token, owner, { permission: "store.update" })
+        expect(allowed).toMatchObject({ allowed: true, role: "owner", reason: decide("owner", "store.update").reason })
 
         // Every permission, for both roles, is what the policy module says.
         for (const permission of Permissions) {
           for (const [member, role] of [[owner, "owner"], [analyst, "analyst"]] as const) {
-            const response = yield* call(app, "POST", path, { token: member.token, body: { permission } })
-            expect(response.body.allowed).toBe(decide(role, permission).allowed)
+            const decision = yield* check(app, member.token, owner, { permission })
+            expect(decision.allowed).toBe(decide(role, permission).allowed)
           }
         }
       }))
@@ -95,22 +97,22 @@ describe("access console", () => {
       Effect.gen(function*() {
         const app = yield* TestApp
         const { owner, analyst, storeId } = yield* organization(app)
-        const path = `/dashboard/orgs/${owner.organizationId}/access/check`
 
-        const check = (token: string, permission: string) =>
-          call(app, "POST", path, { token, body: { permission, store_id: storeId } })
-        expect((yield* check(analyst.token, "api_key.manage")).body).toMatchObject({
+        const checkStore = (token: string, permission: typeof AccessCheck.Type["permission"]) =>
+          check(app, token, owner, { permission, store_id: storeId })
+        expect(yield* checkStore(analyst.token, "api_key.manage")).toMatchObject({
           store_id: storeId,
           allowed: false,
           role: "analyst"
         })
-        expect((yield* check(analyst.token, "api_key.read")).body.allowed).toBe(true)
-        expect((yield* check(owner.token, "api_key.manage")).body.allowed).toBe(true)
+        expect((yield* checkStore(analyst.token, "api_key.read")).allowed).toBe(true)
+        expect((yield* checkStore(owner.token, "api_key.manage")).allowed).toBe(true)
 
         // …and the route agrees.
-        const create = (token: string) => call(app, "POST", "/api-keys", { token, body: { store_id: storeId, mode: "test" } })
-        expect((yield* create(analyst.token)).status).toBe(403)
-        expect((yield* create(owner.token)).status).toBe(201)
+        const create = (token: string) =>
+          Effect.flatMap(clientAs(app, token), (api) => api.apiKeys.create({ payload: { store_id: storeId, mode: "test" } }))
+        yield* expectFailure(create(analyst.token), "Forbidden")
+        yield* create(owner.token)
       }))
 
     it.effect("answers 404 for a store outside the organization, even one the caller owns elsewhere", () =>
@@ -118,24 +120,21 @@ describe("access console", () => {
         const app = yield* TestApp
         const { owner } = yield* organization(app)
         const other = yield* organization(app)
-        const path = `/dashboard/orgs/${owner.organizationId}/access/check`
 
-        for (const store_id of [other.storeId, "str_doesnotexist"]) {
-          const response = yield* call(app, "POST", path, { token: owner.token, body: { permission: "store.read", store_id } })
-          expect(response.status).toBe(404)
-          expect(response.body.error).toMatchObject({ code: "not_found", param: "store_id" })
+        for (const store_id of [other.storeId, StoreId.make("str_doesnotexist")]) {
+          yield* expectFailure(check(app, owner.token, owner, { permission: "store.read", store_id }), "NotFound", "store_id")
         }
 
         // A member of two organizations: a store of the second is still not in the first.
-        yield* call(app, "POST", `/dashboard/orgs/${other.owner.organizationId}/members`, {
-          token: other.owner.token,
-          body: { email: owner.email, role: "admin" }
+        yield* (yield* clientAs(app, other.owner.token)).members.add({
+          path: orgPath(other.owner),
+          payload: { email: owner.email, role: "admin" }
         })
-        const elsewhere = yield* call(app, "POST", path, {
-          token: owner.token,
-          body: { permission: "store.read", store_id: other.storeId }
-        })
-        expect(elsewhere.status).toBe(404)
+        yield* expectFailure(
+          check(app, owner.token, owner, { permission: "store.read", store_id: other.storeId }),
+          "NotFound",
+          "store_id"
+        )
       }))
 
     it.effect("rejects an unknown permission with 400 on param permission", () =>
@@ -143,6 +142,7 @@ describe("access console", () => {
         const app = yield* TestApp
         const { owner } = yield* organization(app)
         const path = `/dashboard/orgs/${owner.organizationId}/access/check`
+        // Raw: none of these is a permission the request schema admits.
         for (const body of [{ permission: "store.destroy" }, {}, { permission: 7 }]) {
           const response = yield* call(app, "POST", path, { token: owner.token, body })
           expect(response.status).toBe(400)

@@ -2,12 +2,17 @@
  * Accounts over HTTP: registration, login, sessions, password change and reset, MFA, throttling,
  * members, and the shared error shape for bad input on these routes.
  */
+import { HttpApiClient, HttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import Undici from "@effect/platform-node/Undici"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
-import { request as httpRequest } from "node:http"
+import { Effect, Either, Schedule } from "effect"
+import { Api } from "../../domain/Api.ts"
+import type { ApiClient } from "../../domain/Client.ts"
 import { currentTotp } from "../../src/accounts/Totp.ts"
-import { addMember, signUp, TEST_PASSWORD, uniqueEmail, verifyEmail } from "../support/Accounts.ts"
+import { addMember, signUp, TEST_PASSWORD, uniqueEmail, verificationToken, verifyEmail } from "../support/Accounts.ts"
+import { allPages, expectFailure, listParams, makeClientAs } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
@@ -16,34 +21,59 @@ const logs: Array<string> = []
 /** Every response body of the suite, to check that no secret ever appears in one. */
 const responses: Array<string> = []
 
+const clientAs = makeClientAs(responses)
+// Raw calls only for input outside the request schemas, and for the Retry-After header and mailed links.
 const call = makeCall(responses)
 
-const login = (app: TestAppShape, email: string, password: string, extra: Record<string, unknown> = {}) =>
-  call(app, "POST", "/auth/login", { body: { email, password, ...extra } })
+const login = (app: TestAppShape, email: string, password: string, mfa_code?: string) =>
+  Effect.flatMap(clientAs(app), (api) =>
+    api.auth.login({ payload: mfa_code === undefined ? { email, password } : { email, password, mfa_code } }))
+
+const me = (app: TestAppShape, token: string) => Effect.flatMap(clientAs(app, token), (api) => api.session.me())
+
+const forgotPassword = (app: TestAppShape, email: string) =>
+  Effect.flatMap(clientAs(app), (api) => api.auth.forgotPassword({ payload: { email } }))
+
+const resetPassword = (app: TestAppShape, token: string, password: string) =>
+  Effect.flatMap(clientAs(app), (api) => api.auth.resetPassword({ payload: { token, password } }))
+
+/** What an error answer says: its code (which the tag stands for), message and param. */
+const said = (error: { readonly _tag: string; readonly message: string; readonly param?: string | undefined }) => ({
+  tag: error._tag,
+  message: error.message,
+  param: error.param
+})
+
+// One dispatcher per loopback address, kept for the suite: the throttle counts per client address.
+const clientsFrom = new Map<string, ApiClient>()
 
 /**
- * A login sent from another loopback address (127.0.0.0/8 all reaches the service), as a client
- * elsewhere would: the throttle counts per client address. Answers the status and how long it took.
+ * The typed client of `app` sending from another loopback address (127.0.0.0/8 all reaches the
+ * service), as a client elsewhere would. Its first request opens the connection, so the timings of
+ * later ones measure the service alone.
  */
+const clientFrom = (app: TestAppShape, localAddress: string) =>
+  Effect.suspend(() => {
+    const key = `${app.baseUrl} ${localAddress}`
+    const known = clientsFrom.get(key)
+    if (known !== undefined) return Effect.succeed(known)
+    const dispatcher = new Undici.Agent({ localAddress })
+    return HttpApiClient.make(Api, { baseUrl: app.baseUrl }).pipe(
+      Effect.provideService(HttpClient.HttpClient, NodeHttpClient.makeUndici(dispatcher)),
+      Effect.tap((client) => client.system.health()),
+      Effect.orDie,
+      Effect.tap((client) => Effect.sync(() => clientsFrom.set(key, client)))
+    )
+  })
+
+/** A login from `localAddress`: "SignedIn" or the tag of its failure, and how long the answer took. */
 const loginFrom = (app: TestAppShape, localAddress: string, email: string, password: string) =>
-  Effect.async<{ readonly status: number; readonly millis: number }>((resume) => {
-    const url = new URL("/auth/login", app.baseUrl)
-    const payload = JSON.stringify({ email, password })
+  Effect.gen(function*() {
+    const api = yield* clientFrom(app, localAddress)
     const started = performance.now()
-    const request = httpRequest({
-      host: url.hostname,
-      port: url.port,
-      path: url.pathname,
-      method: "POST",
-      localAddress,
-      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }
-    }, (response) => {
-      response.resume()
-      response.on("end", () =>
-        resume(Effect.succeed({ status: response.statusCode ?? 0, millis: performance.now() - started })))
-    })
-    request.on("error", (error) => resume(Effect.die(error)))
-    request.end(payload)
+    const result = yield* Effect.either(api.auth.login({ payload: { email, password } }))
+    const millis = performance.now() - started
+    return { outcome: Either.isRight(result) ? "SignedIn" : result.left._tag, millis }
   })
 
 /** The reset tokens mailed to `email`, oldest first, once `count` of them have been sent (in the background). */
@@ -75,32 +105,34 @@ describe("accounts", () => {
       Effect.gen(function*() {
         const app = yield* TestApp
         const email = uniqueEmail()
-        const registered = yield* call(app, "POST", "/auth/register", {
-          body: { email, password: TEST_PASSWORD, name: "Sok Dara", organization_name: "Dara Coffee" }
+        const registered = yield* (yield* clientAs(app)).auth.register({
+          payload: { email, password: TEST_PASSWORD, name: "Sok Dara", organization_name: "Dara Coffee" }
         })
-        expect(registered.status).toBe(201)
-        expect(registered.body.user).toMatchObject({ object: "user", email, name: "Sok Dara", mfa_enabled: false })
-        expect(registered.body.user.id).toMatch(/^usr_/)
-        expect(registered.body.organization).toMatchObject({ object: "organization", name: "Dara Coffee", role: "owner" })
-        expect(registered.body.token_type).toBe("Bearer")
-        expect(new Date(registered.body.expires_at).getTime()).toBeGreaterThan(Date.now())
+        expect(registered.user).toMatchObject({ object: "user", email, name: "Sok Dara", mfa_enabled: false })
+        expect(registered.user.id).toMatch(/^usr_/)
+        expect(registered.organization).toMatchObject({ object: "organization", name: "Dara Coffee", role: "owner" })
+        expect(registered.token_type).toBe("Bearer")
+        expect(new Date(registered.expires_at).getTime()).toBeGreaterThan(Date.now())
 
-        const me = yield* call(app, "GET", "/auth/me", { token: registered.body.access_token })
-        expect(me.status).toBe(200)
-        expect(me.body.user.email).toBe(email)
-        expect(me.body.organizations).toEqual([registered.body.organization])
+        const signedIn = yield* me(app, registered.access_token)
+        expect(signedIn.user.email).toBe(email)
+        expect(signedIn.organizations).toEqual([registered.organization])
 
         const loggedIn = yield* login(app, email.toUpperCase(), TEST_PASSWORD)
-        expect(loggedIn.status).toBe(201)
-        expect(loggedIn.body.access_token).not.toBe(registered.body.access_token)
+        expect(loggedIn.access_token).not.toBe(registered.access_token)
       }))
 
     it.effect("rejects bad registrations with 400 in the shared shape", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const existing = yield* Effect.promise(() => signUp(app))
+        yield* expectFailure(
+          Effect.flatMap(clientAs(app), (api) => api.auth.register({ payload: { email: existing.email, password: TEST_PASSWORD } })),
+          "InvalidRequest",
+          "email"
+        )
+        // Raw: every one of these is outside the request schema, or not JSON at all.
         const cases = [
-          { body: { email: existing.email, password: TEST_PASSWORD }, param: "email" },
           { body: { email: "not-an-email", password: TEST_PASSWORD }, param: "email" },
           { body: { email: uniqueEmail(), password: "short" }, param: "password" },
           { body: { email: 42, password: TEST_PASSWORD }, param: "email" },
@@ -127,48 +159,37 @@ describe("accounts", () => {
       Effect.gen(function*() {
         const app = yield* TestApp
         const user = yield* Effect.promise(() => signUp(app))
-        const wrongPassword = yield* login(app, user.email, "not the password at all")
-        const unknownEmail = yield* login(app, uniqueEmail("nobody"), "not the password at all")
-        expect(wrongPassword.status).toBe(401)
-        expect(unknownEmail.status).toBe(401)
-        expect(wrongPassword.body).toEqual(unknownEmail.body)
-        expect(wrongPassword.body.error.code).toBe("unauthorized")
+        const wrongPassword = yield* expectFailure(login(app, user.email, "not the password at all"), "Unauthorized")
+        const unknownEmail = yield* expectFailure(login(app, uniqueEmail("nobody"), "not the password at all"), "Unauthorized")
+        expect(said(wrongPassword)).toEqual(said(unknownEmail))
       }))
 
     it.effect("refuses requests without, or with an unknown, credential", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
-        const none = yield* call(app, "GET", "/auth/me")
-        expect(none.status).toBe(401)
-        expect(none.body.error.code).toBe("unauthorized")
-        const unknown = yield* call(app, "GET", "/auth/me", { token: "mst_doesnotexist" })
-        expect(unknown.status).toBe(401)
-        const whoami = yield* call(app, "GET", "/v1/whoami", { token: "sk_test_doesnotexist" })
-        expect(whoami.status).toBe(401)
+        yield* expectFailure(me(app, ""), "Unauthorized")
+        yield* expectFailure(me(app, "mst_doesnotexist"), "Unauthorized")
+        yield* expectFailure(Effect.flatMap(clientAs(app, "sk_test_doesnotexist"), (api) => api.session.whoami()), "Unauthorized")
       }))
 
     it.effect("changes the password only with the current one, and signs out the other sessions", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const user = yield* Effect.promise(() => signUp(app))
-        const other = (yield* login(app, user.email, user.password)).body.access_token
-        const wrong = yield* call(app, "POST", "/auth/change-password", {
-          token: user.token,
-          body: { current_password: "wrong password!", new_password: "a brand new password" }
-        })
+        const other = (yield* login(app, user.email, user.password)).access_token
+        const api = yield* clientAs(app, user.token)
         // A wrong credential is 401 unauthorized, as API.md lists it, not a malformed request.
-        expect(wrong.status).toBe(401)
-        expect(wrong.body.error).toMatchObject({ code: "unauthorized", param: "current_password" })
+        yield* expectFailure(
+          api.session.changePassword({ payload: { current_password: "wrong password!", new_password: "a brand new password" } }),
+          "Unauthorized",
+          "current_password"
+        )
 
-        const changed = yield* call(app, "POST", "/auth/change-password", {
-          token: user.token,
-          body: { current_password: user.password, new_password: "a brand new password" }
-        })
-        expect(changed.status).toBe(201)
-        expect((yield* call(app, "GET", "/auth/me", { token: user.token })).status).toBe(200)
-        expect((yield* call(app, "GET", "/auth/me", { token: other })).status).toBe(401)
-        expect((yield* login(app, user.email, user.password)).status).toBe(401)
-        expect((yield* login(app, user.email, "a brand new password")).status).toBe(201)
+        yield* api.session.changePassword({ payload: { current_password: user.password, new_password: "a brand new password" } })
+        yield* me(app, user.token)
+        yield* expectFailure(me(app, other), "Unauthorized")
+        yield* expectFailure(login(app, user.email, user.password), "Unauthorized")
+        yield* login(app, user.email, "a brand new password")
       }))
 
     it.effect("resets a forgotten password with a single-use token that expires", () =>
@@ -177,11 +198,9 @@ describe("accounts", () => {
         const sql = yield* SqlClient.SqlClient
         const user = yield* Effect.promise(() => signUp(app))
 
-        const known = yield* call(app, "POST", "/auth/forgot-password", { body: { email: user.email } })
-        const unknown = yield* call(app, "POST", "/auth/forgot-password", { body: { email: uniqueEmail("ghost") } })
-        expect(known.status).toBe(201)
-        expect(unknown.status).toBe(201)
-        expect(known.body).toEqual(unknown.body)
+        const known = yield* forgotPassword(app, user.email)
+        const unknown = yield* forgotPassword(app, uniqueEmail("ghost"))
+        expect(known).toEqual(unknown)
 
         // The mail is written in the background, after the answer.
         const token = yield* resetTokens(app, user.email, 1).pipe(Effect.map((tokens) => tokens[0]!))
@@ -192,21 +211,17 @@ describe("accounts", () => {
         const resetMail = mails.find((mail) => mail.body.includes(`Reset token: ${token}`))
         expect(resetMail?.body).toContain(`http://localhost:${boundPort}/reset-password?token=${token}`)
 
-        const reset = yield* call(app, "POST", "/auth/reset-password", { body: { token, password: "reset password 123" } })
-        expect(reset.status).toBe(201)
-        expect((yield* login(app, user.email, "reset password 123")).status).toBe(201)
+        yield* resetPassword(app, token, "reset password 123")
+        yield* login(app, user.email, "reset password 123")
         // Resetting signs out every session.
-        expect((yield* call(app, "GET", "/auth/me", { token: session })).status).toBe(401)
+        yield* expectFailure(me(app, session), "Unauthorized")
 
-        const reused = yield* call(app, "POST", "/auth/reset-password", { body: { token, password: "another password 1" } })
-        expect(reused.status).toBe(401)
-        expect(reused.body.error.param).toBe("token")
+        yield* expectFailure(resetPassword(app, token, "another password 1"), "Unauthorized", "token")
 
-        yield* call(app, "POST", "/auth/forgot-password", { body: { email: user.email } })
+        yield* forgotPassword(app, user.email)
         const second = (yield* resetTokens(app, user.email, 2))[1]!
         yield* sql`UPDATE password_resets SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`
-        const expired = yield* call(app, "POST", "/auth/reset-password", { body: { token: second, password: "late password 123" } })
-        expect(expired.status).toBe(401)
+        yield* expectFailure(resetPassword(app, second, "late password 123"), "Unauthorized", "token")
       }))
 
     it.effect("enrols TOTP, requires it at login, and refuses a replayed code", () =>
@@ -214,49 +229,34 @@ describe("accounts", () => {
         const app = yield* TestApp
         const sql = yield* SqlClient.SqlClient
         const user = yield* Effect.promise(() => signUp(app))
+        const api = yield* clientAs(app, user.token)
 
-        const setup = yield* call(app, "POST", "/auth/mfa/setup", { token: user.token })
-        expect(setup.status).toBe(201)
-        expect(setup.body.otpauth_url).toContain("otpauth://totp/")
-        expect(setup.body.otpauth_url).toContain("issuer=KHQR")
-        const secret: string = setup.body.secret
+        const setup = yield* api.session.mfaSetup()
+        expect(setup.otpauth_url).toContain("otpauth://totp/")
+        expect(setup.otpauth_url).toContain("issuer=KHQR")
+        const secret = setup.secret
 
-        const bad = yield* call(app, "POST", "/auth/mfa/enable", { token: user.token, body: { code: "000000" } })
-        expect(bad.status).toBe(401)
-        expect(bad.body.error).toMatchObject({ code: "unauthorized", param: "code" })
+        yield* expectFailure(api.session.mfaEnable({ payload: { code: "000000" } }), "Unauthorized", "code")
+        // Raw: a code that is not six digits is outside the request schema.
         const malformed = yield* call(app, "POST", "/auth/mfa/enable", { token: user.token, body: { code: "12ab" } })
         expect(malformed.status).toBe(400)
-        const enabled = yield* call(app, "POST", "/auth/mfa/enable", {
-          token: user.token,
-          body: { code: yield* currentTotp(secret) }
-        })
-        expect(enabled.status).toBe(201)
-        expect(enabled.body.mfa_enabled).toBe(true)
+        expect(malformed.body.error).toMatchObject({ code: "invalid_request", param: "code" })
+        const enabled = yield* api.session.mfaEnable({ payload: { code: yield* currentTotp(secret) } })
+        expect(enabled.mfa_enabled).toBe(true)
 
-        const withoutCode = yield* login(app, user.email, user.password)
-        expect(withoutCode.status).toBe(401)
-        expect(withoutCode.body.error.code).toBe("mfa_required")
+        yield* expectFailure(login(app, user.email, user.password), "MfaRequired")
 
         // The enabling code's time step is spent; the next step's code is valid (clock drift allowance).
         const nextCode = yield* currentTotp(secret, Math.floor(Date.now() / 1000) + 30)
-        const withCode = yield* login(app, user.email, user.password, { mfa_code: nextCode })
-        expect(withCode.status).toBe(201)
-        const replayed = yield* login(app, user.email, user.password, { mfa_code: nextCode })
-        expect(replayed.status).toBe(401)
-        expect(replayed.body.error.code).toBe("unauthorized")
+        yield* login(app, user.email, user.password, nextCode)
+        yield* expectFailure(login(app, user.email, user.password, nextCode), "Unauthorized")
 
-        const replayedDisable = yield* call(app, "POST", "/auth/mfa/disable", { token: user.token, body: { code: nextCode } })
-        expect(replayedDisable.status).toBe(401)
-        expect(replayedDisable.body.error.code).toBe("unauthorized")
+        yield* expectFailure(api.session.mfaDisable({ payload: { code: nextCode } }), "Unauthorized")
         // Time passes (in the database's memory of used steps), so the current code is fresh again.
         yield* sql`UPDATE users SET mfa_last_time_step = mfa_last_time_step - 10 WHERE id = ${user.userId}`
-        const disabled = yield* call(app, "POST", "/auth/mfa/disable", {
-          token: user.token,
-          body: { code: yield* currentTotp(secret) }
-        })
-        expect(disabled.status).toBe(201)
-        expect(disabled.body.mfa_enabled).toBe(false)
-        expect((yield* login(app, user.email, user.password)).status).toBe(201)
+        const disabled = yield* api.session.mfaDisable({ payload: { code: yield* currentTotp(secret) } })
+        expect(disabled.mfa_enabled).toBe(false)
+        yield* login(app, user.email, user.password)
 
         // The TOTP secret is stored encrypted, never in the clear.
         const stored = yield* sql<{ mfa_secret: string | null; mfa_pending_secret: string | null }>`
@@ -270,39 +270,47 @@ describe("accounts", () => {
         const user = yield* Effect.promise(() => signUp(app))
         const ghost = uniqueEmail("ghost")
         for (let attempt = 0; attempt < 5; attempt++) {
-          expect((yield* login(app, user.email, "wrong password 000")).status).toBe(401)
-          expect((yield* login(app, ghost, "wrong password 000")).status).toBe(401)
+          yield* expectFailure(login(app, user.email, "wrong password 000"), "Unauthorized")
+          yield* expectFailure(login(app, ghost, "wrong password 000"), "Unauthorized")
         }
-        const blocked = yield* login(app, user.email, user.password)
+        // Raw: the typed client does not show the Retry-After header.
+        const blocked = yield* call(app, "POST", "/auth/login", { body: { email: user.email, password: user.password } })
         expect(blocked.status).toBe(429)
         expect(blocked.body.error.code).toBe("rate_limited")
         expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0)
-        const blockedGhost = yield* login(app, ghost, user.password)
-        expect(blockedGhost.status).toBe(429)
-        expect(blockedGhost.body.error.code).toBe("rate_limited")
+        yield* expectFailure(login(app, ghost, user.password), "RateLimited")
       }))
 
     it.effect("spends as long on an unknown e-mail as on a wrong password", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
-        const rounds = 9
-        const users = yield* Effect.promise(() => Promise.all(Array.from({ length: rounds }, () => signUp(app))))
-        const known: Array<number> = []
-        const unknown: Array<number> = []
-        // Fresh e-mails and addresses for every sample, so no throttle or delay is part of what is measured;
-        // the two kinds alternate, so load on the machine falls on both alike.
+        const rounds = 21
+        const users = yield* Effect.forEach(Array.from({ length: rounds }), () => Effect.promise(() => signUp(app)), {
+          concurrency: 5
+        })
+        const samples: Array<{ readonly known: number; readonly unknown: number }> = []
+        // Fresh e-mails and addresses for every round, so no throttle or delay is part of what is measured.
+        // Each round times the two kinds back to back, the first one alternating, so a burst of load on
+        // the machine (other suites run beside this one) falls on both alike.
         for (let round = 0; round < rounds; round++) {
           const address = `127.0.3.${round + 1}`
-          const wrong = yield* loginFrom(app, address, users[round]!.email, "not the password at all")
-          const ghost = yield* loginFrom(app, address, uniqueEmail("nobody"), "not the password at all")
-          expect([wrong.status, ghost.status]).toEqual([401, 401])
-          known.push(wrong.millis)
-          unknown.push(ghost.millis)
+          const wrongPassword = loginFrom(app, address, users[round]!.email, "not the password at all")
+          const unknownEmail = loginFrom(app, address, uniqueEmail("nobody"), "not the password at all")
+          const [known, unknown] = round % 2 === 0
+            ? yield* Effect.all([wrongPassword, unknownEmail])
+            : yield* Effect.map(Effect.all([unknownEmail, wrongPassword]), ([first, second]) => [second, first] as const)
+          expect([known.outcome, unknown.outcome]).toEqual(["Unauthorized", "Unauthorized"])
+          samples.push({ known: known.millis, unknown: unknown.millis })
         }
-        // Hashing a decoy on the unknown path made it about twice as slow as a wrong password.
-        const ratio = median(unknown) / median(known)
-        expect(ratio, `unknown ${median(unknown)} ms vs known ${median(known)} ms`).toBeLessThan(1.35)
-        expect(ratio).toBeGreaterThan(1 / 1.35)
+        // Both verify one Argon2id hash (an unknown e-mail a decoy's): tens of milliseconds, against about
+        // a hundred times less for an unknown e-mail answered without hashing. Under load single samples
+        // vary several-fold, but the median of the rounds' ratios stays near 1; the margin leaves room for
+        // that noise and still catches a path that skips the hash (or, on a quiet machine, hashes twice).
+        const ratio = median(samples.map((sample) => sample.unknown / sample.known))
+        const seen = `median ratio ${ratio.toFixed(2)} of unknown/known ms: ` +
+          samples.map((sample) => `${sample.unknown.toFixed(0)}/${sample.known.toFixed(0)}`).join(" ")
+        expect(ratio, seen).toBeLessThan(1.75)
+        expect(ratio, seen).toBeGreaterThan(1 / 1.75)
       }))
 
     it.effect("throttles one address's guesses without locking the owner out elsewhere", () =>
@@ -310,19 +318,19 @@ describe("accounts", () => {
         const app = yield* TestApp
         const user = yield* Effect.promise(() => signUp(app))
         for (let attempt = 0; attempt < 5; attempt++) {
-          expect((yield* loginFrom(app, "127.0.1.1", user.email, "wrong password 000")).status).toBe(401)
+          expect((yield* loginFrom(app, "127.0.1.1", user.email, "wrong password 000")).outcome).toBe("Unauthorized")
         }
         // The guessing address is blocked for this account, even with the right password …
-        expect((yield* loginFrom(app, "127.0.1.1", user.email, user.password)).status).toBe(429)
+        expect((yield* loginFrom(app, "127.0.1.1", user.email, user.password)).outcome).toBe("RateLimited")
         // … while the owner, elsewhere, signs in (after a short progressive delay at most).
-        expect((yield* loginFrom(app, "127.0.1.2", user.email, user.password)).status).toBe(201)
+        expect((yield* loginFrom(app, "127.0.1.2", user.email, user.password)).outcome).toBe("SignedIn")
 
         // One address trying many accounts is blocked for every account.
         for (let attempt = 0; attempt < 20; attempt++) {
-          expect((yield* loginFrom(app, "127.0.1.3", uniqueEmail("stuffed"), "wrong password 000")).status).toBe(401)
+          expect((yield* loginFrom(app, "127.0.1.3", uniqueEmail("stuffed"), "wrong password 000")).outcome).toBe("Unauthorized")
         }
-        expect((yield* loginFrom(app, "127.0.1.3", user.email, user.password)).status).toBe(429)
-        expect((yield* loginFrom(app, "127.0.1.4", user.email, user.password)).status).toBe(201)
+        expect((yield* loginFrom(app, "127.0.1.3", user.email, user.password)).outcome).toBe("RateLimited")
+        expect((yield* loginFrom(app, "127.0.1.4", user.email, user.password)).outcome).toBe("SignedIn")
       }))
 
     it.effect("slows down guesses at one account from many addresses, and forgets them after the owner signs in", () =>
@@ -332,14 +340,14 @@ describe("accounts", () => {
         // Eight failures from two addresses: under the per-address limits, past the free failures.
         for (const address of ["127.0.2.1", "127.0.2.2"]) {
           for (let attempt = 0; attempt < 4; attempt++) {
-            expect((yield* loginFrom(app, address, user.email, "wrong password 000")).status).toBe(401)
+            expect((yield* loginFrom(app, address, user.email, "wrong password 000")).outcome).toBe("Unauthorized")
           }
         }
         const slowed = yield* loginFrom(app, "127.0.2.3", user.email, user.password)
-        expect(slowed.status).toBe(201)
+        expect(slowed.outcome).toBe("SignedIn")
         expect(slowed.millis).toBeGreaterThanOrEqual(1900)
         const afterwards = yield* loginFrom(app, "127.0.2.3", user.email, user.password)
-        expect(afterwards.status).toBe(201)
+        expect(afterwards.outcome).toBe("SignedIn")
         expect(afterwards.millis).toBeLessThan(1500)
       }))
 
@@ -348,9 +356,9 @@ describe("accounts", () => {
         const app = yield* TestApp
         const sql = yield* SqlClient.SqlClient
         const user = yield* Effect.promise(() => signUp(app))
-        yield* call(app, "POST", "/auth/forgot-password", { body: { email: user.email } })
+        yield* forgotPassword(app, user.email)
         yield* resetTokens(app, user.email, 1)
-        yield* call(app, "POST", "/auth/forgot-password", { body: { email: user.email } })
+        yield* forgotPassword(app, user.email)
         const [first, second] = yield* resetTokens(app, user.email, 2)
 
         const stored = yield* sql<{ body_sealed: string }>`SELECT body_sealed FROM outgoing_mail WHERE recipient = ${user.email}`
@@ -361,12 +369,9 @@ describe("accounts", () => {
           expect(row.body_sealed).toMatch(/^v1\./)
         }
 
-        const reset = yield* call(app, "POST", "/auth/reset-password", { body: { token: second, password: "reset password 456" } })
-        expect(reset.status).toBe(201)
-        const older = yield* call(app, "POST", "/auth/reset-password", { body: { token: first, password: "attacker password 1" } })
-        expect(older.status).toBe(401)
-        expect(older.body.error.param).toBe("token")
-        expect((yield* login(app, user.email, "reset password 456")).status).toBe(201)
+        yield* resetPassword(app, second!, "reset password 456")
+        yield* expectFailure(resetPassword(app, first!, "attacker password 1"), "Unauthorized", "token")
+        yield* login(app, user.email, "reset password 456")
       }))
 
     it.effect("adds members with roles; an Analyst cannot add members; other organizations are 404", () =>
@@ -374,43 +379,41 @@ describe("accounts", () => {
         const app = yield* TestApp
         const owner = yield* Effect.promise(() => signUp(app))
         const analyst = yield* Effect.promise(() => addMember(app, owner.token, owner.organizationId, "analyst"))
-        const list = yield* call(app, "GET", `/dashboard/orgs/${owner.organizationId}/members`, { token: analyst.token })
-        expect(list.status).toBe(200)
-        expect(list.body.object).toBe("list")
-        expect(list.body.data.map((m: any) => [m.email, m.role])).toEqual([[analyst.email, "analyst"], [owner.email, "owner"]])
+        const path = { orgId: owner.organizationId }
+        const list = yield* (yield* clientAs(app, analyst.token)).members.list({ path, urlParams: listParams() })
+        expect(list.object).toBe("list")
+        expect(list.data.map((member) => [member.email, member.role])).toEqual([[analyst.email, "analyst"], [owner.email, "owner"]])
 
         const stranger = yield* Effect.promise(() => signUp(app))
-        const refused = yield* call(app, "POST", `/dashboard/orgs/${owner.organizationId}/members`, {
-          token: analyst.token,
-          body: { email: stranger.email, role: "admin" }
-        })
-        expect(refused.status).toBe(403)
-        expect(refused.body.error.code).toBe("forbidden")
-
-        const otherTenant = yield* call(app, "GET", `/dashboard/orgs/${owner.organizationId}/members`, { token: stranger.token })
-        expect(otherTenant.status).toBe(404)
-        expect(otherTenant.body.error.code).toBe("not_found")
-
-        const page = yield* call(app, "GET", `/dashboard/orgs/${owner.organizationId}/members?limit=1`, { token: owner.token })
-        expect(page.body.data).toHaveLength(1)
-        expect(page.body.has_more).toBe(true)
-        const next = yield* call(
-          app,
-          "GET",
-          `/dashboard/orgs/${owner.organizationId}/members?limit=1&cursor=${page.body.next_cursor}`,
-          { token: owner.token }
+        yield* expectFailure(
+          Effect.flatMap(clientAs(app, analyst.token), (api) =>
+            api.members.add({ path, payload: { email: stranger.email, role: "admin" } })),
+          "Forbidden"
         )
-        expect(next.body.data[0].email).toBe(owner.email)
-        expect(next.body.has_more).toBe(false)
+        yield* expectFailure(
+          Effect.flatMap(clientAs(app, stranger.token), (api) => api.members.list({ path, urlParams: listParams() })),
+          "NotFound"
+        )
+
+        const api = yield* clientAs(app, owner.token)
+        const first = yield* api.members.list({ path, urlParams: listParams({ limit: 1 }) })
+        expect(first.data).toHaveLength(1)
+        expect(first.has_more).toBe(true)
+        const next = yield* api.members.list({ path, urlParams: listParams({ limit: 1, cursor: first.next_cursor! }) })
+        expect(next.data[0]!.email).toBe(owner.email)
+        expect(next.has_more).toBe(false)
+        // Followed to the end, the pages hold every member once.
+        const all = yield* allPages(1, (urlParams) => api.members.list({ path, urlParams }))
+        expect(all.map((member) => member.email)).toEqual([analyst.email, owner.email])
       }))
 
     it.effect("makes a listed e-mail a platform administrator only once the address is verified", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const admin = yield* Effect.promise(() => signUp(app, { email: "admin@example.test", verifyEmail: false }))
-        const before = yield* call(app, "GET", "/auth/me", { token: admin.token })
-        expect(before.body.user).toMatchObject({ email_verified: false, platform_admin: false })
-        expect((yield* call(app, "GET", "/admin/settings", { token: admin.token })).status).toBe(403)
+        const api = yield* clientAs(app, admin.token)
+        expect((yield* api.session.me()).user).toMatchObject({ email_verified: false, platform_admin: false })
+        yield* expectFailure(api.settings.list({ urlParams: listParams() }), "Forbidden")
 
         // The link goes out through the mail sender, like every mail, sealed at rest.
         const mails = yield* Effect.promise(() => app.mailTo(admin.email))
@@ -420,29 +423,22 @@ describe("accounts", () => {
         const stored = yield* sql<{ body_sealed: string }>`SELECT body_sealed FROM outgoing_mail WHERE recipient = ${admin.email}`
         expect(stored[0]!.body_sealed).not.toContain(link[2]!)
 
-        const wrong = yield* call(app, "GET", "/auth/verify-email?token=not-a-token")
-        expect(wrong.status).toBe(401)
-        expect(wrong.body.error).toMatchObject({ code: "unauthorized", param: "token" })
+        yield* expectFailure(api.auth.verifyEmail({ urlParams: { token: "not-a-token" } }), "Unauthorized", "token")
+        // Raw: the link exactly as mailed, absolute URL and all, is what the owner opens.
         const verified = yield* Effect.promise(() => fetch(link[1]!))
         expect(verified.status).toBe(200)
         expect(yield* Effect.promise(() => verified.json())).toMatchObject({ object: "acknowledgement" })
 
-        const after = yield* call(app, "GET", "/auth/me", { token: admin.token })
-        expect(after.body.user).toMatchObject({ email_verified: true, platform_admin: true })
-        expect((yield* call(app, "GET", "/admin/settings", { token: admin.token })).status).toBe(200)
+        expect((yield* api.session.me()).user).toMatchObject({ email_verified: true, platform_admin: true })
+        yield* api.settings.list({ urlParams: listParams() })
 
         // Single use; nothing left to verify.
         expect((yield* Effect.promise(() => fetch(link[1]!))).status).toBe(401)
-        const resend = yield* call(app, "POST", "/auth/verify-email/resend", { token: admin.token })
-        expect(resend.status).toBe(409)
-        expect(resend.body.error.code).toBe("invalid_state")
+        yield* expectFailure(api.session.resendVerification(), "InvalidState")
 
         // An unlisted user is verified, and still no administrator.
         const plain = yield* Effect.promise(() => signUp(app))
-        expect((yield* call(app, "GET", "/auth/me", { token: plain.token })).body.user).toMatchObject({
-          email_verified: true,
-          platform_admin: false
-        })
+        expect((yield* me(app, plain.token)).user).toMatchObject({ email_verified: true, platform_admin: false })
       }))
 
     it.effect("sends a new verification link on request, and an expired link verifies nothing", () =>
@@ -451,24 +447,31 @@ describe("accounts", () => {
         const sql = yield* SqlClient.SqlClient
         const user = yield* Effect.promise(() => signUp(app, { verifyEmail: false }))
         yield* sql`UPDATE email_verifications SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`
-        const expiredLink = (yield* Effect.promise(() => app.mailTo(user.email)))[0]!.body.match(/(\/auth\/verify-email\S+)/)![1]!
-        expect((yield* call(app, "GET", expiredLink)).status).toBe(401)
-        const resend = yield* call(app, "POST", "/auth/verify-email/resend", { token: user.token })
-        expect(resend.status).toBe(201)
+        const expired = yield* Effect.promise(() => verificationToken(app, user.email))
+        yield* expectFailure(
+          Effect.flatMap(clientAs(app), (api) => api.auth.verifyEmail({ urlParams: { token: expired } })),
+          "Unauthorized",
+          "token"
+        )
+        yield* (yield* clientAs(app, user.token)).session.resendVerification()
+        const fresh = yield* Effect.promise(() => verificationToken(app, user.email))
+        expect(fresh).not.toBe(expired)
         yield* Effect.promise(() => verifyEmail(app, user.email))
-        expect((yield* call(app, "GET", "/auth/me", { token: user.token })).body.user.email_verified).toBe(true)
+        expect((yield* me(app, user.token)).user.email_verified).toBe(true)
       }))
 
     it.effect("never shows a password, token or TOTP secret in a log line", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const user = yield* Effect.promise(() => signUp(app))
-        yield* login(app, user.email, "a wrong password 999")
+        // From an address of its own: the suite's other failures from 127.0.0.1 may have it blocked already.
+        expect((yield* loginFrom(app, "127.0.4.1", user.email, "a wrong password 999")).outcome).toBe("Unauthorized")
         const secrets = [TEST_PASSWORD, user.token, "a wrong password 999"]
         const joined = logs.join("\n")
         expect(joined.length).toBeGreaterThan(0)
         for (const secret of secrets) expect(joined).not.toContain(secret)
         // Passwords never come back in any response either.
+        expect(responses.length).toBeGreaterThan(0)
         for (const body of responses) expect(body).not.toContain(TEST_PASSWORD)
       }))
   })

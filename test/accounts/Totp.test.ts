@@ -3,21 +3,21 @@
  * non-match, never a defect — a caller's malformed code must answer 401, not 500.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Option, TestClock } from "effect"
 import { currentTotp, matchTotp, newTotpSecret } from "../../src/accounts/Totp.ts"
 import { signUp } from "../support/Accounts.ts"
-import { makeCall } from "../support/Http.ts"
+import { clientAs, expectFailure } from "../support/Client.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
-
-const call = makeCall()
 
 describe("matchTotp", () => {
   it.effect("matches the current code and answers its time step", () =>
     Effect.gen(function*() {
+      // Both read the Clock: the test clock, set to a known time.
+      yield* TestClock.setTime(Date.parse("2026-03-01T09:00:00Z"))
       const secret = newTotpSecret()
       const step = yield* matchTotp(secret, yield* currentTotp(secret))
       expect(Option.isSome(step)).toBe(true)
-      expect(Option.getOrThrow(step)).toBe(Math.floor(Date.now() / 1000 / 30))
+      expect(Option.getOrThrow(step)).toBe(Math.floor(Date.parse("2026-03-01T09:00:00Z") / 1000 / 30))
     }))
 
   it.effect("answers no match for a well-formed wrong code", () =>
@@ -52,21 +52,15 @@ describe("a malformed MFA code over HTTP", () => {
       Effect.gen(function*() {
         const app = yield* TestApp
         const user = yield* Effect.promise(() => signUp(app))
-        const setup = yield* call(app, "POST", "/auth/mfa/setup", { token: user.token })
-        const secret: string = setup.body.secret
-        const enabled = yield* call(app, "POST", "/auth/mfa/enable", {
-          token: user.token,
-          body: { code: yield* currentTotp(secret) }
-        })
-        expect(enabled.status).toBe(201)
+        const api = yield* clientAs(app, user.token)
+        const setup = yield* api.session.mfaSetup()
+        const enabled = yield* api.session.mfaEnable({ payload: { code: yield* currentTotp(setup.secret) } })
+        expect(enabled.mfa_enabled).toBe(true)
 
         // `mfa_code` at login is any string on the wire, so a malformed one reaches the TOTP check.
         for (const malformed of ["12ab", "1234567", "12 34 56"]) {
-          const login = yield* call(app, "POST", "/auth/login", {
-            body: { email: user.email, password: user.password, mfa_code: malformed }
-          })
-          expect({ malformed, status: login.status }).toEqual({ malformed, status: 401 })
-          expect(login.body.error.code).toBe("unauthorized")
+          const login = app.client.auth.login({ payload: { email: user.email, password: user.password, mfa_code: malformed } })
+          yield* expectFailure(login, "Unauthorized", undefined, `mfa_code ${JSON.stringify(malformed)}`)
         }
       }))
   })

@@ -5,6 +5,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { DEFAULT_LIST_LIMIT, type ListParams } from "../../domain/Lists.ts"
+import { ApiKeyId, StoreId } from "../../domain/Ids.ts"
 import { addMember, createStore, signUp } from "../support/Accounts.ts"
 import { type AnyCallError, expectFailure, makeClientAs, wireJson, wireKeys } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
@@ -24,18 +25,18 @@ const owner = (app: TestAppShape) =>
     return { ...account, storeId: store.id }
   })
 
-const createKey = (app: TestAppShape, token: string, storeId: string, mode: "test" | "live", name?: string) =>
+const createKey = (app: TestAppShape, token: string, storeId: StoreId, mode: "test" | "live", name?: string) =>
   Effect.flatMap(clientAs(app, token), (api) =>
     api.apiKeys.create({ payload: name === undefined ? { store_id: storeId, mode } : { store_id: storeId, mode, name } }))
 
-const listKeys = (app: TestAppShape, token: string, storeId: string, urlParams: Partial<ListParams> = {}) =>
+const listKeys = (app: TestAppShape, token: string, storeId: StoreId, urlParams: Partial<ListParams> = {}) =>
   Effect.flatMap(clientAs(app, token), (api) =>
     api.apiKeys.list({ urlParams: { store_id: storeId, limit: DEFAULT_LIST_LIMIT, ...urlParams } }))
 
-const revoke = (app: TestAppShape, token: string, id: string) =>
+const revoke = (app: TestAppShape, token: string, id: ApiKeyId) =>
   Effect.flatMap(clientAs(app, token), (api) => api.apiKeys.revoke({ path: { id } }))
 
-const rotate = (app: TestAppShape, token: string, id: string) =>
+const rotate = (app: TestAppShape, token: string, id: ApiKeyId) =>
   Effect.flatMap(clientAs(app, token), (api) => api.apiKeys.rotate({ path: { id } }))
 
 const whoami = (app: TestAppShape, secret: string) => Effect.flatMap(clientAs(app, secret), (api) => api.session.whoami())
@@ -218,7 +219,7 @@ describe("API keys", () => {
         }
         yield* expectFailure(listKeys(app, intruder.token, victim.storeId), "NotFound")
         yield* expectFailure(createKey(app, intruder.token, victim.storeId, "test"), "NotFound")
-        yield* expectFailure(revoke(app, intruder.token, "key_doesnotexist"), "NotFound")
+        yield* expectFailure(revoke(app, intruder.token, ApiKeyId.make("key_doesnotexist")), "NotFound")
 
         // The victim's key is untouched.
         yield* whoami(app, key.secret)

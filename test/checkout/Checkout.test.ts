@@ -5,36 +5,23 @@
 import * as Sse from "@effect/experimental/Sse"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { createStore, signUp } from "../support/Accounts.ts"
-import { makeCall } from "../support/Http.ts"
+import { PaymentId } from "../../domain/Ids.ts"
+import { clientAs, expectFailure, wireJson } from "../support/Client.ts"
+import { createPayment, newMerchant, refund, simulate } from "../support/Merchant.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
-
-const call = makeCall()
 
 const INJECTION = `<script>alert("x")</script><img src=x onerror=alert(1)>`
 
 /** A store with a test API key, its branding set with markup that must come out escaped. */
 const merchant = (app: TestAppShape) =>
   Effect.gen(function*() {
-    const owner = yield* Effect.promise(() => signUp(app))
-    const store = yield* Effect.promise(() => createStore(app, owner.token, "Riverside Cafe"))
-    const branding = yield* call(app, "PUT", `/stores/${store.id}/branding`, {
-      token: owner.token,
-      body: { display_name: `Cafe ${INJECTION}`, primary_color: "#123456", accent_color: "#fafafa" }
+    const { key, owner, storeId } = yield* newMerchant(app, "Riverside Cafe")
+    yield* (yield* clientAs(app, owner.token)).stores.updateBranding({
+      path: { id: storeId },
+      payload: { display_name: `Cafe ${INJECTION}`, primary_color: "#123456", accent_color: "#fafafa" }
     })
-    expect(branding.status).toBe(200)
-    const key = yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })
-    return { key: key.body.secret as string, storeId: store.id }
+    return { key, storeId }
   })
-
-const createPayment = (app: TestAppShape, key: string, body: Record<string, unknown> = {}) =>
-  Effect.map(
-    call(app, "POST", "/v1/payments", { token: key, body: { amount: "12.50", currency: "USD", ...body } }),
-    (response) => response.body as { id: string; checkout_url: string }
-  )
-
-const simulate = (app: TestAppShape, key: string, id: string, status: string) =>
-  Effect.map(call(app, "POST", `/v1/payments/${id}/simulate`, { token: key, body: { status } }), (r) => r.status)
 
 interface Frame {
   readonly id: string
@@ -42,7 +29,10 @@ interface Frame {
   readonly data: any
 }
 
-/** Reads an SSE response to its end; the frames are its events (the `retry:` frame and pings are not). */
+/**
+ * Reads an SSE response to its end; the frames are its events (the `retry:` frame and pings are not).
+ * Raw: the typed client would read the stream only as one text once it ended, and sends no Last-Event-ID.
+ */
 const readStream = (app: TestAppShape, path: string, options: { lastEventId?: string; onOpen?: () => Promise<void> } = {}) =>
   Effect.promise(async () => {
     const response = await app.fetch(path, {
@@ -76,9 +66,8 @@ describe("checkout", () => {
         const { key } = yield* merchant(app)
         const payment = yield* createPayment(app, key, { description: "Iced latte", metadata: { internal: "secret-ish" } })
         expect(payment.checkout_url).toBe(`${app.baseUrl.replace("127.0.0.1", "localhost")}/checkout/${payment.id}`)
-        const view = yield* call(app, "GET", `/checkout/${payment.id}`)
-        expect(view.status).toBe(200)
-        expect(view.body).toMatchObject({
+        const [view, response] = yield* app.client.checkout.view({ path: { id: payment.id }, withResponse: true })
+        expect(view).toMatchObject({
           id: payment.id,
           object: "checkout",
           status: "pending",
@@ -87,13 +76,17 @@ describe("checkout", () => {
           description: "Iced latte",
           merchant: { name: `Cafe ${INJECTION}`, primary_color: "#123456" }
         })
-        expect(view.body.qr.png_data_url).toMatch(/^data:image\/png;base64,/)
-        expect(view.body.qr.svg).toContain("<svg")
-        expect(JSON.stringify(view.body)).not.toContain("secret-ish")
-        expect(JSON.stringify(view.body)).not.toContain("sk_test_")
-        const missing = yield* call(app, "GET", "/checkout/pay_doesnotexist0000000000000")
-        expect(missing.status).toBe(404)
-        expect(missing.body.error.code).toBe("not_found")
+        expect(view.qr.png_data_url).toMatch(/^data:image\/png;base64,/)
+        expect(view.qr.svg).toContain("<svg")
+        // On the wire, not in the decoded view (whose class drops any field it does not name).
+        const wire = JSON.stringify(yield* wireJson(response))
+        expect(wire).toContain("Iced latte")
+        expect(wire).not.toContain("secret-ish")
+        expect(wire).not.toContain("sk_test_")
+        yield* expectFailure(
+          app.client.checkout.view({ path: { id: PaymentId.make("pay_doesnotexist0000000000000") } }),
+          "NotFound"
+        )
       }))
 
     it.effect("serves browsers a complete page with everything merchant-supplied escaped", () =>
@@ -101,6 +94,7 @@ describe("checkout", () => {
         const app = yield* TestApp
         const { key } = yield* merchant(app)
         const payment = yield* createPayment(app, key, { description: INJECTION })
+        // Raw: the HTML page, which the typed client does not ask for.
         const response = yield* Effect.promise(() =>
           app.fetch(`/checkout/${payment.id}`, { headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" } })
         )
@@ -149,7 +143,7 @@ describe("checkout", () => {
         const app = yield* TestApp
         const { key } = yield* merchant(app)
         const payment = yield* createPayment(app, key)
-        expect(yield* simulate(app, key, payment.id, "scanned")).toBe(201)
+        expect((yield* simulate(app, key, payment.id, "scanned")).status).toBe("scanned")
         const resumed = yield* readStream(app, `/checkout/${payment.id}/events`, {
           lastEventId: "2",
           onOpen: async () => {
@@ -167,13 +161,13 @@ describe("checkout", () => {
         const app = yield* TestApp
         const { key } = yield* merchant(app)
         const payment = yield* createPayment(app, key, { reference_id: "order-77" })
-        expect((yield* call(app, "GET", `/receipts/${payment.id}`)).status).toBe(404)
+        const receiptOf = app.client.checkout.receipt({ path: { id: payment.id } })
+        yield* expectFailure(receiptOf, "NotFound")
         yield* simulate(app, key, payment.id, "scanned")
         yield* simulate(app, key, payment.id, "paid")
-        yield* call(app, "POST", `/v1/payments/${payment.id}/refund`, { token: key, body: { amount: "2.50" } })
-        const receipt = yield* call(app, "GET", `/receipts/${payment.id}`)
-        expect(receipt.status).toBe(200)
-        expect(receipt.body).toMatchObject({
+        yield* refund(app, key, payment.id, { amount: "2.50" })
+        const receipt = yield* receiptOf
+        expect(receipt).toMatchObject({
           object: "receipt",
           payment_id: payment.id,
           status: "partially_refunded",
@@ -181,7 +175,8 @@ describe("checkout", () => {
           amount_refunded: "2.50",
           reference_id: "order-77"
         })
-        expect(receipt.body.refunds).toHaveLength(1)
+        expect(receipt.refunds).toHaveLength(1)
+        // Raw: the HTML receipt.
         const page = yield* Effect.promise(() =>
           app.fetch(`/receipts/${payment.id}`, { headers: { accept: "text/html" } }).then((r) => r.text())
         )

@@ -9,24 +9,16 @@ import { Effect } from "effect"
 import { type ClientRequest, request as httpRequest } from "node:http"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
-import { createStore, signUp } from "../support/Accounts.ts"
-import { makeCall } from "../support/Http.ts"
+import type { Payment } from "../../domain/Payments.ts"
+import { createPayment, newMerchant } from "../support/Merchant.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
-
-const call = makeCall()
 
 /** A pending payment to follow. */
 const pendingPayment = (app: TestAppShape) =>
   Effect.gen(function*() {
-    const owner = yield* Effect.promise(() => signUp(app))
-    const store = yield* Effect.promise(() => createStore(app, owner.token))
-    const key = yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })
-    const payment = yield* call(app, "POST", "/v1/payments", {
-      token: key.body.secret,
-      body: { amount: "2.00", currency: "USD", expires_in: 3600 }
-    })
-    expect(payment.status).toBe(201)
-    return payment.body.id as string
+    const { key } = yield* newMerchant(app)
+    const payment = yield* createPayment(app, key, { amount: "2.00", expires_in: 3600 })
+    return payment.id
   })
 
 interface OpenedStream {
@@ -39,9 +31,10 @@ interface OpenedStream {
 
 /**
  * Opens `GET /checkout/{id}/events` from `localAddress` on a connection of its own, and answers once
- * the status line and the first bytes of the body are in (a 429's whole body).
+ * the status line and the first bytes of the body are in (a 429's whole body). Raw: the typed client
+ * can neither pick the local address nor hold a stream open, and hides `Retry-After`.
  */
-const openStream = (app: TestAppShape, paymentId: string, localAddress = "127.0.0.1") =>
+const openStream = (app: TestAppShape, paymentId: Payment["id"], localAddress = "127.0.0.1") =>
   Effect.async<OpenedStream>((resume) => {
     const url = new URL(`/checkout/${paymentId}/events`, app.baseUrl)
     let request: ClientRequest | undefined = undefined

@@ -8,35 +8,38 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Chunk, Effect, Either, Stream } from "effect"
 import { PaymentChanged, type PaymentFeedFrame } from "../../domain/Console.ts"
 import { makeConsoleClient } from "../../domain/ConsoleClient.ts"
+import { PaymentId, StoreId } from "../../domain/Ids.ts"
+import type { CreatePayment } from "../../domain/Payments.ts"
 import { addMember, createStore, signUp } from "../support/Accounts.ts"
+import { clientAs, listParams } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
+// Raw only for a method the REST contract does not have on /rpc.
 const call = makeCall()
 
 const consoleFor = (app: TestAppShape, sessionToken: string) =>
   makeConsoleClient({ baseUrl: app.baseUrl, sessionToken }).pipe(Effect.provide(FetchHttpClient.layer))
+
+/** A test API key of the store (made over REST). */
+const testKey = (app: TestAppShape, token: string, storeId: StoreId) =>
+  Effect.flatMap(clientAs(app, token), (api) => api.apiKeys.create({ payload: { store_id: storeId, mode: "test" } }))
+    .pipe(Effect.map((key) => key.secret))
 
 /** An owner with a store and a test API key (made over REST). */
 const merchant = (app: TestAppShape) =>
   Effect.gen(function*() {
     const owner = yield* Effect.promise(() => signUp(app))
     const store = yield* Effect.promise(() => createStore(app, owner.token, "Console Cafe"))
-    const key = yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })
-    expect(key.status).toBe(201)
-    return { owner, storeId: store.id, key: key.body.secret as string }
+    return { owner, storeId: store.id, key: yield* testKey(app, owner.token, store.id) }
   })
 
-const createPayment = (app: TestAppShape, key: string, body: Record<string, unknown> = {}) =>
-  Effect.map(call(app, "POST", "/v1/payments", { token: key, body: { amount: "12.50", currency: "USD", ...body } }), (response) => {
-    expect(response.status).toBe(201)
-    return response.body as { id: string }
-  })
+/** A payment over REST, 12.50 USD unless `payload` says otherwise; the typed client checks the 201. */
+const createPayment = (app: TestAppShape, key: string, payload: Partial<CreatePayment> = {}) =>
+  Effect.flatMap(clientAs(app, key), (api) => api.payments.create({ payload: { amount: "12.50", currency: "USD", ...payload }, headers: {} }))
 
-const simulate = (app: TestAppShape, key: string, id: string, status: "scanned" | "paid") =>
-  Effect.map(call(app, "POST", `/v1/payments/${id}/simulate`, { token: key, body: { status } }), (response) => {
-    expect(response.status).toBe(201)
-  })
+const simulate = (app: TestAppShape, key: string, id: PaymentId, status: "scanned" | "paid") =>
+  Effect.flatMap(clientAs(app, key), (api) => api.payments.simulate({ path: { id }, payload: { status } }))
 
 const failureTag = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.either(effect), (result) => Either.isLeft(result) ? result.left._tag : "succeeded")
@@ -56,8 +59,8 @@ describe("console RPC", () => {
         expect(page.data.map((payment) => payment.id)).toEqual([second.id, first.id])
         expect(page.has_more).toBe(false)
         // The same page as REST.
-        const rest = yield* call(app, "GET", "/v1/payments", { token: key })
-        expect(rest.body.data.map((payment: { id: string }) => payment.id)).toEqual([second.id, first.id])
+        const rest = yield* (yield* clientAs(app, key)).payments.list({ urlParams: listParams() })
+        expect(rest.data.map((payment) => payment.id)).toEqual([second.id, first.id])
         // Live mode is another set of payments; test mode is the default.
         expect((yield* client.ListPayments({ store_id: storeId, livemode: true })).data).toEqual([])
         expect((yield* client.ListPayments({ store_id: storeId })).data).toHaveLength(2)
@@ -71,7 +74,7 @@ describe("console RPC", () => {
 
         const payment = yield* client.GetPayment({ id: first.id })
         expect(payment).toMatchObject({ id: first.id, object: "payment", status: "pending", amount: "12.50", reference_id: "order-1" })
-        expect(yield* failureTag(client.GetPayment({ id: "pay_doesnotexist0000000000000" }))).toBe("NotFound")
+        expect(yield* failureTag(client.GetPayment({ id: PaymentId.make("pay_doesnotexist0000000000000") }))).toBe("NotFound")
 
         // A pending payment cannot be refunded.
         expect(yield* failureTag(client.RefundPayment({ id: first.id }))).toBe("InvalidState")
@@ -98,19 +101,20 @@ describe("console RPC", () => {
             .toBe("InvalidRequest")
         }
         // REST and RPC share keys: the same request over REST answers the same refund.
-        const overRest = yield* call(app, "POST", `/v1/payments/${first.id}/refund`, {
-          token: owner.token,
+        const [overRest, overRestResponse] = yield* (yield* clientAs(app, owner.token)).payments.refund({
+          path: { id: first.id },
           headers: { "idempotency-key": "refund-1" },
-          body: { amount: "2.50", reason: "spilled" }
+          payload: { amount: "2.50", reason: "spilled" },
+          withResponse: true
         })
-        expect(overRest.status).toBe(201)
-        expect(overRest.headers.get("idempotent-replayed")).toBe("true")
-        expect(overRest.body.id).toBe(refund.id)
+        expect(overRestResponse.headers["idempotent-replayed"]).toBe("true")
+        expect(overRest.id).toBe(refund.id)
 
-        const afterRefund = yield* call(app, "GET", `/v1/payments/${first.id}`, { token: key })
-        expect(afterRefund.body).toMatchObject({ status: "partially_refunded", amount_refunded: "2.50" })
-        const refunds = yield* call(app, "GET", `/v1/payments/${first.id}/refunds`, { token: key })
-        expect(refunds.body.data.map((r: { id: string }) => r.id)).toEqual([refund.id])
+        const asKey = yield* clientAs(app, key)
+        const afterRefund = yield* asKey.payments.retrieve({ path: { id: first.id } })
+        expect(afterRefund).toMatchObject({ status: "partially_refunded", amount_refunded: "2.50" })
+        const refunds = yield* asKey.payments.refunds({ path: { id: first.id }, urlParams: listParams() })
+        expect(refunds.data.map((one) => one.id)).toEqual([refund.id])
 
         const summary = yield* client.StoreSummary({ store_id: storeId })
         expect(summary).toMatchObject({
@@ -123,7 +127,7 @@ describe("console RPC", () => {
           volume: { USD: { paid: "12.50", refunded: "2.50" } }
         })
         expect(summary.volume.KHR).toBeUndefined()
-        expect(summary.last_payment_at).toBe((afterRefund.body as { paid_at: string }).paid_at)
+        expect(summary.last_payment_at).toBe(afterRefund.paid_at)
         const live = yield* client.StoreSummary({ store_id: storeId, livemode: true })
         expect(live).toMatchObject({ payments: { total: 0 }, volume: {}, last_payment_at: null })
       }))
@@ -134,11 +138,8 @@ describe("console RPC", () => {
         const { key, owner, storeId } = yield* merchant(app)
         // Another store of the same owner, whose changes the feed must not carry.
         const otherStore = yield* Effect.promise(() => createStore(app, owner.token, "Elsewhere"))
-        const otherKey = yield* call(app, "POST", "/api-keys", {
-          token: owner.token,
-          body: { store_id: otherStore.id, mode: "test" }
-        })
-        const elsewhere = yield* createPayment(app, otherKey.body.secret)
+        const otherKey = yield* testKey(app, owner.token, otherStore.id)
+        const elsewhere = yield* createPayment(app, otherKey)
         const payment = yield* createPayment(app, key, { amount: "7.25" })
         const client = yield* consoleFor(app, owner.token)
 
@@ -149,7 +150,7 @@ describe("console RPC", () => {
               Effect.zipRight(
                 frame._tag === "PaymentFeedSynced"
                   ? Effect.gen(function*() {
-                    yield* simulate(app, otherKey.body.secret, elsewhere.id, "scanned")
+                    yield* simulate(app, otherKey, elsewhere.id, "scanned")
                     yield* simulate(app, key, payment.id, "scanned")
                     yield* simulate(app, key, payment.id, "paid")
                   })
@@ -214,7 +215,7 @@ describe("console RPC", () => {
         expect(yield* failureTag(strangerClient.RefundPayment({ id: payment.id }))).toBe("NotFound")
         expect(yield* failureTag(strangerClient.StoreSummary({ store_id: storeId }))).toBe("NotFound")
         expect(yield* failureTag(Stream.runHead(strangerClient.PaymentFeed({ store_id: storeId })))).toBe("NotFound")
-        expect(yield* failureTag(strangerClient.ListPayments({ store_id: "sto_doesnotexist" }))).toBe("NotFound")
+        expect(yield* failureTag(strangerClient.ListPayments({ store_id: StoreId.make("sto_doesnotexist") }))).toBe("NotFound")
 
         // Unknown tokens and API keys are not console credentials.
         for (const token of ["sess_unknown", "garbage", key]) {

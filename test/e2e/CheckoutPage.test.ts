@@ -13,9 +13,10 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Browser, Page } from "playwright-core"
-import { createStore, signUp } from "../support/Accounts.ts"
+import type { CreatePayment } from "../../domain/Payments.ts"
 import { CHROMIUM, HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
-import { makeCall } from "../support/Http.ts"
+import { clientAs } from "../support/Client.ts"
+import { createPayment as createPaymentOf, newMerchant, simulate } from "../support/Merchant.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
 
@@ -23,8 +24,6 @@ const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/e2e/", import.meta.u
 
 const STORE_NAME = "Riverside Cafe & Bakery"
 const DESCRIPTION = "Iced latte and a croissant"
-
-const call = makeCall()
 
 /** One Chromium for the whole suite; playwright-core gives it a fresh, temporary user-data-dir. */
 class E2EBrowser extends Context.Tag("test/E2EBrowser")<E2EBrowser, Browser>() {}
@@ -40,30 +39,17 @@ const browserLayer = Layer.scoped(
 /** An owner, a store with its checkout branding, and a test API key. */
 const merchant = (app: TestAppShape) =>
   Effect.gen(function*() {
-    const owner = yield* Effect.promise(() => signUp(app))
-    const store = yield* Effect.promise(() => createStore(app, owner.token, "Riverside Cafe (legal name)"))
-    const branding = yield* call(app, "PUT", `/stores/${store.id}/branding`, {
-      token: owner.token,
-      body: { display_name: STORE_NAME, primary_color: "#0f766e", accent_color: "#ecfdf5" }
+    const { key, owner, storeId } = yield* newMerchant(app, "Riverside Cafe (legal name)")
+    const branded = yield* (yield* clientAs(app, owner.token)).stores.updateBranding({
+      path: { id: storeId },
+      payload: { display_name: STORE_NAME, primary_color: "#0f766e", accent_color: "#ecfdf5" }
     })
-    expect(branding.status).toBe(200)
-    const key = yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })
-    expect(key.status).toBe(201)
-    return { key: key.body.secret as string }
+    expect(branded.branding.display_name).toBe(STORE_NAME)
+    return { key }
   })
 
-const createPayment = (app: TestAppShape, key: string, body: Record<string, unknown>) =>
-  Effect.gen(function*() {
-    const response = yield* call(app, "POST", "/v1/payments", {
-      token: key,
-      body: { amount: "12.50", currency: "USD", description: DESCRIPTION, ...body }
-    })
-    expect(response.status).toBe(201)
-    return response.body as { id: string; checkout_url: string }
-  })
-
-const simulate = (app: TestAppShape, key: string, id: string, status: string) =>
-  Effect.map(call(app, "POST", `/v1/payments/${id}/simulate`, { token: key, body: { status } }), (r) => r.status)
+const createPayment = (app: TestAppShape, key: string, payload: Partial<CreatePayment>) =>
+  createPaymentOf(app, key, { amount: "12.50", description: DESCRIPTION, ...payload })
 
 /**
  * A fresh browser context and page with everything the test checks afterwards: console errors, page
@@ -199,13 +185,13 @@ describe.skipIf(!HAS_CHROMIUM)(
             yield* screenshot(page, "checkout-pending.png")
             yield* expectCleanSameDocument(session)
 
-            expect(yield* simulate(app, key, payment.id, "scanned")).toBe(201)
+            expect((yield* simulate(app, key, payment.id, "scanned")).status).toBe("scanned")
             const scannedMs = yield* waitForStatus(page, "Confirm in your app", 10_000)
             // Still payable: the QR code stays until the payment is over.
             expect(yield* Effect.promise(() => qr.isVisible())).toBe(true)
             yield* screenshot(page, "checkout-scanned.png")
 
-            expect(yield* simulate(app, key, payment.id, "paid")).toBe(201)
+            expect((yield* simulate(app, key, payment.id, "paid")).status).toBe("paid")
             const paidMs = yield* waitForStatus(page, "Paid", 10_000)
             expect(yield* Effect.promise(() => text(page, "#detail"))).toBe("Thank you! Your payment was received.")
             expect(yield* Effect.promise(() => qr.isHidden())).toBe(true)

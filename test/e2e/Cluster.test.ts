@@ -17,16 +17,20 @@
  * processes' logs.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { type Effect, Either } from "effect"
+import type { ApiClient } from "../../domain/Client.ts"
 import { postgresAvailable } from "../support/TestDatabase.ts"
 import {
-  type Answer,
+  type CarefulAnswer,
+  carefulClient,
+  carefully,
   createDatabase,
   type ClusterDatabase,
   LocalCluster,
   makeMerchant,
-  request,
   shardOf,
   sleep,
+  untilReady,
   waitFor
 } from "../support/Cluster.ts"
 
@@ -45,7 +49,7 @@ interface Operation {
   readonly paymentId: string
   readonly idempotencyKey: string | undefined
   readonly startedAt: number
-  readonly answer: Answer
+  readonly answer: CarefulAnswer
 }
 
 type ScenarioKind = "paid" | "expiring" | "scanned-expiring" | "pending"
@@ -62,7 +66,7 @@ class Ledger {
   readonly maybePaid = new Set<string>()
   /** Refund ids answered 201, by payment; and refunds answered with a client error (not applied). */
   readonly refunds = new Map<string, Set<string>>()
-  readonly refusedRefunds: Array<Answer> = []
+  readonly refusedRefunds: Array<CarefulAnswer> = []
   onOperation: (operation: Operation) => void = () => {}
 
   record(operation: Operation) {
@@ -79,45 +83,57 @@ const scenarioKind = (i: number): ScenarioKind => {
   return "pending"
 }
 
+/** What a careful call came to: "ok", or the tag of its typed error. */
+const outcomeOf = (answer: CarefulAnswer) => Either.match(answer.outcome, { onLeft: (error) => error._tag, onRight: () => "ok" })
+
+/** A careful call's value; any typed error fails the test, naming the call. */
+const valueOf = <A>(answer: CarefulAnswer<A>, label: string): A =>
+  Either.getOrElse(answer.outcome, (error) => expect.fail(`${label}: ${String(error)}`))
+
 /**
  * One payment's story through the API node. Creates and refunds carry Idempotency-Keys; each request is
- * retried with them on connection errors and 5xx (`request`).
+ * retried with them on connection errors and 5xx (`carefulClient`).
  */
-const runScenario = async (baseUrl: string, secret: string, ledger: Ledger, i: number, tag: string) => {
+const runScenario = async (api: ApiClient, ledger: Ledger, i: number, tag: string) => {
   const kind = scenarioKind(i)
-  const call = async (kindOf: OperationKind, paymentId: string, method: string, path: string, body: unknown, key?: string) => {
+  const call = async <A, E extends { readonly _tag: string }>(
+    kindOf: OperationKind,
+    paymentId: string,
+    key: string | undefined,
+    request: Effect.Effect<A, E>
+  ) => {
     const startedAt = performance.now()
-    const answer = await request(baseUrl, method, path, {
-      body,
-      token: secret,
-      ...(key === undefined ? {} : { headers: { "idempotency-key": key } })
-    })
+    const answer = await carefully(request)
     ledger.record({ kind: kindOf, scenario: i, paymentId, idempotencyKey: key, startedAt, answer })
     return answer
   }
   const expiresIn = kind === "expiring" ? 2 + (i % 3) : kind === "scanned-expiring" ? 4 : 3600
   const createKey = `${tag}-create-${i}`
-  const created = await call("create", "", "POST", "/v1/payments", { amount: "10.00", currency: "USD", expires_in: expiresIn }, createKey)
-  expect(created.status, JSON.stringify(created.body)).toBe(201)
-  const paymentId = created.body.id as string
+  const create = (paymentId: string) =>
+    call("create", paymentId, createKey, api.payments.create({
+      payload: { amount: "10.00", currency: "USD", expires_in: expiresIn },
+      headers: { "idempotency-key": createKey }
+    }))
+  const { id: paymentId } = valueOf(await create(""), "create")
   ledger.created.set(i, paymentId)
   ledger.kinds.set(paymentId, kind)
   if (i % 7 === 0) {
     // The client lost the answer and sends the create again with its key: the same payment, not a second one.
-    const again = await call("create", paymentId, "POST", "/v1/payments", { amount: "10.00", currency: "USD", expires_in: expiresIn }, createKey)
-    expect(again.status).toBe(201)
-    expect(again.body.id).toBe(paymentId)
+    expect(valueOf(await create(paymentId), "create again").id).toBe(paymentId)
   }
   if (kind === "expiring" || kind === "pending") return
 
   const simulate = async (status: "scanned" | "paid") => {
-    const answer = await call(status === "scanned" ? "scan" : "pay", paymentId, "POST", `/v1/payments/${paymentId}/simulate`, { status })
+    const answer = await call(status === "scanned" ? "scan" : "pay", paymentId, undefined, api.payments.simulate({
+      path: { id: paymentId },
+      payload: { status }
+    }))
     // A simulate carries no key: a retry after a lost answer finds the change made (409), which is fine.
-    if (answer.status === 409 && answer.retried.length > 0) {
+    if (outcomeOf(answer) === "InvalidState" && answer.retried.length > 0) {
       if (status === "paid") ledger.maybePaid.add(paymentId)
       return
     }
-    expect(answer.status, `${status} ${paymentId}: ${JSON.stringify(answer.body)}`).toBe(201)
+    valueOf(answer, `${status} ${paymentId}`)
     if (status === "paid") ledger.paid.add(paymentId)
   }
   await simulate("scanned")
@@ -128,15 +144,19 @@ const runScenario = async (baseUrl: string, secret: string, ledger: Ledger, i: n
   ledger.refunds.set(paymentId, refunds)
   const plan: Array<string | undefined> = i % 3 === 0 ? ["2.00", "3.00", undefined] : i % 3 === 1 ? ["4.50"] : ["1.00", "20.00"]
   for (const [j, amount] of plan.entries()) {
-    const answer = await call("refund", paymentId, "POST", `/v1/payments/${paymentId}/refund`, amount === undefined ? {} : { amount }, `${tag}-refund-${i}-${j}`)
+    const key = `${tag}-refund-${i}-${j}`
+    const answer = await call("refund", paymentId, key, api.payments.refund({
+      path: { id: paymentId },
+      payload: amount === undefined ? {} : { amount },
+      headers: { "idempotency-key": key }
+    }))
     if (amount === "20.00") {
       // More than is left: refused, and nothing applied.
-      expect(answer.status).toBe(400)
+      expect(outcomeOf(answer)).toBe("InvalidRequest")
       ledger.refusedRefunds.push(answer)
       continue
     }
-    expect(answer.status, `refund ${paymentId}: ${JSON.stringify(answer.body)}`).toBe(201)
-    refunds.add(answer.body.id)
+    refunds.add(valueOf(answer, `refund ${paymentId}`).id)
   }
 }
 
@@ -149,8 +169,9 @@ const runLoad = async (
 ) => {
   let next = options.first
   const end = options.first + options.count
+  const api = await carefulClient(baseUrl, secret)
   const worker = async () => {
-    while (next < end) await runScenario(baseUrl, secret, ledger, next++, options.tag)
+    while (next < end) await runScenario(api, ledger, next++, options.tag)
   }
   await Promise.all(Array.from({ length: options.concurrency }, worker))
 }
@@ -254,10 +275,7 @@ describe.skipIf(!enabled)("a multi-process cluster: 3 runners and an API node on
     const api = await cluster.addApi()
     baseUrl = api.baseUrl
     await cluster.allShardsHeldBy()
-    await waitFor("the API node to be ready", 60_000, async () => {
-      const answer = await fetch(`${baseUrl}/ready`).catch(() => undefined)
-      return answer?.status === 200 ? true : undefined
-    }, 250)
+    await untilReady(baseUrl)
     ;({ secret, storeId } = await makeMerchant(baseUrl))
   }, 180_000)
 
@@ -315,7 +333,7 @@ describe.skipIf(!enabled)("a multi-process cluster: 3 runners and an API node on
     // Entity operations (creates touch no entity) on the dead runner's shards, sent after the kill: only a
     // new owner could have answered them.
     const onDeadShards = ledger.operations.filter((op) =>
-      op.startedAt > killedAt && op.answer.status < 300 && op.kind !== "create" && deadShards.has(shardOf(op.paymentId))
+      op.startedAt > killedAt && Either.isRight(op.answer.outcome) && op.kind !== "create" && deadShards.has(shardOf(op.paymentId))
     )
     const firstOnDeadShard = Math.min(...onDeadShards.map((op) => op.answer.at))
     const deadShardLatencies = onDeadShards.map((op) => op.answer.at - op.startedAt).sort((a, b) => a - b)
@@ -403,7 +421,7 @@ describe.skipIf(!enabled)("a multi-process cluster: 3 runners and an API node on
     await shortLivedPaymentsExpired(db)
     const result = await verify(db, ledger, storeId)
     const onDeadShards = ledger.operations.filter((op) =>
-      op.startedAt > killedAt && op.answer.status < 300 && op.kind !== "create" && deadShards.has(shardOf(op.paymentId))
+      op.startedAt > killedAt && Either.isRight(op.answer.outcome) && op.kind !== "create" && deadShards.has(shardOf(op.paymentId))
     )
     const firstOnDeadShard = Math.min(...onDeadShards.map((op) => op.answer.at))
     console.log(

@@ -6,8 +6,21 @@
  * Skipped without a PostgreSQL server (or with TEST_DATABASE=embedded).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Either } from "effect"
+import type { ApiClient } from "../../domain/Client.ts"
+import type { Store } from "../../domain/Stores.ts"
+import { listParams } from "../support/Client.ts"
 import { postgresAvailable } from "../support/TestDatabase.ts"
-import { createDatabase, type ClusterDatabase, LocalCluster, ok, request, waitFor } from "../support/Cluster.ts"
+import {
+  carefulClient,
+  carefully,
+  createDatabase,
+  type ClusterDatabase,
+  LocalCluster,
+  succeed,
+  untilReady,
+  waitFor
+} from "../support/Cluster.ts"
 
 const enabled = process.env["TEST_DATABASE"] !== "embedded" && await postgresAvailable()
 
@@ -19,8 +32,9 @@ describe.skipIf(!enabled)("API key revocation across API nodes", () => {
   let cluster: LocalCluster
   let first: string
   let second: string
-  let session: string
-  let storeId: string
+  /** The owner's client, through the first node. */
+  let owner: ApiClient
+  let storeId: Store["id"]
 
   beforeAll(async () => {
     db = await createDatabase("test_key_revocation")
@@ -28,15 +42,12 @@ describe.skipIf(!enabled)("API key revocation across API nodes", () => {
     await cluster.addRunner()
     first = (await cluster.addApi()).baseUrl
     second = (await cluster.addApi()).baseUrl
-    await waitFor("the API nodes to be ready", 60_000, async () => {
-      const answers = await Promise.all([first, second].map((baseUrl) => request(baseUrl, "GET", "/ready", { deadlineMs: 1_000 }).catch(() => undefined)))
-      return answers.every((answer) => answer?.status === 200) ? true : undefined
-    })
-    const registered = await ok(request(first, "POST", "/auth/register", {
-      body: { email: `revocation-${Date.now()}@example.test`, password: "correct horse battery staple" }
-    }), "register")
-    session = registered.access_token
-    storeId = (await ok(request(first, "POST", "/stores", { body: { name: "Revocation Store" }, token: session }), "create store")).id
+    await Promise.all([first, second].map((baseUrl) => untilReady(baseUrl)))
+    const registered = await succeed("register", (await carefulClient(first)).auth.register({
+      payload: { email: `revocation-${Date.now()}@example.test`, password: "correct horse battery staple" }
+    }))
+    owner = await carefulClient(first, registered.access_token)
+    storeId = (await succeed("create store", owner.stores.create({ payload: { name: "Revocation Store" } }))).id
   }, 180_000)
 
   afterAll(async () => {
@@ -44,36 +55,41 @@ describe.skipIf(!enabled)("API key revocation across API nodes", () => {
     await db?.drop()
   }, 60_000)
 
-  const newKey = async (): Promise<{ readonly id: string; readonly secret: string }> =>
-    ok(request(first, "POST", "/api-keys", { body: { store_id: storeId, mode: "test" }, token: session }), "create API key")
+  const newKey = () => succeed("create API key", owner.apiKeys.create({ payload: { store_id: storeId, mode: "test" } }))
 
-  const listWith = (baseUrl: string, secret: string) => request(baseUrl, "GET", "/v1/payments?limit=1", { token: secret, deadlineMs: 5_000 })
+  const clients = new Map<string, ApiClient>()
+  /** Lists payments with `secret` through the node at `baseUrl`: "ok", or the tag of the error it was refused with. */
+  const listWith = async (baseUrl: string, secret: string) => {
+    const name = `${baseUrl} ${secret}`
+    const api = clients.get(name) ?? await carefulClient(baseUrl, secret, { deadlineMs: 5_000 })
+    clients.set(name, api)
+    const answer = await carefully(api.payments.list({ urlParams: listParams({ limit: 1 }) }))
+    return Either.match(answer.outcome, { onLeft: (error) => error._tag, onRight: () => "ok" })
+  }
 
   /** How long after `since` the second node first refused `secret`. */
   const refusedOnSecondWithin = async (secret: string, since: number) =>
-    waitFor("the second node to refuse the key", PROPAGATION_DEADLINE_MS, async () => {
-      const answer = await listWith(second, secret)
-      return answer.status === 401 ? performance.now() - since : undefined
-    }, 20)
+    waitFor("the second node to refuse the key", PROPAGATION_DEADLINE_MS, async () =>
+      (await listWith(second, secret)) === "Unauthorized" ? performance.now() - since : undefined, 20)
 
   it("stops a revoked key on the other node within moments", { timeout: 60_000 }, async () => {
     const key = await newKey()
     // Both nodes have looked the key up, so both hold it in their caches.
-    for (const baseUrl of [first, second]) expect((await listWith(baseUrl, key.secret)).status).toBe(200)
+    for (const baseUrl of [first, second]) expect(await listWith(baseUrl, key.secret)).toBe("ok")
     const revokedAt = performance.now()
-    await ok(request(first, "POST", `/api-keys/${key.id}/revoke`, { token: session }), "revoke")
+    await succeed("revoke", owner.apiKeys.revoke({ path: { id: key.id } }))
     // The revoking node forgets the key before it answers.
-    expect((await listWith(first, key.secret)).status).toBe(401)
+    expect(await listWith(first, key.secret)).toBe("Unauthorized")
     const elapsed = await refusedOnSecondWithin(key.secret, revokedAt)
     console.log(`revoked key refused by the other API node after ${Math.round(elapsed)} ms`)
   })
 
   it("stops a rotated key on the other node and lets its replacement in", { timeout: 60_000 }, async () => {
     const key = await newKey()
-    expect((await listWith(second, key.secret)).status).toBe(200)
+    expect(await listWith(second, key.secret)).toBe("ok")
     const rotatedAt = performance.now()
-    const replacement = await ok(request(first, "POST", `/api-keys/${key.id}/rotate`, { token: session }), "rotate")
+    const replacement = await succeed("rotate", owner.apiKeys.rotate({ path: { id: key.id } }))
     await refusedOnSecondWithin(key.secret, rotatedAt)
-    expect((await listWith(second, replacement.secret)).status).toBe(200)
+    expect(await listWith(second, replacement.secret)).toBe("ok")
   })
 })

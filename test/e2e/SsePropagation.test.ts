@@ -9,7 +9,15 @@
 import * as Sse from "@effect/experimental/Sse"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { postgresAvailable } from "../support/TestDatabase.ts"
-import { type ClusterDatabase, createDatabase, LocalCluster, makeMerchant, ok, request, waitFor } from "../support/Cluster.ts"
+import {
+  carefulClient,
+  type ClusterDatabase,
+  createDatabase,
+  LocalCluster,
+  makeMerchant,
+  succeed,
+  untilReady
+} from "../support/Cluster.ts"
 
 const enabled = process.env["TEST_DATABASE"] !== "embedded" && await postgresAvailable()
 
@@ -21,7 +29,8 @@ interface Frame {
 
 /**
  * Reads an SSE response frame by frame; `onOpen` runs once the response has started (the server has
- * subscribed by then), and reading stops after a frame `until` accepts, or after `timeoutMs`.
+ * subscribed by then), and reading stops after a frame `until` accepts, or after `timeoutMs`. Raw: the
+ * typed client would read the stream only as one text once it ended.
  */
 const readEvents = async (
   url: string,
@@ -71,12 +80,7 @@ describe.skipIf(!enabled)("live status across processes: one runner, two API nod
     nodeA = a!.baseUrl
     nodeB = b!.baseUrl
     await cluster.allShardsHeldBy()
-    for (const node of [nodeA, nodeB]) {
-      await waitFor(`${node} to be ready`, 60_000, async () => {
-        const answer = await fetch(`${node}/ready`).catch(() => undefined)
-        return answer?.status === 200 ? true : undefined
-      }, 250)
-    }
+    for (const node of [nodeA, nodeB]) await untilReady(node)
   }, 180_000)
 
   afterAll(async () => {
@@ -86,15 +90,18 @@ describe.skipIf(!enabled)("live status across processes: one runner, two API nod
 
   it("delivers the paid frame on node A for a payment paid through node B", { timeout: 120_000 }, async () => {
     const { secret } = await makeMerchant(nodeB)
-    const payment = await ok(request(nodeB, "POST", "/v1/payments", { body: { amount: "7.25", currency: "USD" }, token: secret }), "create")
+    const api = await carefulClient(nodeB, secret)
+    const payment = await succeed("create", api.payments.create({ payload: { amount: "7.25", currency: "USD" }, headers: {} }))
+    const simulate = (status: "scanned" | "paid") =>
+      succeed(status, api.payments.simulate({ path: { id: payment.id }, payload: { status } }))
 
     let paidThroughB = 0
     const stream = await readEvents(`${nodeA}/checkout/${payment.id}/events`, {
       timeoutMs: 60_000,
       until: (frame) => frame.data.status === "paid",
       onOpen: async () => {
-        await ok(request(nodeB, "POST", `/v1/payments/${payment.id}/simulate`, { body: { status: "scanned" }, token: secret }), "scan")
-        await ok(request(nodeB, "POST", `/v1/payments/${payment.id}/simulate`, { body: { status: "paid" }, token: secret }), "pay")
+        await simulate("scanned")
+        await simulate("paid")
         paidThroughB = performance.now()
       }
     })

@@ -8,11 +8,8 @@ import { Context, Effect, Layer } from "effect"
 import type { Browser } from "playwright-core"
 import { createStore, signUp } from "../support/Accounts.ts"
 import { HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
-import { makeCall } from "../support/Http.ts"
+import { clientAs } from "../support/Client.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
-
-
-const call = makeCall()
 
 class LinkBrowser extends Context.Tag("test/LinkBrowser")<LinkBrowser, Browser>() {}
 
@@ -32,11 +29,10 @@ describe.skipIf(!HAS_CHROMIUM)("payment-link page in Chromium", () => {
         const browser = yield* LinkBrowser
         const owner = yield* Effect.promise(() => signUp(app))
         const store = yield* Effect.promise(() => createStore(app, owner.token, "Riverside Cafe"))
-        const link = yield* call(app, "POST", `/dashboard/stores/${store.id}/links`, {
-          token: owner.token,
-          body: { kind: "link", title: "Tip jar", currency: "USD", min_amount: "1", max_amount: "20" }
+        const link = yield* (yield* clientAs(app, owner.token)).links.create({
+          path: { storeId: store.id },
+          payload: { kind: "link", title: "Tip jar", currency: "USD", min_amount: "1", max_amount: "20" }
         })
-        expect(link.status).toBe(201)
 
         const context = yield* Effect.acquireRelease(
           Effect.promise(() => browser.newContext()),
@@ -54,14 +50,14 @@ describe.skipIf(!HAS_CHROMIUM)("payment-link page in Chromium", () => {
         const pageErrors: Array<string> = []
         page.on("pageerror", (error) => pageErrors.push(error.message))
 
-        const response = yield* Effect.promise(() => page.goto(`${app.baseUrl}/links/${link.body.id}`))
+        const response = yield* Effect.promise(() => page.goto(`${app.baseUrl}/links/${link.id}`))
         expect(response?.headers()["content-type"]).toContain("text/html")
         expect(yield* Effect.promise(() => page.locator("#title").textContent())).toBe("Tip jar")
 
         yield* Effect.promise(() => page.fill("#amount", "25"))
         yield* Effect.promise(() => page.click("#pay-button"))
         yield* Effect.promise(() => page.locator("#error").filter({ hasText: "at most 20.00 USD" }).waitFor({ timeout: 10_000 }))
-        expect(page.url()).toBe(`${app.baseUrl}/links/${link.body.id}`)
+        expect(page.url()).toBe(`${app.baseUrl}/links/${link.id}`)
         expect(yield* Effect.promise(() => page.evaluate("window.__cspViolations"))).toEqual([])
 
         yield* Effect.promise(() => page.fill("#amount", "7.25"))

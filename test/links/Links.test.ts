@@ -4,11 +4,14 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { CreateLink, LinkListParams, PayLink, UpdateLink } from "../../domain/Links.ts"
+import { PaymentId, PaymentLinkId } from "../../domain/Ids.ts"
+import type { CreateLink, LinkListParams, PayLink, PaymentLink, UpdateLink } from "../../domain/Links.ts"
 import { DEFAULT_LIST_LIMIT } from "../../domain/Lists.ts"
-import { addMember, createStore, signUp } from "../support/Accounts.ts"
+import type { Store } from "../../domain/Stores.ts"
+import { addMember } from "../support/Accounts.ts"
 import { type AnyCallError, clientAs, expectFailure, wireJson } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
+import { newMerchant, retrievePayment, simulate } from "../support/Merchant.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
 // Raw calls only for input the typed client would refuse to send (outside the request schemas).
@@ -17,39 +20,30 @@ const call = makeCall()
 const INJECTION = `<script>alert("x")</script><img src=x onerror=alert(1)>`
 
 /** An owner with a store and a test API key of it. */
-const merchant = (app: TestAppShape) =>
-  Effect.gen(function*() {
-    const owner = yield* Effect.promise(() => signUp(app))
-    const store = yield* Effect.promise(() => createStore(app, owner.token, "Riverside Cafe"))
-    const key = yield* (yield* clientAs(app, owner.token)).apiKeys.create({ payload: { store_id: store.id, mode: "test" } })
-    return { owner, storeId: store.id, key: key.secret }
-  })
+const merchant = (app: TestAppShape) => newMerchant(app, "Riverside Cafe")
 
-const createLink = (app: TestAppShape, token: string, storeId: string, payload: CreateLink) =>
+type StoreId = Store["id"]
+type LinkId = PaymentLink["id"]
+
+const createLink = (app: TestAppShape, token: string, storeId: StoreId, payload: CreateLink) =>
   Effect.flatMap(clientAs(app, token), (api) => api.links.create({ path: { storeId }, payload }))
 
 /** The typed client always sends `limit`. */
-const listLinks = (app: TestAppShape, token: string, storeId: string, urlParams: Partial<LinkListParams> = {}) =>
+const listLinks = (app: TestAppShape, token: string, storeId: StoreId, urlParams: Partial<LinkListParams> = {}) =>
   Effect.flatMap(clientAs(app, token), (api) =>
     api.links.list({ path: { storeId }, urlParams: { limit: DEFAULT_LIST_LIMIT, ...urlParams } }))
 
-const updateLink = (app: TestAppShape, token: string, linkId: string, payload: UpdateLink) =>
+const updateLink = (app: TestAppShape, token: string, linkId: LinkId, payload: UpdateLink) =>
   Effect.flatMap(clientAs(app, token), (api) => api.links.update({ path: { linkId }, payload }))
 
-const deleteLink = (app: TestAppShape, token: string, linkId: string) =>
+const deleteLink = (app: TestAppShape, token: string, linkId: LinkId) =>
   Effect.flatMap(clientAs(app, token), (api) => api.links.delete({ path: { linkId } }))
 
-const view = (app: TestAppShape, id: string) => Effect.flatMap(clientAs(app), (api) => api.publicLinks.view({ path: { id } }))
+const view = (app: TestAppShape, id: LinkId) => Effect.flatMap(clientAs(app), (api) => api.publicLinks.view({ path: { id } }))
 
-const pay = (app: TestAppShape, linkId: string, payload: PayLink = {}) =>
+const pay = (app: TestAppShape, linkId: LinkId, payload: PayLink = {}) =>
   Effect.flatMap(clientAs(app), (api) => api.publicLinks.pay({ path: { id: linkId }, payload }))
 
-const retrievePayment = (app: TestAppShape, key: string, id: string) =>
-  Effect.flatMap(clientAs(app, key), (api) => api.payments.retrieve({ path: { id } }))
-
-/** Simulates a test payment's move; the typed call fails the test unless it answers its 201. */
-const simulate = (app: TestAppShape, key: string, id: string, status: "scanned" | "paid" | "expired") =>
-  Effect.flatMap(clientAs(app, key), (api) => api.payments.simulate({ path: { id }, payload: { status } }))
 
 describe("payment links", () => {
   layer(testAppLayer(), { timeout: 120_000, excludeTestServices: true })("console, public page, payments", (it) => {
@@ -127,6 +121,7 @@ describe("payment links", () => {
         // Raw: not a boolean.
         const badFilter = yield* call(app, "GET", `/dashboard/stores/${storeId}/links?active=maybe`, { token: owner.token })
         expect(badFilter.status).toBe(400)
+        expect(badFilter.body.error).toMatchObject({ code: "invalid_request", param: "active" })
 
         const deleted = yield* deleteLink(app, owner.token, open.id)
         expect(deleted).toEqual({ id: open.id, object: "payment_link", deleted: true })
@@ -140,27 +135,39 @@ describe("payment links", () => {
       Effect.gen(function*() {
         const app = yield* TestApp
         const { owner, storeId } = yield* merchant(app)
-        // Raw: most of these are outside the request schema, which the typed client would not send.
-        const expectInvalid = (body: Record<string, unknown>, param: string, status = 400) =>
-          Effect.gen(function*() {
-            const response = yield* call(app, "POST", `/dashboard/stores/${storeId}/links`, {
-              token: owner.token,
-              body: { kind: "link", title: "T", currency: "USD", ...body }
-            })
-            expect(response.status, JSON.stringify(response.body)).toBe(status)
-            expect(response.body.error.param).toBe(param)
+        // Well-formed, and refused by the service's rules.
+        const refused: Array<[Partial<CreateLink>, string]> = [
+          [{ kind: "invoice" }, "amount"],
+          [{ amount: "1.234" }, "amount"],
+          [{ amount: "5", min_amount: "1" }, "min_amount"],
+          [{ min_amount: "10", max_amount: "5" }, "max_amount"],
+          [{ customer_email: "a@example.com" }, "customer_email"],
+          [{ expires_at: "2001-01-01T00:00:00Z" }, "expires_at"]
+        ]
+        for (const [payload, param] of refused) {
+          yield* expectFailure(
+            createLink(app, owner.token, storeId, { kind: "link", title: "T", currency: "USD", ...payload }),
+            "InvalidRequest",
+            param,
+            JSON.stringify(payload)
+          )
+        }
+        // Raw: these are outside the request schema, which the typed client would not send.
+        const malformed: Array<[Record<string, unknown>, string]> = [
+          [{ amount: 5 }, "amount"],
+          [{ kind: "invoice", amount: "5", due_date: "2030-02-30" }, "due_date"],
+          [{ expires_at: "tomorrow" }, "expires_at"],
+          [{ title: "" }, "title"],
+          [{ kind: "coupon" }, "kind"]
+        ]
+        for (const [body, param] of malformed) {
+          const response = yield* call(app, "POST", `/dashboard/stores/${storeId}/links`, {
+            token: owner.token,
+            body: { kind: "link", title: "T", currency: "USD", ...body }
           })
-        yield* expectInvalid({ kind: "invoice" }, "amount")
-        yield* expectInvalid({ amount: "1.234" }, "amount")
-        yield* expectInvalid({ amount: 5 }, "amount")
-        yield* expectInvalid({ amount: "5", min_amount: "1" }, "min_amount")
-        yield* expectInvalid({ min_amount: "10", max_amount: "5" }, "max_amount")
-        yield* expectInvalid({ customer_email: "a@example.com" }, "customer_email")
-        yield* expectInvalid({ kind: "invoice", amount: "5", due_date: "2030-02-30" }, "due_date")
-        yield* expectInvalid({ expires_at: "2001-01-01T00:00:00Z" }, "expires_at")
-        yield* expectInvalid({ expires_at: "tomorrow" }, "expires_at")
-        yield* expectInvalid({ title: "" }, "title")
-        yield* expectInvalid({ kind: "coupon" }, "kind")
+          expect(response.status, JSON.stringify(response.body)).toBe(400)
+          expect(response.body.error).toMatchObject({ code: "invalid_request", param })
+        }
         yield* expectFailure(createLink(app, owner.token, storeId, { kind: "link", title: "T", currency: "USD", livemode: true }), "InvalidState")
       }))
 
@@ -253,7 +260,7 @@ describe("payment links", () => {
         expect(html).not.toMatch(/<img src=x/)
         expect(html).not.toContain("private-customer")
 
-        yield* expectFailure(view(app, "lnk_doesnotexist000000000000"), "NotFound")
+        yield* expectFailure(view(app, PaymentLinkId.make("lnk_doesnotexist000000000000")), "NotFound")
       }))
 
     it.effect("pays a fixed-amount link through the payments engine", () =>
@@ -287,7 +294,7 @@ describe("payment links", () => {
 
         // The checkout address answers the payment's checkout view.
         const checkoutId = new URL(paid.checkout_url).pathname.replace(/^\/checkout\//, "")
-        const checkout = yield* app.client.checkout.view({ path: { id: checkoutId } })
+        const checkout = yield* app.client.checkout.view({ path: { id: PaymentId.make(checkoutId) } })
         expect(checkout).toMatchObject({ id: paid.payment_id, object: "checkout", amount: "3.50" })
 
         // The payer may repeat the fixed amount, but not change it.
@@ -348,7 +355,7 @@ describe("payment links", () => {
         yield* expectFailure(view(app, link.id), "NotFound")
         yield* expectFailure(pay(app, link.id), "NotFound")
         yield* expectFailure(updateLink(app, owner.token, link.id, { active: true }), "NotFound")
-        yield* expectFailure(pay(app, "lnk_doesnotexist000000000000"), "NotFound")
+        yield* expectFailure(pay(app, PaymentLinkId.make("lnk_doesnotexist000000000000")), "NotFound")
 
         const shortLived = yield* createLink(app, owner.token, storeId, {
           kind: "link",
@@ -457,6 +464,7 @@ describe("payment links", () => {
           expect(product.object).toBe("ecosystem_product")
           expect(product.url_path).toMatch(/^\//)
           // What the catalog calls available is a route (an unknown id there is "No such …", not "No route").
+          // Raw: any path the catalog names, whichever operation (if any) serves it.
           const concrete = product.url_path.replace(/\{[^}]+\}/g, "x")
           const answer = yield* Effect.promise(() => app.fetch(concrete).then((response) => response.text()))
           const routed = !answer.includes("No route for")

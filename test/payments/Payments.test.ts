@@ -9,6 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either, Option, Schema } from "effect"
 import { createHash, randomUUID } from "node:crypto"
+import { OrganizationId, PaymentId, StoreId } from "../../domain/Ids.ts"
 import { DEFAULT_LIST_LIMIT, type ListParams } from "../../domain/Lists.ts"
 import {
   type CreatePayment,
@@ -121,6 +122,7 @@ const PAYMENT_FIELDS = [
   "checkout_url",
   "created_at",
   "currency",
+  "customer_id",
   "description",
   "expires_at",
   "id",
@@ -160,7 +162,7 @@ const expectRawError = (response: CallResult, status: number, code: string, para
   if (param !== undefined) expect(response.body.error.param, JSON.stringify(response.body)).toBe(param)
 }
 
-const apiKey = (app: TestAppShape, token: string, storeId: string, mode: "test" | "live") =>
+const apiKey = (app: TestAppShape, token: string, storeId: StoreId, mode: "test" | "live") =>
   Effect.gen(function*() {
     const api = yield* clientAs(app, token)
     const created = yield* api.apiKeys.create({ payload: { store_id: storeId, mode } })
@@ -192,7 +194,7 @@ const createPayment = (
 
 const newPayment = createPayment
 
-const retrieve = (app: TestAppShape, key: string, id: string) =>
+const retrieve = (app: TestAppShape, key: string, id: PaymentId) =>
   Effect.flatMap(clientAs(app, key), (api) => api.payments.retrieve({ path: { id } }))
 
 // The typed client always sends `limit` (the schema's type has its default filled in); the default
@@ -200,20 +202,20 @@ const retrieve = (app: TestAppShape, key: string, id: string) =>
 const listPayments = (app: TestAppShape, token: string, urlParams: Partial<PaymentListParams> = {}) =>
   Effect.flatMap(clientAs(app, token), (api) => api.payments.list({ urlParams: { limit: DEFAULT_LIST_LIMIT, ...urlParams } }))
 
-const listRefunds = (app: TestAppShape, token: string, id: string, urlParams: Partial<ListParams> = {}) =>
+const listRefunds = (app: TestAppShape, token: string, id: PaymentId, urlParams: Partial<ListParams> = {}) =>
   Effect.flatMap(clientAs(app, token), (api) =>
     api.payments.refunds({ path: { id }, urlParams: { limit: DEFAULT_LIST_LIMIT, ...urlParams } }))
 
-const simulate = (app: TestAppShape, key: string, id: string, status: SimulateStatus) =>
+const simulate = (app: TestAppShape, key: string, id: PaymentId, status: SimulateStatus) =>
   Effect.flatMap(clientAs(app, key), (api) => api.payments.simulate({ path: { id }, payload: { status } }))
 
-const cancel = (app: TestAppShape, key: string, id: string) =>
+const cancel = (app: TestAppShape, key: string, id: PaymentId) =>
   Effect.flatMap(clientAs(app, key), (api) => api.payments.cancel({ path: { id } }))
 
 const refund = (
   app: TestAppShape,
   token: string,
-  id: string,
+  id: PaymentId,
   payload: CreateRefund = {},
   idempotencyKey?: string
 ) =>
@@ -264,7 +266,7 @@ const SIMULATED: Record<Exclude<Action, "cancel" | "refund">, SimulateStatus> = 
 const act = (
   app: TestAppShape,
   key: string,
-  id: string,
+  id: PaymentId,
   action: Action
 ): Effect.Effect<unknown, Effect.Effect.Error<ReturnType<typeof refund>>> => {
   if (action === "cancel") return cancel(app, key, id)
@@ -302,7 +304,7 @@ const paymentIn = (app: TestAppShape, key: string, state: State, payload: Partia
     return current
   })
 
-const verificationBody = (organizationId: string) => ({
+const verificationBody = (organizationId: OrganizationId) => ({
   organization_id: organizationId,
   business_name: "Riverside Cafe Co., Ltd.",
   registration_number: "KH-00012345",
@@ -609,7 +611,7 @@ describe("payments", () => {
         yield* expectFailure(retrieve(app, other.token, payment.id), "NotFound")
         yield* expectFailure(refund(app, other.token, payment.id, { amount: "1.00" }), "NotFound")
         // An id that does not exist answers the same.
-        yield* expectFailure(retrieve(app, merchant.key, "pay_doesnotexist000000000000"), "NotFound")
+        yield* expectFailure(retrieve(app, merchant.key, PaymentId.make("pay_doesnotexist000000000000")), "NotFound")
 
         const list = yield* listPayments(app, other.key)
         expect(list.data).toEqual([])

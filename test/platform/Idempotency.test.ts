@@ -4,8 +4,9 @@
  * moves; nothing sleeps. Against a fresh database, without the HTTP server (TestClock cannot reach into it).
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { Chunk, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schema, TestClock, TestContext, TestServices } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schema, TestClock } from "effect"
 import { IdempotencyConflict, InvalidRequest } from "../../domain/Errors.ts"
+import { StoreId } from "../../domain/Ids.ts"
 import { DatabaseLive } from "../../runtime/Database.ts"
 import { MigrationsLive } from "../../runtime/Migrations.ts"
 import {
@@ -19,6 +20,7 @@ import {
 } from "../../src/platform/Idempotency.ts"
 import { testConfigLayer } from "../support/TestApp.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
+import { advanceWhileRunning, withTestClockAt } from "../support/TestTime.ts"
 
 const IdempotencyTestLive = Idempotency.Default.pipe(
   Layer.provideMerge(MigrationsLive),
@@ -29,26 +31,9 @@ const IdempotencyTestLive = Idempotency.Default.pipe(
 
 const START = Date.parse("2026-03-01T09:00:00Z")
 let keys = 0
-const newScope = () => ({ storeId: "str_idempotency", livemode: false, key: `key-${++keys}` })
+const newScope = () => ({ storeId: StoreId.make("str_idempotency"), livemode: false, key: `key-${++keys}` })
 const fingerprint = requestFingerprint("test.operation", { amount: "1.00" })
 const Answer = Schema.Struct({ answer: Schema.String })
-
-/** Real milliseconds, for waiting on a forked fiber that is talking to the database. */
-const pause = TestServices.provideLive(Effect.sleep("2 millis"))
-
-/**
- * Moves the test clock on by `total` in steps of `step`, each once `fiber` is asleep again (it polls
- * the database between sleeps) or done; stops early when it is done.
- */
-const advanceWhileRunning = (fiber: Fiber.Fiber<unknown, unknown>, total: Duration.DurationInput, step: Duration.DurationInput) =>
-  Effect.gen(function*() {
-    const end = (yield* TestClock.currentTimeMillis) + Duration.toMillis(total)
-    while ((yield* TestClock.currentTimeMillis) < end) {
-      while (Chunk.isEmpty(yield* TestClock.sleeps()) && Option.isNone(yield* Fiber.poll(fiber))) yield* pause
-      if (Option.isSome(yield* Fiber.poll(fiber))) return
-      yield* TestClock.adjust(step)
-    }
-  })
 
 /** Keeps `scope` claimed and unanswered until `release` is completed, as a request still at work does. */
 const holdClaim = (idempotency: Idempotency, scope: ReturnType<typeof newScope>) =>
@@ -64,8 +49,7 @@ const holdClaim = (idempotency: Idempotency, scope: ReturnType<typeof newScope>)
 
 describe("idempotency keys over time", () => {
   layer(IdempotencyTestLive, { timeout: 120_000, excludeTestServices: true })("with TestClock", (it) => {
-    const withTestClock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.provide(Effect.zipRight(TestClock.setTime(START), effect), TestContext.TestContext)
+    const withTestClock = withTestClockAt(START)
 
     it.effect("a request waits WAIT_FOR_OWNER for the key's owner, then is told to retry", () =>
       withTestClock(Effect.gen(function*() {

@@ -6,11 +6,14 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { signUp, TEST_PASSWORD } from "../support/Accounts.ts"
+import { expectFailure, listParams, makeClientAs } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
 const logs: Array<string> = []
 const responses: Array<string> = []
+const clientAs = makeClientAs(responses)
+// Raw only for the malformed MFA code, which the typed client would refuse to send.
 const call = makeCall(responses)
 
 describe("secrets", () => {
@@ -22,49 +25,50 @@ describe("secrets", () => {
       Effect.gen(function*() {
         const app = yield* TestApp
         const admin = yield* Effect.promise(() => signUp(app, { email: "admin@example.test" }))
+        const api = yield* clientAs(app, admin.token)
 
         // Secrets that are shown once, in their creating answer; those answers are not graded.
-        const mfa = yield* call(app, "POST", "/auth/mfa/setup", { token: admin.token })
-        const store = yield* call(app, "POST", "/stores", { token: admin.token, body: { name: "Secret Shop" } })
-        const key = yield* call(app, "POST", "/api-keys", {
-          token: admin.token,
-          body: { store_id: store.body.id, mode: "test", name: "backend" }
-        })
+        const mfa = yield* api.session.mfaSetup()
+        const store = yield* api.stores.create({ payload: { name: "Secret Shop" } })
+        const key = yield* api.apiKeys.create({ payload: { store_id: store.id, mode: "test", name: "backend" } })
         const bakongAccountId = "secretshop@aclb"
         const settingValue = "bot-token-1234567890-very-secret"
-        const shownOnce = [mfa.body.secret as string, key.body.secret as string, admin.token]
+        const shownOnce = [mfa.secret, key.secret, admin.token]
         const neverShown = [TEST_PASSWORD, bakongAccountId, settingValue]
         responses.length = 0
 
         // Everything below may show a secret only masked.
-        const credentials = yield* call(app, "PUT", `/stores/${store.body.id}/credentials`, {
-          token: admin.token,
-          body: {
+        const credentials = yield* api.stores.setCredentials({
+          path: { id: store.id },
+          payload: {
             bakong_account_id: bakongAccountId,
             merchant_name: "SECRET SHOP",
             merchant_city: "Phnom Penh",
             acquiring_bank: "ACLEDA Bank"
           }
         })
-        const setting = yield* call(app, "PUT", "/admin/settings/telegram_bot_token", {
-          token: admin.token,
-          body: { value: settingValue }
-        })
-        expect(credentials.status).toBe(200)
-        expect(credentials.body.credentials.configured).toBe(true)
-        expect(setting.status).toBe(200)
-        expect(setting.body.source).toBe("database")
-        yield* call(app, "GET", `/stores/${store.body.id}`, { token: admin.token })
-        yield* call(app, "GET", "/stores", { token: admin.token })
-        yield* call(app, "GET", `/api-keys?store_id=${store.body.id}`, { token: admin.token })
-        yield* call(app, "GET", "/admin/settings", { token: admin.token })
-        expect((yield* call(app, "GET", "/v1/whoami", { token: key.body.secret })).status).toBe(200)
-        yield* call(app, "GET", "/auth/me", { token: admin.token })
+        const setting = yield* api.settings.set({ path: { key: "telegram_bot_token" }, payload: { value: settingValue } })
+        expect(credentials.credentials?.configured).toBe(true)
+        expect(setting.source).toBe("database")
+        yield* api.stores.retrieve({ path: { id: store.id } })
+        yield* api.stores.list({ urlParams: listParams() })
+        yield* api.apiKeys.list({ urlParams: listParams({ store_id: store.id }) })
+        yield* api.settings.list({ urlParams: listParams() })
+        expect((yield* (yield* clientAs(app, key.secret)).session.whoami()).type).toBe("api_key")
+        yield* api.session.me()
         // Failures that carry a secret in the request must not echo it.
-        yield* call(app, "GET", "/v1/whoami", { token: `${key.body.secret}x` })
-        yield* call(app, "POST", "/auth/login", { body: { email: admin.email, password: `${TEST_PASSWORD}!` } })
-        yield* call(app, "POST", "/auth/mfa/enable", { token: admin.token, body: { code: "12345" } })
-        yield* call(app, "POST", "/auth/reset-password", { body: { token: settingValue, password: TEST_PASSWORD } })
+        yield* expectFailure(Effect.flatMap(clientAs(app, `${key.secret}x`), (wrong) => wrong.session.whoami()), "Unauthorized")
+        yield* expectFailure(
+          Effect.flatMap(clientAs(app), (anonymous) =>
+            anonymous.auth.login({ payload: { email: admin.email, password: `${TEST_PASSWORD}!` } })),
+          "Unauthorized"
+        )
+        expect((yield* call(app, "POST", "/auth/mfa/enable", { token: admin.token, body: { code: "12345" } })).status).toBe(400)
+        yield* expectFailure(
+          Effect.flatMap(clientAs(app), (anonymous) =>
+            anonymous.auth.resetPassword({ payload: { token: settingValue, password: TEST_PASSWORD } })),
+          "Unauthorized"
+        )
 
         expect(responses.length).toBeGreaterThan(10)
         for (const body of responses) {

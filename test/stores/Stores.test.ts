@@ -6,6 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { BranchId, OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { DEFAULT_LIST_LIMIT, type ListParams } from "../../domain/Lists.ts"
 import { StoresService } from "../../src/stores/Service.ts"
 import { addMember, signUp } from "../support/Accounts.ts"
@@ -23,10 +24,10 @@ const call = makeCall(responses)
 const signUpOwner = (app: TestAppShape, organization_name = "Dara Coffee") =>
   Effect.promise(() => signUp(app, { organization_name }))
 
-const member = (app: TestAppShape, owner: { token: string; organizationId: string }, role: "admin" | "developer" | "analyst") =>
+const member = (app: TestAppShape, owner: { token: string; organizationId: OrganizationId }, role: "admin" | "developer" | "analyst") =>
   Effect.promise(() => addMember(app, owner.token, owner.organizationId, role))
 
-const createStore = (app: TestAppShape, token: string, name = "Riverside", organization_id?: string) =>
+const createStore = (app: TestAppShape, token: string, name = "Riverside", organization_id?: OrganizationId) =>
   Effect.flatMap(clientAs(app, token), (api) =>
     api.stores.create({ payload: organization_id === undefined ? { name } : { name, organization_id } }))
 
@@ -50,7 +51,7 @@ const CREDENTIALS = {
   acquiring_bank: "ACLEDA Bank"
 }
 
-const submitVerification = (app: TestAppShape, token: string, organizationId: string) =>
+const submitVerification = (app: TestAppShape, token: string, organizationId: OrganizationId) =>
   Effect.flatMap(clientAs(app, token), (api) =>
     api.verification.submit({
       payload: {
@@ -176,7 +177,7 @@ describe("stores", () => {
             expect(error.message).not.toContain(owner.organizationId)
           }
           const ownerApi = yield* clientAs(app, owner.token)
-          yield* expectFailure(ownerApi.stores.retrieve({ path: { id: "str_doesnotexist" } }), "NotFound")
+          yield* expectFailure(ownerApi.stores.retrieve({ path: { id: StoreId.make("str_doesnotexist") } }), "NotFound")
           // Nothing changed behind the 404s.
           expect(yield* ownerApi.stores.retrieve({ path })).toEqual(store)
         }))
@@ -505,7 +506,7 @@ describe("stores", () => {
             // The answer is about the branch; it does not reveal the store behind it.
             expect(error.message).not.toContain(store.id)
           }
-          yield* expectFailure(api.branches.update({ path: { id: "br_nosuchbranch" }, payload: { name: "x" } }), "NotFound")
+          yield* expectFailure(api.branches.update({ path: { id: BranchId.make("br_nosuchbranch") }, payload: { name: "x" } }), "NotFound")
 
           const analyst = yield* member(app, owner, "analyst")
           const analystApi = yield* clientAs(app, analyst.token)

@@ -4,13 +4,17 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { addMember, signUp, TEST_PASSWORD } from "../support/Accounts.ts"
+import { VerificationId } from "../../domain/Ids.ts"
+import type { SubmitVerification } from "../../domain/Verification.ts"
+import { addMember, type SignedUp, signUp, TEST_PASSWORD } from "../support/Accounts.ts"
+import { allPages, type AnyCallError, clientAs, expectFailure, listParams, withWire } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
+// Raw calls only for submissions and filters outside the request schemas.
 const call = makeCall()
 
-const expectError = (response: { status: number; body: any }, status: number, code: string, param?: string) => {
+const expectRawError = (response: { status: number; body: any }, status: number, code: string, param?: string) => {
   expect(response.status).toBe(status)
   expect(response.body.error.code).toBe(code)
   expect(typeof response.body.error.message).toBe("string")
@@ -19,7 +23,7 @@ const expectError = (response: { status: number; body: any }, status: number, co
 
 const ADMIN_EMAIL = "admin@example.test"
 
-const submission = (overrides: Record<string, unknown> = {}) => ({
+const submission = (overrides: Partial<SubmitVerification> = {}): SubmitVerification => ({
   business_name: "Riverside Cafe Co., Ltd.",
   registration_number: "KH-00012345",
   contact: { name: "Sok Dara", email: "dara@example.test", phone: "+855 12 345 678" },
@@ -33,6 +37,17 @@ const submission = (overrides: Record<string, unknown> = {}) => ({
 const signUpOwner = (app: TestAppShape, organization_name = "Dara Coffee") =>
   Effect.promise(() => signUp(app, { organization_name }))
 
+const submit = (app: TestAppShape, token: string, payload: SubmitVerification = submission()) =>
+  Effect.flatMap(clientAs(app, token), (api) => api.verification.submit({ payload }))
+
+/** The verification status of `owner`'s organization (of the caller's first one without it), and its wire body. */
+const statusOf = (app: TestAppShape, token: string, owner?: SignedUp) =>
+  Effect.flatMap(clientAs(app, token), (api) =>
+    withWire(api.verification.status({
+      urlParams: owner === undefined ? {} : { org_id: owner.organizationId },
+      withResponse: true
+    })))
+
 describe("merchant verification", () => {
   layer(testAppLayer({ platformAdminEmails: [ADMIN_EMAIL] }), { timeout: 120_000, excludeTestServices: true })(
     "over HTTP",
@@ -42,14 +57,13 @@ describe("merchant verification", () => {
           const app = yield* TestApp
           const owner = yield* signUpOwner(app)
 
-          const none = yield* call(app, "GET", `/verification?org_id=${owner.organizationId}`, { token: owner.token })
-          expect(none.status).toBe(200)
-          expect(none.body).toEqual({ object: "verification", organization_id: owner.organizationId, status: "not_submitted" })
+          const none = yield* statusOf(app, owner.token, owner)
+          expect(none.wire).toEqual({ object: "verification", organization_id: owner.organizationId, status: "not_submitted" })
 
-          const submitted = yield* call(app, "POST", "/verification", { token: owner.token, body: submission() })
-          expect(submitted.status).toBe(201)
-          expect(submitted.body.id).toMatch(/^kyc_[0-9A-Za-z]{24}$/)
-          expect(submitted.body).toMatchObject({
+          const submitted = yield* Effect.flatMap(clientAs(app, owner.token), (api) =>
+            withWire(api.verification.submit({ payload: submission(), withResponse: true })))
+          expect(submitted.value.id).toMatch(/^kyc_[0-9A-Za-z]{24}$/)
+          expect(submitted.wire).toMatchObject({
             object: "verification",
             organization_id: owner.organizationId,
             status: "pending",
@@ -60,38 +74,24 @@ describe("merchant verification", () => {
             rejection_reason: null,
             reviewed_at: null
           })
-          expect(new Date(submitted.body.created_at).toISOString()).toBe(submitted.body.created_at)
+          expect(new Date(submitted.value.created_at).toISOString()).toBe(submitted.value.created_at)
 
-          const status = yield* call(app, "GET", `/verification?org_id=${owner.organizationId}`, { token: owner.token })
-          expect(status.status).toBe(200)
-          expect(status.body).toEqual(submitted.body)
+          expect((yield* statusOf(app, owner.token, owner)).wire).toEqual(submitted.wire)
 
           // One under review at a time.
-          const second = yield* call(app, "POST", "/verification", {
-            token: owner.token,
-            body: submission({ organization_id: owner.organizationId })
-          })
-          expectError(second, 409, "invalid_state")
+          yield* expectFailure(submit(app, owner.token, submission({ organization_id: owner.organizationId })), "InvalidState")
 
           // An Analyst may see the status but not submit.
           const analyst = yield* Effect.promise(() => addMember(app, owner.token, owner.organizationId, "analyst"))
-          const seen = yield* call(app, "GET", `/verification?org_id=${owner.organizationId}`, { token: analyst.token })
-          expect(seen.body.id).toBe(submitted.body.id)
-          expectError(
-            yield* call(app, "POST", "/verification", {
-              token: analyst.token,
-              body: submission({ organization_id: owner.organizationId })
-            }),
-            403,
-            "forbidden"
-          )
+          expect((yield* statusOf(app, analyst.token, owner)).value).toMatchObject({ id: submitted.value.id })
+          yield* expectFailure(submit(app, analyst.token, submission({ organization_id: owner.organizationId })), "Forbidden")
           const contactWithoutPhone = yield* signUpOwner(app, "No Phone Org")
-          const withoutPhone = yield* call(app, "POST", "/verification", {
-            token: contactWithoutPhone.token,
-            body: submission({ contact: { name: "Chan Sophea", email: "sophea@example.test" } })
-          })
-          expect(withoutPhone.status).toBe(201)
-          expect(withoutPhone.body.contact).toEqual({ name: "Chan Sophea", email: "sophea@example.test", phone: null })
+          const withoutPhone = yield* submit(
+            app,
+            contactWithoutPhone.token,
+            submission({ contact: { name: "Chan Sophea", email: "sophea@example.test" } })
+          )
+          expect(withoutPhone.contact).toEqual({ name: "Chan Sophea", email: "sophea@example.test", phone: null })
         }))
 
       it.effect("refuses bad submissions with the offending field", () =>
@@ -99,27 +99,25 @@ describe("merchant verification", () => {
           const app = yield* TestApp
           const owner = yield* signUpOwner(app)
           const document = { type: "owner_id", url: "https://files.example.test/id.jpg" }
+          // Raw: every one of these is outside the request schema.
           const bad: Array<[Record<string, unknown>, string]> = [
-            [submission({ business_name: "" }), "business_name"],
-            [submission({ registration_number: undefined }), "registration_number"],
-            [submission({ contact: { name: "Sok Dara", email: "not-an-email" } }), "contact.email"],
-            [submission({ contact: { email: "dara@example.test" } }), "contact.name"],
-            [submission({ documents: [] }), "documents"],
-            [submission({ documents: Array.from({ length: 21 }, () => document) }), "documents"],
-            [submission({ documents: [{ type: "owner_id", url: "http://files.example.test/id.jpg" }] }), "documents.0.url"],
-            [submission({ documents: [document, { type: "owner_id", url: "ftp://files.example.test/x" }] }), "documents.1.url"],
-            [submission({ documents: [{ type: "Owner ID!", url: document.url }] }), "documents.0.type"],
-            [submission({ documents: "https://files.example.test/id.jpg" }), "documents"]
+            [{ business_name: "" }, "business_name"],
+            [{ registration_number: undefined }, "registration_number"],
+            [{ contact: { name: "Sok Dara", email: "not-an-email" } }, "contact.email"],
+            [{ contact: { email: "dara@example.test" } }, "contact.name"],
+            [{ documents: [] }, "documents"],
+            [{ documents: Array.from({ length: 21 }, () => document) }, "documents"],
+            [{ documents: [{ type: "owner_id", url: "http://files.example.test/id.jpg" }] }, "documents.0.url"],
+            [{ documents: [document, { type: "owner_id", url: "ftp://files.example.test/x" }] }, "documents.1.url"],
+            [{ documents: [{ type: "Owner ID!", url: document.url }] }, "documents.0.type"],
+            [{ documents: "https://files.example.test/id.jpg" }, "documents"]
           ]
-          for (const [body, param] of bad) {
-            expectError(yield* call(app, "POST", "/verification", { token: owner.token, body }), 400, "invalid_request", param)
+          for (const [overrides, param] of bad) {
+            const body = { ...submission(), ...overrides }
+            expectRawError(yield* call(app, "POST", "/verification", { token: owner.token, body }), 400, "invalid_request", param)
           }
-          const twenty = yield* call(app, "POST", "/verification", {
-            token: owner.token,
-            body: submission({ documents: Array.from({ length: 20 }, () => document) })
-          })
-          expect(twenty.status).toBe(201)
-          expect(twenty.body.documents).toHaveLength(20)
+          const twenty = yield* submit(app, owner.token, submission({ documents: Array.from({ length: 20 }, () => document) }))
+          expect(twenty.documents).toHaveLength(20)
         }))
 
       it.effect("keeps organizations apart; without org_id the status is the user's first organization's", () =>
@@ -128,49 +126,38 @@ describe("merchant verification", () => {
           const owner = yield* signUpOwner(app)
           const stranger = yield* signUpOwner(app, "Stranger Org")
           // Like POST /verification, GET falls back to the user's first organization.
-          const before = yield* call(app, "GET", "/verification", { token: owner.token })
-          expect(before.status).toBe(200)
-          expect(before.body).toEqual({ object: "verification", organization_id: owner.organizationId, status: "not_submitted" })
-          const submitted = yield* call(app, "POST", "/verification", { token: owner.token, body: submission() })
-          const after = yield* call(app, "GET", "/verification", { token: owner.token })
-          expect(after.body).toMatchObject({ id: submitted.body.id, organization_id: owner.organizationId, status: "pending" })
-          expectError(
-            yield* call(app, "GET", `/verification?org_id=${owner.organizationId}`, { token: stranger.token }),
-            404,
-            "not_found"
-          )
-          expectError(
-            yield* call(app, "POST", "/verification", {
-              token: stranger.token,
-              body: submission({ organization_id: owner.organizationId })
-            }),
-            404,
-            "not_found",
+          const before = yield* statusOf(app, owner.token)
+          expect(before.wire).toEqual({ object: "verification", organization_id: owner.organizationId, status: "not_submitted" })
+          const submitted = yield* submit(app, owner.token)
+          const after = yield* statusOf(app, owner.token)
+          expect(after.value).toMatchObject({ id: submitted.id, organization_id: owner.organizationId, status: "pending" })
+          yield* expectFailure(statusOf(app, stranger.token, owner), "NotFound")
+          yield* expectFailure(
+            submit(app, stranger.token, submission({ organization_id: owner.organizationId })),
+            "NotFound",
             "organization_id"
           )
-          expectError(yield* call(app, "GET", `/verification?org_id=${owner.organizationId}`), 401, "unauthorized")
-          expectError(yield* call(app, "POST", "/verification", { body: submission() }), 401, "unauthorized")
+          yield* expectFailure(statusOf(app, "", owner), "Unauthorized")
+          yield* expectFailure(submit(app, ""), "Unauthorized")
         }))
 
       it.effect("lets only platform administrators list and review submissions", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
           const owner = yield* signUpOwner(app)
-          const submitted = yield* call(app, "POST", "/verification", { token: owner.token, body: submission() })
-          const id = submitted.body.id
+          const { id } = yield* submit(app, owner.token)
 
-          const adminRoutes: Array<[string, string, unknown]> = [
-            ["GET", "/admin/verifications?status=pending", undefined],
-            ["POST", `/admin/verifications/${id}/approve`, undefined],
-            ["POST", `/admin/verifications/${id}/reject`, { reason: "Blurry documents" }]
-          ]
-          for (const [method, path, body] of adminRoutes) {
-            // The submitting owner is no platform administrator, and neither is anyone unauthenticated.
-            expectError(yield* call(app, method, path, { token: owner.token, body }), 403, "forbidden")
-            expectError(yield* call(app, method, path, { body }), 401, "unauthorized")
+          // The submitting owner is no platform administrator, and neither is anyone unauthenticated.
+          for (const [token, refusal] of [[owner.token, "Forbidden"], ["", "Unauthorized"]] as const) {
+            const api = yield* clientAs(app, token)
+            const adminRoutes: ReadonlyArray<readonly [string, Effect.Effect<unknown, AnyCallError>]> = [
+              ["GET /admin/verifications", api.verification.adminList({ urlParams: listParams({ status: "pending" as const }) })],
+              ["POST /admin/verifications/:id/approve", api.verification.approve({ path: { id } })],
+              ["POST /admin/verifications/:id/reject", api.verification.reject({ path: { id }, payload: { reason: "Blurry documents" } })]
+            ]
+            for (const [route, request] of adminRoutes) yield* expectFailure(request, refusal, undefined, route)
           }
-          const unchanged = yield* call(app, "GET", `/verification?org_id=${owner.organizationId}`, { token: owner.token })
-          expect(unchanged.body.status).toBe("pending")
+          expect((yield* statusOf(app, owner.token, owner)).value.status).toBe("pending")
         }))
 
       it.effect("approves and rejects pending submissions once, and allows a new submission after a review", () =>
@@ -179,91 +166,76 @@ describe("merchant verification", () => {
           const admin = yield* Effect.promise(() => signUp(app, { email: ADMIN_EMAIL }))
           const approvedOwner = yield* signUpOwner(app, "To Approve")
           const rejectedOwner = yield* signUpOwner(app, "To Reject")
-          const toApprove = (yield* call(app, "POST", "/verification", { token: approvedOwner.token, body: submission() })).body
-          const toReject = (yield* call(app, "POST", "/verification", { token: rejectedOwner.token, body: submission() })).body
+          const toApprove = yield* submit(app, approvedOwner.token)
+          const toReject = yield* submit(app, rejectedOwner.token)
+          const { verification } = yield* clientAs(app, admin.token)
 
-          const queue = yield* call(app, "GET", "/admin/verifications?status=pending", { token: admin.token })
-          expect(queue.status).toBe(200)
-          expect(queue.body.object).toBe("list")
-          const queued = queue.body.data.map((verification: any) => verification.id)
+          const queue = yield* verification.adminList({ urlParams: listParams({ status: "pending" as const }) })
+          expect(queue.object).toBe("list")
+          const queued = queue.data.map((pending) => pending.id)
           expect(queued).toContain(toApprove.id)
           expect(queued).toContain(toReject.id)
           // Newest first.
           expect(queued.indexOf(toReject.id)).toBeLessThan(queued.indexOf(toApprove.id))
-          expect(queue.body.data.every((verification: any) => verification.status === "pending")).toBe(true)
+          expect(queue.data.every((pending) => pending.status === "pending")).toBe(true)
 
-          const approved = yield* call(app, "POST", `/admin/verifications/${toApprove.id}/approve`, { token: admin.token })
-          expect(approved.status).toBe(201)
-          expect(approved.body).toMatchObject({ id: toApprove.id, status: "approved", rejection_reason: null })
-          expect(new Date(approved.body.reviewed_at).getTime()).toBeGreaterThanOrEqual(new Date(toApprove.created_at).getTime())
+          const approved = yield* verification.approve({ path: { id: toApprove.id } })
+          expect(approved).toMatchObject({ id: toApprove.id, status: "approved", rejection_reason: null })
+          expect(new Date(approved.reviewed_at!).getTime()).toBeGreaterThanOrEqual(new Date(toApprove.created_at).getTime())
 
-          const noReason = yield* call(app, "POST", `/admin/verifications/${toReject.id}/reject`, {
-            token: admin.token,
-            body: {}
-          })
-          expectError(noReason, 400, "invalid_request", "reason")
-          const rejected = yield* call(app, "POST", `/admin/verifications/${toReject.id}/reject`, {
-            token: admin.token,
-            body: { reason: "The registration certificate is unreadable" }
-          })
-          expect(rejected.status).toBe(201)
-          expect(rejected.body).toMatchObject({
+          // Raw: a rejection without a reason is outside the request schema.
+          const noReason = yield* call(app, "POST", `/admin/verifications/${toReject.id}/reject`, { token: admin.token, body: {} })
+          expectRawError(noReason, 400, "invalid_request", "reason")
+          const rejected = yield* withWire(verification.reject({
+            path: { id: toReject.id },
+            payload: { reason: "The registration certificate is unreadable" },
+            withResponse: true
+          }))
+          expect(rejected.value).toMatchObject({
             id: toReject.id,
             status: "rejected",
             rejection_reason: "The registration certificate is unreadable"
           })
-          expect(rejected.body.reviewed_at).not.toBeNull()
+          expect(rejected.value.reviewed_at).not.toBeNull()
 
           // A decision is final.
-          for (const [path, body] of [
-            [`/admin/verifications/${toApprove.id}/approve`, undefined],
-            [`/admin/verifications/${toApprove.id}/reject`, { reason: "Changed my mind" }],
-            [`/admin/verifications/${toReject.id}/approve`, undefined]
-          ] as const) {
-            expectError(yield* call(app, "POST", path, { token: admin.token, body }), 409, "invalid_state")
-          }
-          expectError(yield* call(app, "POST", "/admin/verifications/kyc_nosuchthing/approve", { token: admin.token }), 404, "not_found")
+          const decided: ReadonlyArray<Effect.Effect<unknown, AnyCallError>> = [
+            verification.approve({ path: { id: toApprove.id } }),
+            verification.reject({ path: { id: toApprove.id }, payload: { reason: "Changed my mind" } }),
+            verification.approve({ path: { id: toReject.id } })
+          ]
+          for (const decision of decided) yield* expectFailure(decision, "InvalidState")
+          yield* expectFailure(verification.approve({ path: { id: VerificationId.make("kyc_nosuchthing") } }), "NotFound")
 
           // The organization sees the decision, with the reason, and may submit again.
-          const seen = yield* call(app, "GET", `/verification?org_id=${rejectedOwner.organizationId}`, { token: rejectedOwner.token })
-          expect(seen.body).toEqual(rejected.body)
-          const resubmitted = yield* call(app, "POST", "/verification", { token: rejectedOwner.token, body: submission() })
-          expect(resubmitted.status).toBe(201)
-          expect(resubmitted.body.status).toBe("pending")
-          const latest = yield* call(app, "GET", `/verification?org_id=${rejectedOwner.organizationId}`, { token: rejectedOwner.token })
-          expect(latest.body.id).toBe(resubmitted.body.id)
+          expect((yield* statusOf(app, rejectedOwner.token, rejectedOwner)).wire).toEqual(rejected.wire)
+          const resubmitted = yield* submit(app, rejectedOwner.token)
+          expect(resubmitted.status).toBe("pending")
+          expect((yield* statusOf(app, rejectedOwner.token, rejectedOwner)).value).toMatchObject({ id: resubmitted.id })
 
-          const approvedOnly = yield* call(app, "GET", "/admin/verifications?status=approved", { token: admin.token })
-          expect(approvedOnly.body.data.map((verification: any) => verification.id)).toEqual([toApprove.id])
+          const approvedOnly = yield* verification.adminList({ urlParams: listParams({ status: "approved" as const }) })
+          expect(approvedOnly.data.map((approvedOne) => approvedOne.id)).toEqual([toApprove.id])
+          // Raw: a status filter outside the schema.
           const badStatus = yield* call(app, "GET", "/admin/verifications?status=maybe", { token: admin.token })
-          expectError(badStatus, 400, "invalid_request", "status")
+          expectRawError(badStatus, 400, "invalid_request", "status")
         }))
 
       it.effect("pages through the review queue", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
-          const admin = yield* Effect.promise(() => signUp(app, { email: `pager-${Date.now()}@example.test` }))
+          const notAdmin = yield* Effect.promise(() => signUp(app, { email: `pager-${Date.now()}@example.test` }))
           // Not an administrator: listed e-mails only.
-          expectError(yield* call(app, "GET", "/admin/verifications", { token: admin.token }), 403, "forbidden")
+          yield* expectFailure(
+            Effect.flatMap(clientAs(app, notAdmin.token), (api) => api.verification.adminList({ urlParams: listParams() })),
+            "Forbidden"
+          )
 
-          const login = yield* call(app, "POST", "/auth/login", {
-            body: { email: ADMIN_EMAIL, password: TEST_PASSWORD }
-          })
-          expect(login.status).toBe(201)
-          const token = login.body.access_token
-          const all = yield* call(app, "GET", "/admin/verifications?limit=100", { token })
-          expect(all.status).toBe(200)
-          expect(all.body.data.length).toBeGreaterThan(3)
-          const seen: Array<string> = []
-          let cursor: string | null = null
-          do {
-            const query: string = cursor === null ? "limit=2" : `limit=2&cursor=${cursor}`
-            const page = yield* call(app, "GET", `/admin/verifications?${query}`, { token })
-            expect(page.status).toBe(200)
-            seen.push(...page.body.data.map((verification: any) => verification.id))
-            cursor = page.body.next_cursor
-          } while (cursor !== null)
-          expect(seen).toEqual(all.body.data.map((verification: any) => verification.id))
+          const login = yield* app.client.auth.login({ payload: { email: ADMIN_EMAIL, password: TEST_PASSWORD } })
+          const { verification } = yield* clientAs(app, login.access_token)
+          const all = yield* verification.adminList({ urlParams: listParams({ limit: 100 }) })
+          expect(all.data.length).toBeGreaterThan(3)
+          const seen = yield* allPages(2, (urlParams) => verification.adminList({ urlParams }))
+          expect(seen.map((one) => one.id)).toEqual(all.data.map((one) => one.id))
         }))
     }
   )

@@ -1,39 +1,44 @@
 /**
- * Account fixtures over the public HTTP API: sign up an owner, add members with a role, create a store.
+ * Account fixtures over the public HTTP API, through the typed client: sign up an owner, add members
+ * with a role, create a store. They answer promises, for suites and benches alike, and reject with what
+ * the service answered when a step fails.
  */
+import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
+import type { OrganizationMembership, User } from "../../domain/Accounts.ts"
+import type { Store } from "../../domain/Stores.ts"
+import { clientAs } from "./Client.ts"
 import type { TestAppShape } from "./TestApp.ts"
 
 export const uniqueEmail = (label = "user") => `${label}-${randomBytes(5).toString("hex")}@example.test`
 
 export const TEST_PASSWORD = "correct horse battery staple"
 
-const postJson = async (app: TestAppShape, path: string, body: unknown, token?: string) => {
-  const response = await app.fetch(path, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body)
-  })
-  const json = await response.json() as any
-  if (!response.ok) throw new Error(`POST ${path} answered ${response.status}: ${JSON.stringify(json)}`)
-  return json
-}
+/** Runs one fixture step; a typed failure rejects, naming the step and the error the service answered. */
+const fixture = <A, E>(step: string, effect: Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromise(Effect.catchAll(effect, (error) => Effect.dieMessage(`${step} failed: ${String(error)}`)))
 
 export interface SignedUp {
   readonly token: string
-  readonly userId: string
-  readonly organizationId: string
+  readonly userId: User["id"]
+  readonly organizationId: OrganizationMembership["id"]
   readonly email: string
   readonly password: string
 }
 
-/** Opens the newest verification link sent to `email`, as the address's owner would. */
-export const verifyEmail = async (app: TestAppShape, email: string): Promise<void> => {
+/** The newest verification token mailed to `email`, from the link in the mail. */
+export const verificationToken = async (app: TestAppShape, email: string): Promise<string> => {
   const mails = await app.mailTo(email)
   const link = mails.map((mail) => mail.body.match(/(\/auth\/verify-email\?token=\S+)/)?.[1]).filter(Boolean).pop()
-  if (link === undefined) throw new Error(`no verification mail for ${email}`)
-  const response = await app.fetch(link)
-  if (!response.ok) throw new Error(`GET ${link} answered ${response.status}: ${await response.text()}`)
+  const token = link === undefined ? null : new URL(link, "http://mail.invalid").searchParams.get("token")
+  if (token === null) throw new Error(`no verification mail for ${email}`)
+  return token
+}
+
+/** Verifies `email` with the newest verification link sent to it, as the address's owner would. */
+export const verifyEmail = async (app: TestAppShape, email: string): Promise<void> => {
+  const token = await verificationToken(app, email)
+  await fixture(`verifying ${email}`, app.client.auth.verifyEmail({ urlParams: { token } }))
 }
 
 /**
@@ -47,29 +52,32 @@ export const signUp = async (
 ): Promise<SignedUp> => {
   const email = overrides.email ?? uniqueEmail("owner")
   const password = overrides.password ?? TEST_PASSWORD
-  const body = await postJson(app, "/auth/register", {
-    email,
-    password,
-    name: "Test Owner",
-    organization_name: overrides.organization_name ?? "Test Organization"
-  })
+  const grant = await fixture(
+    `registering ${email}`,
+    app.client.auth.register({
+      payload: { email, password, name: "Test Owner", organization_name: overrides.organization_name ?? "Test Organization" }
+    })
+  )
   if (overrides.verifyEmail !== false && typeof app.mailTo === "function") await verifyEmail(app, email)
-  return { token: body.access_token, userId: body.user.id, organizationId: body.organization.id, email, password }
+  return { token: grant.access_token, userId: grant.user.id, organizationId: grant.organization.id, email, password }
 }
 
 /** Registers a new user and adds them to the organization with `role`. */
 export const addMember = async (
   app: TestAppShape,
   ownerToken: string,
-  organizationId: string,
+  organizationId: SignedUp["organizationId"],
   role: "admin" | "developer" | "analyst"
-): Promise<{ token: string; userId: string; email: string }> => {
+): Promise<{ token: string; userId: SignedUp["userId"]; email: string }> => {
   const member = await signUp(app, { email: uniqueEmail(role), organization_name: `${role}'s own organization` })
-  await postJson(app, `/dashboard/orgs/${organizationId}/members`, { email: member.email, role }, ownerToken)
+  await fixture(
+    `adding ${member.email} as ${role}`,
+    Effect.flatMap(clientAs(app, ownerToken), (api) =>
+      api.members.add({ path: { orgId: organizationId }, payload: { email: member.email, role } }))
+  )
   return { token: member.token, userId: member.userId, email: member.email }
 }
 
-export const createStore = async (app: TestAppShape, token: string, name = "Test Store"): Promise<{ id: string }> => {
-  const body = await postJson(app, "/stores", { name }, token)
-  return { id: body.id }
-}
+/** Creates a store in the user's first organization; answers the store as created. */
+export const createStore = (app: TestAppShape, token: string, name = "Test Store"): Promise<Store> =>
+  fixture(`creating store ${name}`, Effect.flatMap(clientAs(app, token), (api) => api.stores.create({ payload: { name } })))

@@ -11,6 +11,7 @@ import { Effect, Either, type ParseResult } from "effect"
 import { Api } from "../../domain/Api.ts"
 import type { ApiClient } from "../../domain/Client.ts"
 import type { ApiError } from "../../domain/Errors.ts"
+import { DEFAULT_LIST_LIMIT } from "../../domain/Lists.ts"
 import type { TestAppShape } from "./TestApp.ts"
 
 /**
@@ -108,3 +109,61 @@ export const wireKeys = (response: HttpClientResponse.HttpClientResponse) =>
     }
     return Object.keys(body).sort()
   })
+
+/**
+ * A list's query as the typed client sends it: `limit` always (its schema's type has the default filled
+ * in; the default itself is checked with a raw call), the rest as given.
+ */
+export const listParams = <P extends object = {}>(urlParams?: P): { limit: number } & P =>
+  ({ limit: DEFAULT_LIST_LIMIT, ...urlParams }) as { limit: number } & P
+
+/**
+ * Every item of a list, read `limit` at a time by following `next_cursor` until it is null. Each page
+ * must hold at most `limit` items, and `has_more` must say whether a cursor follows.
+ */
+export const allPages = <A, E, R>(
+  limit: number,
+  readPage: (urlParams: { limit: number; cursor?: string }) => Effect.Effect<
+    { readonly data: ReadonlyArray<A>; readonly has_more: boolean; readonly next_cursor: string | null },
+    E,
+    R
+  >
+): Effect.Effect<Array<A>, E, R> =>
+  Effect.gen(function*() {
+    const items: Array<A> = []
+    let cursor: string | null = null
+    do {
+      const current: { readonly data: ReadonlyArray<A>; readonly has_more: boolean; readonly next_cursor: string | null } =
+        yield* readPage(cursor === null ? { limit } : { limit, cursor })
+      expect(current.data.length).toBeLessThanOrEqual(limit)
+      items.push(...current.data)
+      cursor = current.next_cursor
+      expect(current.has_more).toBe(cursor !== null)
+    } while (cursor !== null)
+    return items
+  })
+
+/**
+ * The typed client of a service in another process (a cluster node, a service killed and restarted),
+ * at `baseUrl`, acting with `token` when one is given; `transformClient` adds behaviour such as retries.
+ */
+export const clientAt = (
+  baseUrl: string,
+  token?: string,
+  transformClient: (client: HttpClient.HttpClient) => HttpClient.HttpClient = (client) => client
+): Effect.Effect<ApiClient> =>
+  HttpApiClient.make(Api, {
+    baseUrl,
+    transformClient: (client) =>
+      transformClient(token === undefined ? client : HttpClient.mapRequest(client, HttpClientRequest.bearerToken(token)))
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+/**
+ * A typed call made `withResponse: true`, answered as its decoded value and its JSON body as it was on
+ * the wire: decoding drops fields the schema does not name, so a comparison that must see every field
+ * (that nothing else was sent) compares `wire`.
+ */
+export const withWire = <A, E, R>(
+  call: Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E, R>
+): Effect.Effect<{ readonly value: A; readonly wire: unknown }, E | HttpClientError, R> =>
+  Effect.flatMap(call, ([value, response]) => Effect.map(wireJson(response), (wire) => ({ value, wire })))

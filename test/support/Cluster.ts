@@ -9,12 +9,16 @@
  * `pg_stat_activity` says which runner holds which shard; `cluster_runners` says which runners are
  * registered and healthy.
  */
+import { HttpClient } from "@effect/platform"
+import { Effect, Either, FiberRef } from "effect"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
+import type { ApiClient } from "../../domain/Client.ts"
 import { childEnvironment, type ClusterProcess, freePort, startProcess } from "../../scripts/LocalCluster.ts"
+import { clientAt } from "./Client.ts"
 
 export const SERVER_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 /** Every process of a cluster shares it; any fixed 32 bytes will do. */
@@ -275,15 +279,87 @@ export const ok = async (answer: Promise<Answer>, label: string) => {
   return result.body
 }
 
-/** A user, a store and a test-mode API key made through `baseUrl`; answers the key's secret. */
-export const makeMerchant = async (baseUrl: string): Promise<{ readonly secret: string; readonly storeId: string }> => {
-  const session = await ok(request(baseUrl, "POST", "/auth/register", {
-    body: { email: `cluster-${randomBytes(5).toString("hex")}@example.test`, password: "correct horse battery staple" }
-  }), "register")
-  const store = await ok(request(baseUrl, "POST", "/stores", { body: { name: "Cluster Store" }, token: session.access_token }), "create store")
-  const key = await ok(
-    request(baseUrl, "POST", "/api-keys", { body: { store_id: store.id, mode: "test" }, token: session.access_token }),
-    "create API key"
+// ---------------------------------------------------------------------------------------------
+// The typed client, as a careful client
+// ---------------------------------------------------------------------------------------------
+
+/** Where the careful calls of a fiber record their retried attempts (`carefully` sets it). */
+const currentRetries = FiberRef.unsafeMake<Array<string> | undefined>(undefined)
+
+/**
+ * The transport of a careful client: as `request` does, a request that fails with a connection error or a
+ * 5xx is sent again with the same headers (so the same Idempotency-Key) every `pauseMs`, for at most
+ * `deadlineMs`. What each retried attempt met goes to the calling fiber's record.
+ */
+const retrying = (options: { readonly deadlineMs?: number; readonly pauseMs?: number }) => (client: HttpClient.HttpClient) =>
+  HttpClient.transform(client, (send, sent) =>
+    Effect.gen(function*() {
+      const deadline = Date.now() + (options.deadlineMs ?? 120_000)
+      const retried = (yield* FiberRef.get(currentRetries)) ?? []
+      for (let attempt = 1;; attempt++) {
+        const answer = yield* Effect.either(Effect.timeout(send, "60 seconds"))
+        if (Either.isRight(answer) && answer.right.status < 500) return answer.right
+        retried.push(
+          Either.isRight(answer)
+            ? `${answer.right.status} ${(yield* Effect.orElseSucceed(answer.right.text, () => "")).slice(0, 200)}`
+            : `error: ${String(answer.left)}`
+        )
+        if (Date.now() > deadline) {
+          return yield* Effect.dieMessage(
+            `${sent.method} ${sent.url}: no answer below 500 after ${attempt} attempts: ${retried.slice(-3).join(" | ")}`
+          )
+        }
+        yield* Effect.sleep(options.pauseMs ?? 250)
+      }
+    })
   )
+
+/** The typed client of the node at `baseUrl`, acting with `token`, retrying as a careful client does. */
+export const carefulClient = (
+  baseUrl: string,
+  token?: string,
+  options: { readonly deadlineMs?: number; readonly pauseMs?: number } = {}
+): Promise<ApiClient> => Effect.runPromise(clientAt(baseUrl, token, retrying(options)))
+
+/** A careful call's answer: the value or the typed error, the attempts it retried, when it arrived. */
+export interface CarefulAnswer<A = unknown, E extends { readonly _tag: string } = { readonly _tag: string }> {
+  readonly outcome: Either.Either<A, E>
+  /** Statuses and errors of the attempts that were retried. */
+  readonly retried: ReadonlyArray<string>
+  /** performance.now() when the final answer arrived. */
+  readonly at: number
+}
+
+/** Runs a call of a `carefulClient`, recording what it retried. */
+export const carefully = <A, E extends { readonly _tag: string }>(call: Effect.Effect<A, E>): Promise<CarefulAnswer<A, E>> => {
+  const retried: Array<string> = []
+  return Effect.runPromise(
+    Effect.either(call).pipe(
+      Effect.locally(currentRetries, retried),
+      Effect.map((outcome) => ({ outcome, retried, at: performance.now() }))
+    )
+  )
+}
+
+/** A typed call's value; a typed failure rejects, naming the call and the error it answered. */
+export const succeed = <A, E>(label: string, call: Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromise(Effect.catchAll(call, (error) => Effect.dieMessage(`${label} failed: ${String(error)}`)))
+
+/** Waits until the node at `baseUrl` answers `/ready` with 200. */
+export const untilReady = async (baseUrl: string, timeoutMs = 60_000) => {
+  const api = await Effect.runPromise(clientAt(baseUrl))
+  return waitFor(`${baseUrl} to be ready`, timeoutMs, async () =>
+    (await Effect.runPromise(Effect.isSuccess(api.system.ready()))) ? true : undefined, 250)
+}
+
+/** A user, a store and a test-mode API key made through `baseUrl`; answers the key's secret. */
+export const makeMerchant = async (baseUrl: string) => {
+  const anonymous = await carefulClient(baseUrl)
+  const session = await succeed("register", anonymous.auth.register({
+    payload: { email: `cluster-${randomBytes(5).toString("hex")}@example.test`, password: "correct horse battery staple" }
+  }))
+  const owner = await carefulClient(baseUrl, session.access_token)
+  const store = await succeed("create store", owner.stores.create({ payload: { name: "Cluster Store" } }))
+  const key = await succeed("create API key", owner.apiKeys.create({ payload: { store_id: store.id, mode: "test" } }))
   return { secret: key.secret, storeId: store.id }
 }

@@ -6,12 +6,20 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
+import { PaymentId } from "../../domain/Ids.ts"
+import { PROMETHEUS_CONTENT_TYPE } from "../../domain/System.ts"
 import { MetricsService, runnerMetrics } from "../../src/system/Metrics.ts"
-import { createStore, signUp } from "../support/Accounts.ts"
+import { signUp } from "../support/Accounts.ts"
+import { expectFailure, makeClientAs } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
+import { createPayment, newMerchant, refund, retrievePayment, simulate } from "../support/Merchant.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 import { TestReceiver } from "../webhooks/Receiver.ts"
 
+/** Every response body, so that an error's whole envelope can be checked as it was on the wire. */
+const responses: Array<string> = []
+const clientAs = makeClientAs(responses)
+// Raw calls only for what is not an operation of the API: an unknown path, the OpenAPI document.
 const call = makeCall()
 
 const METRICS_TOKEN = "metrics-scraper-token-for-tests"
@@ -79,12 +87,12 @@ const valueOf = (samples: ReadonlyArray<Sample>, name: string, labels: Record<st
   return found[0]?.value ?? 0
 }
 
+/** `GET /metrics` with `token`; answers the exposition text and the response, whose headers it keeps. */
+const readMetrics = (app: TestAppShape, token: string) =>
+  Effect.flatMap(clientAs(app, token), (api) => api.system.metrics({ withResponse: true }))
+
 const scrape = (app: TestAppShape) =>
-  Effect.gen(function*() {
-    const response = yield* Effect.promise(() => app.fetch("/metrics", { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }))
-    expect(response.status).toBe(200)
-    return parseExposition(yield* Effect.promise(() => response.text()))
-  })
+  Effect.map(readMetrics(app, METRICS_TOKEN), ([text]) => parseExposition(text))
 
 /** Scrapes until `check` holds (metrics of background work, such as webhook delivery, arrive later). */
 const scrapeUntil = (app: TestAppShape, check: (samples: ReadonlyArray<Sample>) => boolean) =>
@@ -98,10 +106,15 @@ const scrapeUntil = (app: TestAppShape, check: (samples: ReadonlyArray<Sample>) 
     }
   })
 
-const expectError = (response: { status: number; body: any }, status: number, code: string) => {
-  expect(response.status).toBe(status)
-  expect(response.body).toEqual({ error: { code, message: expect.any(String) } })
-}
+/** Reading `/metrics` with `token` is refused with `tag`; the whole envelope on the wire is `{ error: { code, message } }`. */
+const expectRefused = (app: TestAppShape, token: string, tag: "Unauthorized" | "Forbidden") =>
+  Effect.gen(function*() {
+    responses.length = 0
+    const error = yield* expectFailure(readMetrics(app, token), tag)
+    expect(responses.map((text) => JSON.parse(text))).toEqual([
+      { error: { code: tag === "Unauthorized" ? "unauthorized" : "forbidden", message: error.message } }
+    ])
+  })
 
 const suite = Layer.merge(
   testAppLayer({
@@ -116,37 +129,33 @@ describe("GET /metrics", () => {
     it.effect("answers 401 without a credential or with an unknown one, in the shared error shape", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
-        expectError(yield* call(app, "GET", "/metrics"), 401, "unauthorized")
-        expectError(yield* call(app, "GET", "/metrics", { token: "not-the-metrics-token-at-all" }), 401, "unauthorized")
-        expectError(yield* call(app, "GET", "/metrics", { token: `${METRICS_TOKEN}x` }), 401, "unauthorized")
+        yield* expectRefused(app, "", "Unauthorized")
+        yield* expectRefused(app, "not-the-metrics-token-at-all", "Unauthorized")
+        yield* expectRefused(app, `${METRICS_TOKEN}x`, "Unauthorized")
       }))
 
     it.effect("answers 403 to a signed-in user who is not a platform administrator, and to an API key", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
-        const owner = yield* Effect.promise(() => signUp(app))
-        expectError(yield* call(app, "GET", "/metrics", { token: owner.token }), 403, "forbidden")
-        const store = yield* Effect.promise(() => createStore(app, owner.token))
-        const key = (yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })).body
-        expectError(yield* call(app, "GET", "/metrics", { token: key.secret }), 403, "forbidden")
+        const { owner, key } = yield* newMerchant(app)
+        yield* expectRefused(app, owner.token, "Forbidden")
+        yield* expectRefused(app, key, "Forbidden")
       }))
 
     it.effect("serves Prometheus text to the token holder and to a platform administrator", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
-        const withToken = yield* Effect.promise(() =>
-          app.fetch("/metrics", { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
-        )
+        const [text, withToken] = yield* readMetrics(app, METRICS_TOKEN)
         expect(withToken.status).toBe(200)
-        expect(withToken.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4(;|$)/)
-        const samples = parseExposition(yield* Effect.promise(() => withToken.text()))
+        expect(withToken.headers["content-type"]).toMatch(/^text\/plain; version=0\.0\.4(;|$)/)
+        const samples = parseExposition(text)
         expect(samples.length).toBeGreaterThan(0)
 
         const admin = yield* Effect.promise(() => signUp(app, { email: ADMIN_EMAIL }))
-        const asAdmin = yield* Effect.promise(() => app.fetch("/metrics", { headers: { authorization: `Bearer ${admin.token}` } }))
+        const [adminText, asAdmin] = yield* readMetrics(app, admin.token)
         expect(asAdmin.status).toBe(200)
-        expect(asAdmin.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4(;|$)/)
-        parseExposition(yield* Effect.promise(() => asAdmin.text()))
+        expect(asAdmin.headers["content-type"]).toBe(PROMETHEUS_CONTENT_TYPE)
+        parseExposition(adminText)
       }))
 
     it.effect("counts requests by method, route pattern and status class, with their durations", () =>
@@ -155,11 +164,10 @@ describe("GET /metrics", () => {
         const healthOk = { method: "GET", route: "/health", status_class: "2xx" }
         const paymentMissing = { method: "GET", route: "/v1/payments/:id", status_class: "4xx" }
         const before = yield* scrape(app)
-        for (let i = 0; i < 3; i++) expect((yield* call(app, "GET", "/health")).status).toBe(200)
-        const owner = yield* Effect.promise(() => signUp(app))
-        const store = yield* Effect.promise(() => createStore(app, owner.token))
-        const key = (yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })).body
-        expect((yield* call(app, "GET", "/v1/payments/pay_doesnotexist", { token: key.secret })).status).toBe(404)
+        for (let i = 0; i < 3; i++) expect(yield* app.client.system.health()).toEqual({ status: "ok" })
+        const { key } = yield* newMerchant(app)
+        yield* expectFailure(retrievePayment(app, key, PaymentId.make("pay_doesnotexist")), "NotFound")
+        // Raw: a path no operation has.
         expect((yield* call(app, "GET", "/no/such/path")).status).toBe(404)
 
         const after = yield* scrape(app)
@@ -186,9 +194,7 @@ describe("GET /metrics", () => {
     it.effect("counts a payment created and each change of its status", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
-        const owner = yield* Effect.promise(() => signUp(app))
-        const store = yield* Effect.promise(() => createStore(app, owner.token))
-        const key = (yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } })).body
+        const { key } = yield* newMerchant(app)
         const created = { from: "none", to: "pending", mode: "test" }
         const scanned = { from: "pending", to: "scanned", mode: "test" }
         const paid = { from: "scanned", to: "paid", mode: "test" }
@@ -196,29 +202,17 @@ describe("GET /metrics", () => {
         const name = "payment_status_transitions_total"
         const before = yield* scrape(app)
 
-        const payment = yield* call(app, "POST", "/v1/payments", {
-          token: key.secret,
-          body: { amount: "4.00", currency: "USD" },
-          headers: { "idempotency-key": "metrics-create-1" }
-        })
-        expect(payment.status).toBe(201)
+        const payment = yield* createPayment(app, key, { amount: "4.00" }, "metrics-create-1")
         const afterCreate = yield* scrape(app)
         expect(valueOf(afterCreate, name, created) - valueOf(before, name, created)).toBe(1)
 
         // A replayed create is the same payment: nothing more is counted.
-        const replayed = yield* call(app, "POST", "/v1/payments", {
-          token: key.secret,
-          body: { amount: "4.00", currency: "USD" },
-          headers: { "idempotency-key": "metrics-create-1" }
-        })
-        expect(replayed.body.id).toBe(payment.body.id)
+        const replayed = yield* createPayment(app, key, { amount: "4.00" }, "metrics-create-1")
+        expect(replayed.id).toBe(payment.id)
 
-        for (const status of ["scanned", "paid"]) {
-          const simulated = yield* call(app, "POST", `/v1/payments/${payment.body.id}/simulate`, { token: key.secret, body: { status } })
-          expect(simulated.status).toBe(201)
-        }
-        const refund = yield* call(app, "POST", `/v1/payments/${payment.body.id}/refund`, { token: key.secret, body: {} })
-        expect(refund.status).toBe(201)
+        yield* simulate(app, key, payment.id, "scanned")
+        yield* simulate(app, key, payment.id, "paid")
+        expect((yield* refund(app, key, payment.id)).amount).toBe("4.00")
 
         const after = yield* scrape(app)
         expect(valueOf(after, name, created) - valueOf(before, name, created)).toBe(1)
@@ -231,18 +225,14 @@ describe("GET /metrics", () => {
       Effect.gen(function*() {
         const app = yield* TestApp
         const receiver = yield* TestReceiver
-        const owner = yield* Effect.promise(() => signUp(app))
-        const store = yield* Effect.promise(() => createStore(app, owner.token))
+        const { owner, storeId } = yield* newMerchant(app)
         const delivered = { outcome: "delivered" }
         const before = valueOf(yield* scrape(app), "webhook_delivery_attempts_total", delivered)
 
         const route = receiver.route()
-        const endpoint = yield* call(app, "POST", "/webhook-endpoints", {
-          token: owner.token,
-          body: { store_id: store.id, url: route.url, events: ["*"] }
-        })
-        expect(endpoint.status).toBe(201)
-        expect((yield* call(app, "POST", `/webhook-endpoints/${endpoint.body.id}/test`, { token: owner.token })).status).toBe(201)
+        const api = yield* clientAs(app, owner.token)
+        const endpoint = yield* api.webhooks.create({ payload: { store_id: storeId, url: route.url, events: ["*"] } })
+        yield* api.webhooks.sendTest({ path: { id: endpoint.id } })
         yield* receiver.waitFor(route.path, 1)
 
         yield* scrapeUntil(app, (samples) => valueOf(samples, "webhook_delivery_attempts_total", delivered) >= before + 1)
@@ -288,6 +278,7 @@ describe("GET /metrics", () => {
     it.effect("is documented in the OpenAPI document, in the system group, as Prometheus text", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
+        // Raw: the OpenAPI document is not an operation of the API.
         const document = (yield* call(app, "GET", "/openapi.json")).body
         const operation = document.paths["/metrics"]?.get
         expect(operation).toBeDefined()

@@ -39,7 +39,9 @@ const SPEC_DTOS = [
   "CheckDto",
   "CreateLinkDto",
   "UpdateLinkDto",
-  "PayLinkDto"
+  "PayLinkDto",
+  "CreateCustomerDto",
+  "SetPreferencesDto"
 ]
 
 const operationsOf = (document: any) =>

@@ -6,11 +6,9 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { Retention, snowflakeBefore } from "../../src/system/Retention.ts"
-import { createStore, signUp } from "../support/Accounts.ts"
-import { makeCall } from "../support/Http.ts"
+import { newMerchant, paidPayment, refund, retrievePayment } from "../support/Merchant.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
-const call = makeCall()
 const DAY_MS = 24 * 60 * 60 * 1000
 
 const count = (sql: SqlClient.SqlClient, query: string) =>
@@ -29,16 +27,8 @@ describe("retention", () => {
       Effect.gen(function*() {
         const app = yield* TestApp
         const sql = yield* SqlClient.SqlClient
-        const owner = yield* Effect.promise(() => signUp(app))
-        const store = yield* Effect.promise(() => createStore(app, owner.token))
-        const key = (yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: store.id, mode: "test" } }))
-          .body.secret
-        const payment = (yield* call(app, "POST", "/v1/payments", { token: key, body: { amount: "5.00", currency: "USD" } }))
-          .body
-        expect((yield* call(app, "POST", `/v1/payments/${payment.id}/simulate`, { token: key, body: { status: "scanned" } })).status)
-          .toBe(201)
-        expect((yield* call(app, "POST", `/v1/payments/${payment.id}/simulate`, { token: key, body: { status: "paid" } })).status)
-          .toBe(201)
+        const { key } = yield* newMerchant(app)
+        const payment = yield* paidPayment(app, key, { amount: "5.00" })
         // The webhook dispatcher marks outbox rows dispatched; wait for it.
         yield* count(sql, "SELECT count(*) AS n FROM outbox WHERE dispatched_at IS NULL").pipe(
           Effect.filterOrFail((n) => n === 0),
@@ -67,10 +57,9 @@ describe("retention", () => {
         expect(yield* count(sql, "SELECT count(*) AS n FROM outbox")).toBe(0)
 
         // The payment and its history are untouched, and it still changes normally.
-        const refund = yield* call(app, "POST", `/v1/payments/${payment.id}/refund`, { token: key, body: { amount: "1.00" } })
-        expect(refund.status).toBe(201)
-        const after = yield* call(app, "GET", `/v1/payments/${payment.id}`, { token: key })
-        expect(after.body).toMatchObject({ status: "partially_refunded", amount_refunded: "1.00" })
+        expect((yield* refund(app, key, payment.id, { amount: "1.00" })).amount).toBe("1.00")
+        const after = yield* retrievePayment(app, key, payment.id)
+        expect(after).toMatchObject({ status: "partially_refunded", amount_refunded: "1.00" })
       }))
   })
 })

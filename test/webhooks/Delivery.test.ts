@@ -7,15 +7,18 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Either, Layer } from "effect"
 import { Webhook } from "standardwebhooks"
+import { WebhookDeliveryId } from "../../domain/Ids.ts"
+import type { ListParams } from "../../domain/Lists.ts"
+import type { Store } from "../../domain/Stores.ts"
+import type { WebhookEndpoint, WebhookEventType } from "../../domain/Webhooks.ts"
 import { WebhookDeliverySettings } from "../../src/webhooks/Dispatcher.ts"
-import { createStore, signUp } from "../support/Accounts.ts"
-import { makeCall } from "../support/Http.ts"
+import { signUp } from "../support/Accounts.ts"
+import { clientAs, expectFailure, listParams } from "../support/Client.ts"
+import { paidPayment, storeWithKey } from "../support/Merchant.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 import { type Behaviour, type ReceivedRequest, TestReceiver } from "./Receiver.ts"
-
-const call = makeCall()
 
 const RETRY_MS = 300
 const TIMEOUT_MS = 1500
@@ -34,30 +37,23 @@ const suiteLayer = (allowPrivateNetworks: boolean) =>
     TestReceiver.layer
   )
 
+/** An owner with a store (and a test-mode API key of it). */
 const merchant = (app: TestAppShape) =>
-  Effect.promise(async () => {
-    const account = await signUp(app)
-    const store = await createStore(app, account.token)
-    return { ...account, storeId: store.id }
-  })
+  Effect.flatMap(Effect.promise(() => signUp(app)), (owner) =>
+    Effect.map(storeWithKey(app, owner), ({ key, storeId }) => ({ ...owner, storeId, key })))
+
+type EventSelector = WebhookEventType | "*"
 
 const register = (
   app: TestAppShape,
   token: string,
-  storeId: string,
+  storeId: Store["id"],
   url: string,
-  events: ReadonlyArray<string> = ["*"]
-) =>
-  Effect.map(
-    call(app, "POST", "/webhook-endpoints", { token, body: { store_id: storeId, url, events } }),
-    (response) => {
-      expect(response.status, JSON.stringify(response.body)).toBe(201)
-      return response.body as { id: string; secret: string }
-    }
-  )
+  events: ReadonlyArray<EventSelector> = ["*"]
+) => Effect.flatMap(clientAs(app, token), (api) => api.webhooks.create({ payload: { store_id: storeId, url, events } }))
 
 /** A merchant with one endpoint on the receiver answering as `behaviour` says. */
-const endpointOn = (behaviour?: Behaviour, events: ReadonlyArray<string> = ["*"]) =>
+const endpointOn = (behaviour?: Behaviour, events: ReadonlyArray<EventSelector> = ["*"]) =>
   Effect.gen(function*() {
     const app = yield* TestApp
     const receiver = yield* TestReceiver
@@ -67,24 +63,24 @@ const endpointOn = (behaviour?: Behaviour, events: ReadonlyArray<string> = ["*"]
     return { app, receiver, owner, route, endpoint, token: owner.token }
   })
 
-const sendTest = (app: TestAppShape, token: string, endpointId: string) =>
-  Effect.map(call(app, "POST", `/webhook-endpoints/${endpointId}/test`, { token }), (response) => {
-    expect(response.status, JSON.stringify(response.body)).toBe(201)
-    return response.body as { id: string; type: string }
-  })
+type EndpointId = WebhookEndpoint["id"]
 
-const deliveries = (app: TestAppShape, token: string, endpointId: string, query = "") =>
-  Effect.map(call(app, "GET", `/webhook-endpoints/${endpointId}/deliveries${query}`, { token }), (response) => {
-    expect(response.status).toBe(200)
-    return response.body as { data: Array<any>; has_more: boolean; next_cursor: string | null }
-  })
+const sendTest = (app: TestAppShape, token: string, endpointId: EndpointId) =>
+  Effect.flatMap(clientAs(app, token), (api) => api.webhooks.sendTest({ path: { id: endpointId } }))
+
+const deliveries = (app: TestAppShape, token: string, endpointId: EndpointId, urlParams: Partial<ListParams> = {}) =>
+  Effect.flatMap(clientAs(app, token), (api) =>
+    api.webhooks.deliveries({ path: { id: endpointId }, urlParams: listParams(urlParams) }))
+
+const resend = (app: TestAppShape, token: string, deliveryId: WebhookDeliveryId) =>
+  Effect.flatMap(clientAs(app, token), (api) => api.webhooks.resend({ path: { deliveryId } }))
 
 /** Waits until the endpoint has `count` delivery records (newest first). */
-const waitForDeliveries = (app: TestAppShape, token: string, endpointId: string, count: number) =>
+const waitForDeliveries = (app: TestAppShape, token: string, endpointId: EndpointId, count: number) =>
   Effect.gen(function*() {
     const deadline = Date.now() + 15_000
     while (true) {
-      const page = yield* deliveries(app, token, endpointId, "?limit=100")
+      const page = yield* deliveries(app, token, endpointId, { limit: 100 })
       if (page.data.length >= count) return page.data
       if (Date.now() > deadline) return yield* Effect.dieMessage(`expected ${count} deliveries, got ${page.data.length}`)
       yield* Effect.sleep("50 millis")
@@ -102,13 +98,7 @@ describe("Webhook delivery", () => {
     it.effect("delivers a paid payment's event, signed and verifiable, with the payment's reference_id", () =>
       Effect.gen(function*() {
         const { app, receiver, route, endpoint, token, owner } = yield* endpointOn(undefined, ["payment.completed"])
-        const key = (yield* call(app, "POST", "/api-keys", { token, body: { store_id: owner.storeId, mode: "test" } })).body
-        const payment = (yield* call(app, "POST", "/v1/payments", {
-          token: key.secret,
-          body: { amount: "12.50", currency: "USD", reference_id: "order-42" }
-        })).body
-        expect((yield* call(app, "POST", `/v1/payments/${payment.id}/simulate`, { token: key.secret, body: { status: "scanned" } })).status).toBe(201)
-        expect((yield* call(app, "POST", `/v1/payments/${payment.id}/simulate`, { token: key.secret, body: { status: "paid" } })).status).toBe(201)
+        const payment = yield* paidPayment(app, owner.key, { amount: "12.50", reference_id: "order-42" })
 
         const [request] = yield* receiver.waitFor(route.path, 1)
         const event = verify(endpoint.secret, request!) as any
@@ -135,8 +125,8 @@ describe("Webhook delivery", () => {
           status_code: 200,
           error: null
         })
-        expect(record.id).toMatch(/^whd_/)
-        expect(record.duration_ms).toBeGreaterThanOrEqual(0)
+        expect(record!.id).toMatch(/^whd_/)
+        expect(record!.duration_ms).toBeGreaterThanOrEqual(0)
         // Only the subscribed type: the scan before the payment was not delivered.
         yield* Effect.sleep("300 millis")
         expect(receiver.requests(route.path)).toHaveLength(1)
@@ -155,8 +145,8 @@ describe("Webhook delivery", () => {
 
         const records = yield* waitForDeliveries(app, token, endpoint.id, 3)
         expect(records.map((d) => [d.attempt, d.status_code])).toEqual([[3, 200], [2, 500], [1, 500]])
-        expect(records[1].error).toContain("500")
-        expect(records[0].error).toBeNull()
+        expect(records[1]!.error).toContain("500")
+        expect(records[0]!.error).toBeNull()
         yield* Effect.sleep(`${RETRY_MS * 2} millis`)
         expect(receiver.requests(route.path)).toHaveLength(3)
       }))
@@ -189,23 +179,20 @@ describe("Webhook delivery", () => {
         const { app, receiver, route, endpoint, token, owner } = yield* endpointOn(() => ({ status: 410 }))
         yield* sendTest(app, token, endpoint.id)
         // Queued behind the first, or refused if the endpoint is already disabled: never delivered either way.
-        const second = yield* call(app, "POST", `/webhook-endpoints/${endpoint.id}/test`, { token })
-        expect([201, 409]).toContain(second.status)
+        const second = yield* Effect.either(sendTest(app, token, endpoint.id))
+        if (Either.isLeft(second)) yield* expectFailure(Effect.fail(second.left), "InvalidState")
         yield* receiver.waitFor(route.path, 1)
         const records = yield* waitForDeliveries(app, token, endpoint.id, 1)
         expect(records[0]).toMatchObject({ attempt: 1, status_code: 410 })
 
-        const listed = yield* call(app, "GET", `/webhook-endpoints?store_id=${owner.storeId}`, { token })
-        expect(listed.body.data[0]).toMatchObject({ id: endpoint.id, enabled: false })
+        const listed = yield* (yield* clientAs(app, token)).webhooks.list({ urlParams: listParams({ store_id: owner.storeId }) })
+        expect(listed.data[0]).toMatchObject({ id: endpoint.id, enabled: false })
         yield* Effect.sleep(`${RETRY_MS * 3} millis`)
         expect(receiver.requests(route.path)).toHaveLength(1)
         expect((yield* deliveries(app, token, endpoint.id)).data).toHaveLength(1)
 
-        const refused = yield* call(app, "POST", `/webhook-endpoints/${endpoint.id}/test`, { token })
-        expect(refused.status).toBe(409)
-        expect(refused.body.error.code).toBe("invalid_state")
-        const resend = yield* call(app, "POST", `/webhook-endpoints/deliveries/${records[0].id}/resend`, { token })
-        expect(resend.status).toBe(409)
+        yield* expectFailure(sendTest(app, token, endpoint.id), "InvalidState")
+        yield* expectFailure(resend(app, token, records[0]!.id), "InvalidState")
       }))
 
     it.effect("records a receiver that does not answer in time as a failed attempt with its duration", () =>
@@ -215,7 +202,7 @@ describe("Webhook delivery", () => {
         )
         yield* sendTest(app, token, endpoint.id)
         const records = yield* waitForDeliveries(app, token, endpoint.id, 2)
-        const slow = records[1]
+        const slow = records[1]!
         expect(slow).toMatchObject({ attempt: 1, status_code: null })
         expect(slow.error).toContain("no answer within")
         expect(slow.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50)
@@ -233,10 +220,7 @@ describe("Webhook delivery", () => {
         const fastRoute = receiver.route()
         const slow = yield* register(app, owner.token, owner.storeId, slowRoute.url, ["payment.completed", "payment.scanned"])
         const fast = yield* register(app, owner.token, owner.storeId, fastRoute.url, ["payment.completed", "payment.scanned"])
-        const key = (yield* call(app, "POST", "/api-keys", { token: owner.token, body: { store_id: owner.storeId, mode: "test" } })).body
-        const payment = (yield* call(app, "POST", "/v1/payments", { token: key.secret, body: { amount: "1.00", currency: "USD" } })).body
-        yield* call(app, "POST", `/v1/payments/${payment.id}/simulate`, { token: key.secret, body: { status: "scanned" } })
-        yield* call(app, "POST", `/v1/payments/${payment.id}/simulate`, { token: key.secret, body: { status: "paid" } })
+        yield* paidPayment(app, owner.key, { amount: "1.00" })
 
         // Both events reach the healthy endpoint while the slow one is still on its first, unanswered attempt.
         const fastRequests = yield* receiver.waitFor(fastRoute.path, 2, TIMEOUT_MS)
@@ -257,7 +241,7 @@ describe("Webhook delivery", () => {
         yield* receiver.waitFor(route.path, 2)
         const records = yield* waitForDeliveries(app, token, endpoint.id, 1)
         expect(records.at(-1)).toMatchObject({ attempt: 1, status_code: 302 })
-        expect(records.at(-1).error).toContain("redirects are not followed")
+        expect(records.at(-1)!.error).toContain("redirects are not followed")
         expect(receiver.requests(target.path)).toHaveLength(0)
       }))
 
@@ -265,9 +249,9 @@ describe("Webhook delivery", () => {
       Effect.gen(function*() {
         const { app, receiver, route, endpoint, token } = yield* endpointOn()
         const sql = yield* SqlClient.SqlClient
-        const rotated = (yield* call(app, "POST", `/webhook-endpoints/${endpoint.id}/rotate-secret`, { token })).body
+        const rotated = yield* (yield* clientAs(app, token)).webhooks.rotateSecret({ path: { id: endpoint.id } })
         const oldSecret = endpoint.secret
-        const newSecret = rotated.secret as string
+        const newSecret = rotated.secret
 
         yield* sendTest(app, token, endpoint.id)
         const [during] = yield* receiver.waitFor(route.path, 1)
@@ -295,7 +279,7 @@ describe("Webhook delivery", () => {
         expect(event).toMatchObject({ object: "event", type: "test.event", livemode: false })
         expect(event.id).toMatch(/^evt_/)
         const [request] = yield* receiver.waitFor(route.path, 1)
-        expect(verify(endpoint.secret, request!)).toEqual(event)
+        expect(verify(endpoint.secret, request!)).toEqual({ ...event })
         yield* Effect.sleep("300 millis")
         expect(receiver.requests(other.path)).toHaveLength(0)
       }))
@@ -307,9 +291,8 @@ describe("Webhook delivery", () => {
         yield* receiver.waitFor(route.path, 1)
         const [first] = yield* waitForDeliveries(app, token, endpoint.id, 1)
 
-        const resent = yield* call(app, "POST", `/webhook-endpoints/deliveries/${first.id}/resend`, { token })
-        expect(resent.status).toBe(201)
-        expect(resent.body).toMatchObject({ id: event.id, type: "test.event" })
+        const resent = yield* resend(app, token, first!.id)
+        expect(resent).toMatchObject({ id: event.id, type: "test.event" })
         const requests = yield* receiver.waitFor(route.path, 2)
         expect(headersOf(requests[1]!)["webhook-id"]).toBe(event.id)
         expect(requests[1]!.body).toBe(requests[0]!.body)
@@ -317,18 +300,14 @@ describe("Webhook delivery", () => {
 
         const records = yield* waitForDeliveries(app, token, endpoint.id, 2)
         expect(records.map((d) => [d.event_id, d.attempt])).toEqual([[event.id, 2], [event.id, 1]])
-        expect(records[0].id).not.toBe(first.id)
+        expect(records[0]!.id).not.toBe(first!.id)
 
-        const missing = yield* call(app, "POST", "/webhook-endpoints/deliveries/whd_doesnotexist/resend", { token })
-        expect(missing.status).toBe(404)
+        const missing = yield* expectFailure(resend(app, token, WebhookDeliveryId.make("whd_doesnotexist")), "NotFound")
         // Another tenant's delivery answers exactly as a missing one: naming neither its endpoint nor its store.
         const stranger = yield* Effect.promise(() => signUp(app))
-        const foreign = yield* call(app, "POST", `/webhook-endpoints/deliveries/${first.id}/resend`, { token: stranger.token })
-        expect(foreign.status).toBe(404)
-        expect(foreign.body.error).toEqual({
-          ...missing.body.error,
-          message: missing.body.error.message.replace("whd_doesnotexist", first.id)
-        })
+        const foreign = yield* expectFailure(resend(app, stranger.token, first!.id), "NotFound")
+        expect({ message: foreign.message, param: foreign.param })
+          .toEqual({ message: missing.message.replace("whd_doesnotexist", first!.id), param: missing.param })
       }))
 
     it.effect("lists deliveries newest first, in pages", () =>
@@ -340,11 +319,12 @@ describe("Webhook delivery", () => {
         const sentOrder = receiver.requests(route.path).map((r) => headersOf(r)["webhook-id"])
         expect(all.map((d) => d.event_id)).toEqual([...sentOrder].reverse())
 
-        const first = yield* deliveries(app, token, endpoint.id, "?limit=2")
+        const first = yield* deliveries(app, token, endpoint.id, { limit: 2 })
         expect(first.data.map((d) => d.id)).toEqual(all.slice(0, 2).map((d) => d.id))
         expect(first.has_more).toBe(true)
-        const second = yield* deliveries(app, token, endpoint.id, `?limit=2&cursor=${first.next_cursor}`)
-        expect(second.data.map((d) => d.id)).toEqual([all[2].id])
+        expect(first.next_cursor).not.toBeNull()
+        const second = yield* deliveries(app, token, endpoint.id, { limit: 2, cursor: first.next_cursor! })
+        expect(second.data.map((d) => d.id)).toEqual([all[2]!.id])
         expect(second.has_more).toBe(false)
         expect(second.next_cursor).toBeNull()
       }))
@@ -354,8 +334,8 @@ describe("Webhook delivery", () => {
         const { app, receiver, route, endpoint, token } = yield* endpointOn(() => ({ status: 500 }))
         yield* sendTest(app, token, endpoint.id)
         yield* receiver.waitFor(route.path, 1)
-        const disabled = yield* call(app, "PATCH", `/webhook-endpoints/${endpoint.id}`, { token, body: { enabled: false } })
-        expect(disabled.body.enabled).toBe(false)
+        const disabled = yield* (yield* clientAs(app, token)).webhooks.update({ path: { id: endpoint.id }, payload: { enabled: false } })
+        expect(disabled.enabled).toBe(false)
         const seen = receiver.requests(route.path).length
         yield* Effect.sleep(`${RETRY_MS * 4} millis`)
         // An attempt already under way when it was disabled may still land; nothing after it.
@@ -378,7 +358,7 @@ describe("Webhook delivery", () => {
         yield* sendTest(app, owner.token, endpoint.id)
         const [record] = yield* waitForDeliveries(app, owner.token, endpoint.id, 1)
         expect(record).toMatchObject({ attempt: 1, status_code: null })
-        expect(record.error).toBe("not sent: url is a loopback address; webhooks go to the public internet only")
+        expect(record!.error).toBe("not sent: url is a loopback address; webhooks go to the public internet only")
         expect(receiver.requests(route.path)).toHaveLength(0)
       }))
   })

@@ -6,6 +6,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { StoreId, WebhookDeliveryId } from "../../domain/Ids.ts"
 import { DEFAULT_LIST_LIMIT, type ListParams } from "../../domain/Lists.ts"
 import type { CreateWebhookEndpoint } from "../../domain/Webhooks.ts"
 import { addMember, createStore, signUp } from "../support/Accounts.ts"
@@ -32,7 +33,7 @@ const HOOK = "http://127.0.0.1:9/hooks/endpoint-tests"
 const createEndpoint = (
   app: TestAppShape,
   token: string,
-  storeId: string,
+  storeId: StoreId,
   extra: Partial<typeof CreateWebhookEndpoint.Type> = {}
 ) =>
   Effect.flatMap(clientAs(app, token), (api) =>
@@ -41,7 +42,7 @@ const createEndpoint = (
 /** A list's query; the typed client always sends `limit`. */
 const page = (urlParams: Partial<ListParams> = {}): ListParams => ({ limit: DEFAULT_LIST_LIMIT, ...urlParams })
 
-const listEndpoints = (app: TestAppShape, token: string, storeId: string, urlParams: Partial<ListParams> = {}) =>
+const listEndpoints = (app: TestAppShape, token: string, storeId: StoreId, urlParams: Partial<ListParams> = {}) =>
   Effect.flatMap(clientAs(app, token), (api) => api.webhooks.list({ urlParams: { store_id: storeId, ...page(urlParams) } }))
 
 const expectRawError = (response: CallResult, status: number, param: string) => {
@@ -222,7 +223,7 @@ describe("Webhook endpoints", () => {
             ["rotateSecret", api.webhooks.rotateSecret({ path })],
             ["deliveries", api.webhooks.deliveries({ path, urlParams: page() })],
             ["sendTest", api.webhooks.sendTest({ path })],
-            ["resend", api.webhooks.resend({ path: { deliveryId: "whd_doesnotexist" } })]
+            ["resend", api.webhooks.resend({ path: { deliveryId: WebhookDeliveryId.make("whd_doesnotexist") } })]
           ]
           for (const [route, request] of attempts) {
             const error = yield* expectFailure(request, "NotFound", undefined, route)
@@ -242,7 +243,7 @@ describe("Webhook endpoints", () => {
           yield* expectFailure(createEndpoint(app, key.secret, storeId), "Forbidden")
           yield* expectFailure(listEndpoints(app, key.secret, storeId), "Forbidden")
           yield* expectFailure(api.webhooks.revealSecret({ path: { id: endpoint.id } }), "Forbidden")
-          yield* expectFailure(api.webhooks.resend({ path: { deliveryId: "whd_x" } }), "Forbidden")
+          yield* expectFailure(api.webhooks.resend({ path: { deliveryId: WebhookDeliveryId.make("whd_x") } }), "Forbidden")
           yield* expectFailure(listEndpoints(app, "", storeId), "Unauthorized")
         }))
 
@@ -272,11 +273,12 @@ describe("Webhook endpoints", () => {
           expect(unknown.body.error.message).toContain('"payment.completed"')
           const noStore = yield* call(app, "POST", "/webhook-endpoints", { token, body: { url: HOOK, events: ["*"] } })
           expectRawError(noStore, 400, "store_id")
-          yield* expectFailure(createEndpoint(app, token, "str_doesnotexist"), "NotFound")
+          yield* expectFailure(createEndpoint(app, token, StoreId.make("str_doesnotexist")), "NotFound")
 
           const endpoint = yield* createEndpoint(app, token, storeId)
+          // Raw: an event type outside the request schema.
           const badPatch = yield* call(app, "PATCH", `/webhook-endpoints/${endpoint.id}`, { token, body: { events: ["nope"] } })
-          expect(badPatch.status).toBe(400)
+          expectRawError(badPatch, 400, "events.0")
           yield* expectFailure(
             Effect.flatMap(clientAs(app, token), (api) =>
               api.webhooks.deliveries({ path: { id: endpoint.id }, urlParams: page({ cursor: "nope" }) })),

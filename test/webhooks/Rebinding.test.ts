@@ -10,11 +10,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { WebhookResolver } from "../../src/webhooks/Destination.ts"
 import { WebhookDeliverySettings } from "../../src/webhooks/Dispatcher.ts"
-import { createStore, signUp } from "../support/Accounts.ts"
-import { makeCall } from "../support/Http.ts"
+import { signUp } from "../support/Accounts.ts"
+import { clientAs } from "../support/Client.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
-
-const call = makeCall()
 
 const CHECKED_ADDRESS = "127.0.0.2"
 const resolverCalls: Array<string> = []
@@ -82,15 +80,13 @@ describe("webhook DNS rebinding", () => {
         const app = yield* TestApp
         const { checked, port, rebound } = yield* receivers
         const owner = yield* Effect.promise(() => signUp(app))
-        const store = yield* Effect.promise(() => createStore(app, owner.token))
-        const endpoint = yield* call(app, "POST", "/webhook-endpoints", {
-          token: owner.token,
-          body: { store_id: store.id, url: `http://localhost:${port}/hook`, events: ["*"] }
+        const api = yield* clientAs(app, owner.token)
+        const store = yield* api.stores.create({ payload: { name: "Rebinding Store" } })
+        const endpoint = yield* api.webhooks.create({
+          payload: { store_id: store.id, url: `http://localhost:${port}/hook`, events: ["*"] }
         })
-        expect(endpoint.status).toBe(201)
         resolverCalls.length = 0
-        const sent = yield* call(app, "POST", `/webhook-endpoints/${endpoint.body.id}/test`, { token: owner.token })
-        expect(sent.status).toBe(201)
+        const sent = yield* api.webhooks.sendTest({ path: { id: endpoint.id } })
 
         const deadline = Date.now() + 10_000
         while (checked.received.length === 0 && rebound.received.length === 0 && Date.now() < deadline) {
@@ -99,7 +95,7 @@ describe("webhook DNS rebinding", () => {
         expect(rebound.received, "a second resolution reached 127.0.0.1").toHaveLength(0)
         expect(checked.received).toHaveLength(1)
         expect(checked.received[0]!.host).toBe(`localhost:${port}`)
-        expect(checked.received[0]!["webhook-id"]).toBeDefined()
+        expect(checked.received[0]!["webhook-id"]).toBe(sent.id)
         // The delivery asked the (stub) resolver, and only it.
         expect(resolverCalls).toContain("localhost")
       }))

@@ -12,14 +12,12 @@ import { Webhook } from "standardwebhooks"
 import { ServiceLive } from "../../runtime/App.ts"
 import { newId } from "../../src/platform/Ids.ts"
 import { WebhookDeliverySettings } from "../../src/webhooks/Dispatcher.ts"
-import { createStore, signUp } from "../support/Accounts.ts"
-import { makeCall } from "../support/Http.ts"
+import { signUp } from "../support/Accounts.ts"
+import { clientAs, clientAt, listParams } from "../support/Client.ts"
 import type { TestAppShape } from "../support/TestApp.ts"
 import { testConfigLayer } from "../support/TestApp.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
 import { TestReceiver } from "./Receiver.ts"
-
-const call = makeCall()
 
 // The same master key for both runs: the second must open the secrets the first sealed.
 const masterKey = Option.some(Redacted.make(new Uint8Array(randomBytes(32))))
@@ -41,8 +39,10 @@ const withService = <A, E>(use: (app: TestAppShape, sql: SqlClient.SqlClient) =>
     const server = Context.get(context, HttpServer.HttpServer)
     if (server.address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     const baseUrl = `http://127.0.0.1:${server.address.port}`
+    // A shape by hand (no database of its own, no mail): enough for the typed client and the fixtures.
     const app = {
       baseUrl,
+      client: yield* clientAt(baseUrl),
       fetch: (path: string, init?: RequestInit) => fetch(new URL(path, baseUrl), init)
     } as unknown as TestAppShape
     return yield* use(app, Context.get(context, SqlClient.SqlClient))
@@ -60,12 +60,10 @@ describe("Webhook delivery across a restart", () => {
         const before = yield* withService((app, sql) =>
           Effect.gen(function*() {
             const owner = yield* Effect.promise(() => signUp(app))
-            const store = yield* Effect.promise(() => createStore(app, owner.token))
-            const endpoint = (yield* call(app, "POST", "/webhook-endpoints", {
-              token: owner.token,
-              body: { store_id: store.id, url: route.url, events: ["*"] }
-            })).body
-            const event = (yield* call(app, "POST", `/webhook-endpoints/${endpoint.id}/test`, { token: owner.token })).body
+            const api = yield* clientAs(app, owner.token)
+            const store = yield* api.stores.create({ payload: { name: "Restart Store" } })
+            const endpoint = yield* api.webhooks.create({ payload: { store_id: store.id, url: route.url, events: ["*"] } })
+            const event = yield* api.webhooks.sendTest({ path: { id: endpoint.id } })
             yield* receiver.waitFor(route.path, 1)
             // Committed just before the stop, as a payment's change would be: the dispatcher may or may
             // not have seen it.
@@ -94,10 +92,9 @@ describe("Webhook delivery across a restart", () => {
               if (Date.now() > deadline) return yield* Effect.dieMessage("events were not delivered after the restart")
               yield* Effect.sleep("50 millis")
             }
-            const list = yield* call(app, "GET", `/webhook-endpoints/${before.endpoint.id}/deliveries?limit=100`, {
-              token: before.owner.token
-            })
-            return list.body.data as Array<any>
+            const api = yield* clientAs(app, before.owner.token)
+            const list = yield* api.webhooks.deliveries({ path: { id: before.endpoint.id }, urlParams: listParams({ limit: 100 }) })
+            return list.data
           })
         )
 

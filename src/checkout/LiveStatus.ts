@@ -1,0 +1,166 @@
+/**
+ * Live status streams (`GET /checkout/{id}/events`), many thousands per process: one plain Node
+ * `Readable` per connection, fed from one process-wide subscription to the payment change notices.
+ *
+ * Each notice is parsed once and handed to the streams that follow its payment (a map from payment id
+ * to streams); one timer pings every stream; a stream is forgotten when it ends or its client goes
+ * away. An Effect stream pipeline per connection (a PubSub subscription, a merge with a ticker, the
+ * frames' fibers) held ~200 KiB per connection; this holds a small object and the frames in flight.
+ *
+ * Order and completeness are those of API.md "Live status": a stream is registered before the current
+ * status is read, so no change falls between the two; a frame goes out only for a version newer than the
+ * last one sent (or than `Last-Event-ID`), so a resync or a duplicate notice repeats nothing; after a
+ * terminal status the stream ends.
+ */
+import * as Sse from "@effect/experimental/Sse"
+import { Duration, Effect, Option, Stream } from "effect"
+import { Readable } from "node:stream"
+import type { PaymentId } from "../../domain/Ids.ts"
+import { type PaymentStatus, TerminalStatuses } from "../../domain/Payments.ts"
+import { ChangeFeed } from "../platform/ChangeFeed.ts"
+import { subscribePaymentChanges } from "../payments/Changes.ts"
+import { type PaymentChange, paymentChangeOf, PaymentsRepo } from "../payments/Repo.ts"
+
+/** After these the stream has nothing more to say (refunds come later, but the checkout is over). */
+const TERMINAL: ReadonlySet<PaymentStatus> = new Set(TerminalStatuses)
+
+export const PING_INTERVAL = Duration.seconds(15)
+const RECONNECT_AFTER = Duration.millis(3000)
+/** Re-reads after a resync run this many at a time, so a reconnect does not flood the pool. */
+const RESYNC_CONCURRENCY = 8
+
+/** One Server-Sent Events frame (API.md "Live status"). */
+export const statusFrame = (change: PaymentChange): string =>
+  Sse.encoder.write({
+    _tag: "Event",
+    id: String(change.version),
+    event: "payment.status",
+    data: JSON.stringify({
+      id: change.id,
+      status: change.status,
+      amount: change.amount,
+      currency: change.currency,
+      amount_refunded: change.amount_refunded
+    })
+  })
+
+/** How soon a client reconnects when the connection drops: `retry: 3000`. */
+const RECONNECT_FRAME = Sse.encoder.write(new Sse.Retry({ duration: RECONNECT_AFTER, lastEventId: undefined }))
+
+/** A comment line that keeps proxies from closing an idle stream; Sse's encoder writes events and retries only. */
+const PING = ": ping\n\n"
+
+/** One open stream: what it has sent, and its body. */
+interface Watcher {
+  readonly paymentId: PaymentId
+  lastSent: number
+  readonly body: Readable
+}
+
+export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatus", {
+  scoped: Effect.gen(function*() {
+    const feed = yield* ChangeFeed
+    const payments = yield* PaymentsRepo
+    const watchersByPayment = new Map<PaymentId, Set<Watcher>>()
+
+    const forget = (watcher: Watcher) => {
+      const watchers = watchersByPayment.get(watcher.paymentId)
+      if (watchers === undefined) return
+      watchers.delete(watcher)
+      if (watchers.size === 0) watchersByPayment.delete(watcher.paymentId)
+    }
+
+    const end = (watcher: Watcher) => {
+      forget(watcher)
+      watcher.body.push(null)
+    }
+
+    /** Sends `change` if it is news to this stream; ends the stream after a terminal status. */
+    const deliver = (watcher: Watcher, change: PaymentChange) => {
+      if (watcher.body.destroyed || watcher.body.readableEnded) return
+      if (change.version > watcher.lastSent) {
+        watcher.lastSent = change.version
+        watcher.body.push(statusFrame(change))
+        if (TERMINAL.has(change.status)) end(watcher)
+      }
+    }
+
+    const readCurrent = (paymentId: PaymentId) =>
+      Effect.map(payments.find(paymentId), Option.map(paymentChangeOf))
+
+    /** After a reconnect of the listener, every followed payment is read again: notices may have been lost. */
+    const resyncAll = Effect.forEach(
+      [...watchersByPayment.keys()],
+      (paymentId) =>
+        Effect.map(readCurrent(paymentId), Option.match({
+          onNone: () => undefined,
+          onSome: (change) => watchersByPayment.get(paymentId)?.forEach((watcher) => deliver(watcher, change))
+        })),
+      { concurrency: RESYNC_CONCURRENCY, discard: true }
+    ).pipe(Effect.catchAllCause((cause) => Effect.logWarning("re-reading followed payments after a resync failed", cause)))
+
+    const notices = yield* subscribePaymentChanges(feed, (change) => watchersByPayment.has(change.id))
+    yield* Stream.runForEach(notices, (notice) =>
+      notice._tag === "Resync"
+        ? resyncAll
+        : Effect.sync(() => watchersByPayment.get(notice.change.id)?.forEach((watcher) => deliver(watcher, notice.change)))).pipe(
+        Effect.forkScoped
+      )
+
+    const pinger = setInterval(() => {
+      for (const watchers of watchersByPayment.values()) for (const watcher of watchers) watcher.body.push(PING)
+    }, Duration.toMillis(PING_INTERVAL))
+    pinger.unref()
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        clearInterval(pinger)
+        for (const watchers of [...watchersByPayment.values()]) for (const watcher of [...watchers]) end(watcher)
+      })
+    )
+
+    /**
+     * The live status of the payment `paymentId` (which exists) as the body of an SSE response: the
+     * reconnect delay at once, the current status (unless `lastEventId` says the client has it), then
+     * one frame per change and a ping every 15 s, until a terminal status.
+     */
+    const open = Effect.fn("LiveStatus.open")(function*(paymentId: PaymentId, lastEventId: number | undefined) {
+      const watcher: Watcher = {
+        paymentId,
+        lastSent: lastEventId ?? 0,
+        // Frames are pushed as they come; the client going away destroys the body, which forgets it.
+        body: new Readable({
+          read() {},
+          destroy(error, callback) {
+            forget(watcher)
+            callback(error)
+          }
+        })
+      }
+      // Registered before the current status is read, so no change falls between the two.
+      const watchers = watchersByPayment.get(paymentId) ?? new Set<Watcher>()
+      watchersByPayment.set(paymentId, watchers.add(watcher))
+      // Something goes out at once, even to an up-to-date client: the response starts, and the client
+      // learns how soon to reconnect if the connection drops.
+      watcher.body.push(RECONNECT_FRAME)
+      const current = yield* readCurrent(paymentId).pipe(Effect.onError(() => Effect.sync(() => watcher.body.destroy())))
+      if (Option.isNone(current)) {
+        end(watcher)
+        return watcher.body
+      }
+      deliver(watcher, current.value)
+      // A client that has the terminal status already gets the reconnect delay and the end.
+      if (TERMINAL.has(current.value.status)) end(watcher)
+      return watcher.body
+    })
+
+    /** Streams open in this process, for the memory bench and tests. */
+    const openStreams = Effect.sync(() => {
+      let count = 0
+      for (const watchers of watchersByPayment.values()) count += watchers.size
+      return count
+    })
+
+    return { open, openStreams } as const
+  }),
+  dependencies: [PaymentsRepo.Default]
+}) {}

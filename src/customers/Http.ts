@@ -1,0 +1,28 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../domain/Api.ts"
+import { idempotentResponse } from "../platform/IdempotentResponse.ts"
+import { CustomersService } from "./Service.ts"
+
+export const CustomersHttpLive = HttpApiBuilder.group(Api, "customers", (handlers) =>
+  Effect.gen(function*() {
+    const customers = yield* CustomersService
+    return handlers
+      .handle("create", ({ headers, payload }) =>
+        customers.create(payload, headers["idempotency-key"]).pipe(Effect.map(idempotentResponse)))
+      .handle("list", ({ urlParams }) => customers.list(urlParams))
+      .handle("retrieve", ({ path }) => customers.retrieve(path.id))
+      .handle("preferences", ({ path }) => customers.preferences(path.id))
+      .handle("setPreferences", ({ path, payload }) => customers.setPreferences(path.id, payload))
+  }))
+
+export const CustomerConsoleHttpLive = HttpApiBuilder.group(Api, "customerConsole", (handlers) =>
+  Effect.gen(function*() {
+    const customers = yield* CustomersService
+    return handlers
+      .handle("list", ({ path, urlParams }) => customers.listForStore(path.storeId, urlParams))
+      .handle("retrieve", ({ path }) => customers.overview(path.id))
+      .handle("setPreferences", ({ path, payload }) => customers.setPreferencesAsUser(path.id, payload))
+      .handle("consentLog", ({ path, urlParams }) => customers.consentLog(path.id, urlParams))
+      .handle("erase", ({ path }) => customers.erase(path.id))
+  }))

@@ -1,0 +1,339 @@
+/**
+ * SQL of customers, their preferences and consent events. A customer's lifetime figures and recent
+ * payments are read from its payments (as a payment link's are), so they can never disagree with them.
+ */
+import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { ConsentActorType, ConsentPurpose } from "../../domain/Customers.ts"
+import { ConsentRecordId, CustomerId, StoreId } from "../../domain/Ids.ts"
+import { Currency } from "../platform/Money.ts"
+import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { PaymentRow } from "../payments/Repo.ts"
+
+const StringRecord = Schema.Record({ key: Schema.String, value: Schema.String })
+
+export const CustomerRow = Schema.Struct({
+  id: CustomerId,
+  store_id: StoreId,
+  livemode: Schema.Boolean,
+  email: Schema.NullOr(Schema.String),
+  external_id: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String),
+  phone: Schema.NullOr(Schema.String),
+  metadata: Schema.NullOr(StringRecord),
+  prefers_email: Schema.Boolean,
+  prefers_sms: Schema.Boolean,
+  prefers_telegram: Schema.Boolean,
+  prefers_marketing: Schema.Boolean,
+  preferences_updated_at: Schema.DateFromSelf,
+  erased_at: Schema.NullOr(Schema.DateFromSelf),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type CustomerRow = typeof CustomerRow.Type
+
+// Named explicitly: the table also holds the search column, which no answer needs.
+const CUSTOMER_COLUMNS = Object.keys(CustomerRow.fields)
+
+export const ConsentEventRow = Schema.Struct({
+  id: ConsentRecordId,
+  customer_id: CustomerId,
+  purpose: ConsentPurpose,
+  granted: Schema.Boolean,
+  source: Schema.NullOr(Schema.String),
+  policy_version: Schema.NullOr(Schema.String),
+  actor_type: ConsentActorType,
+  actor_id: Schema.String,
+  created_at: Schema.DateFromSelf
+})
+export type ConsentEventRow = typeof ConsentEventRow.Type
+
+/** One currency's figures of a customer's payments; amounts in minor units. */
+export const CustomerMetricsRow = Schema.Struct({
+  currency: Currency,
+  paid_count: Schema.Number,
+  net: Schema.BigInt,
+  refunded: Schema.BigInt,
+  first_paid_at: Schema.NullOr(Schema.DateFromSelf),
+  last_paid_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type CustomerMetricsRow = typeof CustomerMetricsRow.Type
+
+export interface NewCustomer {
+  readonly id: CustomerId
+  readonly storeId: string
+  readonly livemode: boolean
+  readonly email: string | null
+  readonly externalId: string | null
+  readonly name: string | null
+  readonly phone: string | null
+  readonly metadata: Record<string, string>
+  readonly createdAt: Date
+}
+
+export interface CustomerFilters {
+  readonly email?: string | undefined
+  readonly externalId?: string | undefined
+  /** Text anywhere in the e-mail, name, phone or external_id. */
+  readonly search?: string | undefined
+}
+
+/** A preference flag's column; the purposes and the columns are the same four. */
+export const preferenceColumn = {
+  email: "prefers_email",
+  sms: "prefers_sms",
+  telegram: "prefers_telegram",
+  marketing: "prefers_marketing"
+} as const satisfies Record<ConsentPurpose, keyof CustomerRow>
+
+export type PreferenceFlags = { readonly [P in ConsentPurpose]: boolean }
+
+// The LIKE pattern's own characters in a search are searched for, not interpreted.
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (character) => `\\${character}`)
+
+export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/CustomersRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.literal(CUSTOMER_COLUMNS.join(", "))
+
+    // A decode failure or a SqlError is the infrastructure's, not the caller's: every method dies on them.
+
+    /** Runs `effect` in one transaction; a failure to begin or commit is the infrastructure's, a defect. */
+    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(effect).pipe(
+        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
+      )
+
+    /**
+     * Inserts the customer; None when its e-mail or external_id is already another live customer's in the
+     * store and mode (the partial unique indexes decide, so of two creates racing on one address only one
+     * is inserted).
+     */
+    const insert = Effect.fn("CustomersRepo.insert")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({
+          id: CustomerId,
+          storeId: Schema.String,
+          livemode: Schema.Boolean,
+          email: Schema.NullOr(Schema.String),
+          externalId: Schema.NullOr(Schema.String),
+          name: Schema.NullOr(Schema.String),
+          phone: Schema.NullOr(Schema.String),
+          metadata: StringRecord,
+          createdAt: Schema.DateFromSelf
+        }),
+        Result: CustomerRow,
+        execute: (customer) =>
+          sql`
+            INSERT INTO customers (id, store_id, livemode, email, external_id, name, phone, metadata,
+              preferences_updated_at, created_at, updated_at)
+            VALUES (${customer.id}, ${customer.storeId}, ${customer.livemode}, ${customer.email}, ${customer.externalId},
+              ${customer.name}, ${customer.phone}, ${JSON.stringify(customer.metadata)}::jsonb, ${customer.createdAt},
+              ${customer.createdAt}, ${customer.createdAt})
+            ON CONFLICT DO NOTHING
+            RETURNING ${columns}`
+      }),
+      Effect.orDie
+    )
+
+    /** The live (not erased) customer of the store and mode that already has this e-mail or external_id. */
+    const findHolder = Effect.fn("CustomersRepo.findHolder")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({
+          storeId: Schema.String,
+          livemode: Schema.Boolean,
+          email: Schema.NullOr(Schema.String),
+          externalId: Schema.NullOr(Schema.String)
+        }),
+        Result: Schema.Struct({ id: CustomerId, email_taken: Schema.Boolean }),
+        execute: ({ email, externalId, livemode, storeId }) =>
+          sql`
+            SELECT id, (${email}::text IS NOT NULL AND lower(email) = lower(${email}::text)) AS email_taken
+            FROM customers
+            WHERE store_id = ${storeId} AND livemode = ${livemode} AND erased_at IS NULL
+              AND ((email IS NOT NULL AND lower(email) = lower(${email}::text)) OR external_id = ${externalId}::text)
+            ORDER BY email_taken DESC
+            LIMIT 1`
+      }),
+      Effect.orDie
+    )
+
+    const find = Effect.fn("CustomersRepo.find")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: CustomerRow,
+        execute: (id) => sql`SELECT ${columns} FROM customers WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
+
+    /** The customer, locked until the transaction ends: its changes are made one at a time. */
+    const findForUpdate = Effect.fn("CustomersRepo.findForUpdate")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: CustomerRow,
+        execute: (id) => sql`SELECT ${columns} FROM customers WHERE id = ${id} FOR UPDATE`
+      }),
+      Effect.orDie
+    )
+
+    const customersOfStore = SqlSchema.findAll({
+      Request: Schema.Struct({
+        storeId: Schema.String,
+        livemode: Schema.Boolean,
+        email: Schema.optional(Schema.String),
+        externalId: Schema.optional(Schema.String),
+        search: Schema.optional(Schema.String),
+        ...PageRequest.fields
+      }),
+      Result: CustomerRow,
+      execute: (request) =>
+        sql`
+          SELECT ${columns} FROM customers
+          WHERE store_id = ${request.storeId} AND livemode = ${request.livemode} AND erased_at IS NULL
+            AND ${request.email === undefined ? sql`TRUE` : sql`lower(email) = lower(${request.email})`}
+            AND ${request.externalId === undefined ? sql`TRUE` : sql`external_id = ${request.externalId}`}
+            AND ${
+            request.search === undefined
+              ? sql`TRUE`
+              : sql`search_text LIKE '%' || lower(${escapeLike(request.search)}) || '%'`
+          }
+            AND ${keysetAfter(sql, request.position)}
+          ORDER BY ${newestFirst(sql)}
+          LIMIT ${request.limit + 1}`
+    })
+    /** One page of a store's customers of one mode that are not erased, newest first (`limit + 1` rows). */
+    const list = Effect.fn("CustomersRepo.list")(
+      (storeId: string, livemode: boolean, filters: CustomerFilters, limit: number, position?: PagePosition) =>
+        customersOfStore({ storeId, livemode, ...filters, limit, position }).pipe(Effect.orDie)
+    )
+
+    const updatePreferences = Effect.fn("CustomersRepo.setPreferences")(
+      SqlSchema.single({
+        Request: Schema.Struct({
+          id: Schema.String,
+          email: Schema.Boolean,
+          sms: Schema.Boolean,
+          telegram: Schema.Boolean,
+          marketing: Schema.Boolean,
+          at: Schema.DateFromSelf
+        }),
+        Result: CustomerRow,
+        execute: (flags) =>
+          sql`
+            UPDATE customers SET prefers_email = ${flags.email}, prefers_sms = ${flags.sms},
+              prefers_telegram = ${flags.telegram}, prefers_marketing = ${flags.marketing},
+              preferences_updated_at = ${flags.at}
+            WHERE id = ${flags.id}
+            RETURNING ${columns}`
+      }),
+      Effect.orDie
+    )
+    /** Sets the four flags (of a customer locked in this transaction). */
+    const setPreferences = (id: string, flags: PreferenceFlags, at: Date) => updatePreferences({ id, ...flags, at })
+
+    const insertConsentEvents = Effect.fn("CustomersRepo.insertConsentEvents")(
+      SqlSchema.void({
+        Request: Schema.Array(ConsentEventRow),
+        execute: (events) => sql`INSERT INTO consent_events ${sql.insert(events.map((event) => ({ ...event })))}`
+      }),
+      Effect.orDie
+    )
+
+    const consentEventsOf = SqlSchema.findAll({
+      Request: Schema.Struct({ customerId: Schema.String, ...PageRequest.fields }),
+      Result: ConsentEventRow,
+      execute: ({ customerId, limit, position }) =>
+        sql`
+          SELECT * FROM consent_events
+          WHERE customer_id = ${customerId} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)}
+          LIMIT ${limit + 1}`
+    })
+    /** One page of a customer's consent events, newest first (`limit + 1` rows). */
+    const consentLog = Effect.fn("CustomersRepo.consentLog")(
+      (customerId: string, limit: number, position?: PagePosition) =>
+        consentEventsOf({ customerId, limit, position }).pipe(Effect.orDie)
+    )
+
+    const eraseCustomer = SqlSchema.single({
+      Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf, preferencesChanged: Schema.Boolean }),
+      Result: CustomerRow,
+      execute: ({ at, id, preferencesChanged }) =>
+        sql`
+          UPDATE customers SET email = NULL, external_id = NULL, name = NULL, phone = NULL, metadata = NULL,
+            prefers_email = false, prefers_sms = false, prefers_telegram = false, prefers_marketing = false,
+            preferences_updated_at = ${preferencesChanged ? sql`${at}` : sql`preferences_updated_at`},
+            erased_at = ${at}, updated_at = ${at}
+          WHERE id = ${id}
+          RETURNING ${columns}`
+    })
+
+    const scrubConsentEvents = SqlSchema.void({
+      Request: Schema.String,
+      execute: (customerId) =>
+        sql`
+          UPDATE consent_events SET source = NULL, policy_version = NULL
+          WHERE customer_id = ${customerId} AND (source IS NOT NULL OR policy_version IS NOT NULL)`
+    })
+
+    /**
+     * Removes the personal data of a customer locked in this transaction: the identifying columns and
+     * metadata, every preference (`preferencesChanged`: one was given, so the preferences change now), and
+     * the free text of its consent events.
+     */
+    const erase = Effect.fn("CustomersRepo.erase")(function*(id: string, at: Date, preferencesChanged: boolean) {
+      const erased = yield* eraseCustomer({ id, at, preferencesChanged })
+      yield* scrubConsentEvents(id)
+      return erased
+    }, Effect.orDie)
+
+    /** A customer's payments in figures, one row per currency it paid in. */
+    const metrics = Effect.fn("CustomersRepo.metrics")(
+      SqlSchema.findAll({
+        Request: Schema.String,
+        Result: CustomerMetricsRow,
+        execute: (customerId) =>
+          sql`
+            SELECT currency, count(*)::int AS paid_count,
+              COALESCE(sum(amount - amount_refunded), 0)::text AS net,
+              COALESCE(sum(amount_refunded), 0)::text AS refunded,
+              min(paid_at) AS first_paid_at, max(paid_at) AS last_paid_at
+            FROM payments
+            WHERE customer_id = ${customerId} AND paid_at IS NOT NULL
+            GROUP BY currency`
+      }),
+      Effect.orDie
+    )
+
+    /** A customer's newest payments, whatever their status. */
+    const recentPayments = Effect.fn("CustomersRepo.recentPayments")(
+      SqlSchema.findAll({
+        Request: Schema.Struct({ customerId: Schema.String, limit: Schema.Number }),
+        Result: PaymentRow,
+        execute: ({ customerId, limit }) =>
+          sql`
+            SELECT * FROM payments
+            WHERE customer_id = ${customerId}
+            ORDER BY ${newestFirst(sql)}
+            LIMIT ${limit}`
+      }),
+      Effect.orDie
+    )
+
+    return {
+      inTransaction,
+      insert,
+      findHolder,
+      find,
+      findForUpdate,
+      list,
+      setPreferences,
+      insertConsentEvents,
+      consentLog,
+      erase,
+      metrics,
+      recentPayments
+    } as const
+  })
+}) {}

@@ -1,0 +1,384 @@
+/**
+ * The rules of customers: who may see and change which customer, uniqueness of e-mail and external_id
+ * per store and mode, preferences with their consent log, the customer 360, and erasure.
+ *
+ * The merchant API acts with an API key on its own store and mode only (any other customer is 404, as if
+ * it did not exist); the console acts with a user session under the access policy (customer.read,
+ * customer.write, customer.erase).
+ */
+import { Effect, Option, Schema } from "effect"
+import type { Permission } from "../../domain/Access.ts"
+import type { ApiKeyPrincipal } from "../../domain/Auth.ts"
+import {
+  ConsentEventList,
+  type ConsentPurpose,
+  ConsentPurposes,
+  type CreateCustomer,
+  Customer,
+  CustomerList,
+  type CustomerListParams,
+  RECENT_PAYMENTS,
+  type SetPreferences,
+  type StoreCustomerListParams
+} from "../../domain/Customers.ts"
+import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import type { CustomerId, StoreId } from "../../domain/Ids.ts"
+import type { ConsentActorType } from "../../domain/Customers.ts"
+import type { ListParams } from "../../domain/Lists.ts"
+import { AccessService } from "../access/Service.ts"
+import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
+import { newId } from "../platform/Ids.ts"
+import { decodeCursor, type PagePosition, toPage } from "../platform/Pagination.ts"
+import { PublicBaseUrl } from "../platform/PublicUrl.ts"
+import { currentDate } from "../platform/Time.ts"
+import {
+  type ConsentEventRow,
+  type CustomerFilters,
+  CustomersRepo,
+  type CustomerRow,
+  type NewCustomer,
+  preferenceColumn,
+  type PreferenceFlags
+} from "./Repo.ts"
+import { toConsentEvent, toCustomer, toCustomer360, toPreferences } from "./View.ts"
+
+/** The store and mode a customer belongs to. */
+export interface CustomerOwner {
+  readonly storeId: string
+  readonly livemode: boolean
+}
+
+/** Who changed a preference, for the consent log, and the source a change has when none is sent. */
+interface ConsentAuthor {
+  readonly type: ConsentActorType
+  readonly id: string
+  readonly defaultSource: string
+}
+
+/**
+ * How often a create is tried again when its e-mail or external_id was taken by a customer that is
+ * erased before the holder could be named: erasure frees the value, so the next try goes in.
+ */
+const CREATE_ATTEMPTS = 3
+
+const positionOf = (row: { readonly created_at: Date; readonly id: string }): PagePosition => ({
+  createdAt: row.created_at,
+  id: row.id
+})
+
+const flagsOf = (row: CustomerRow): PreferenceFlags => ({
+  email: row[preferenceColumn.email],
+  sms: row[preferenceColumn.sms],
+  telegram: row[preferenceColumn.telegram],
+  marketing: row[preferenceColumn.marketing]
+})
+
+/** The page after `cursor` (the first without one), read by `read` with its position. */
+const pageAfter = <A extends { readonly created_at: Date; readonly id: string }, E, R>(
+  params: ListParams,
+  read: (position: PagePosition | undefined) => Effect.Effect<ReadonlyArray<A>, E, R>
+) =>
+  Effect.gen(function*() {
+    const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+    return toPage(yield* read(position), params.limit, positionOf)
+  })
+
+export class CustomersService extends Effect.Service<CustomersService>()("customers/CustomersService", {
+  effect: Effect.gen(function*() {
+    const repo = yield* CustomersRepo
+    const access = yield* AccessService
+    const idempotency = yield* Idempotency
+    const publicUrl = yield* PublicBaseUrl
+    const encodeCustomer = Schema.encodeSync(Customer)
+
+    const notFound = (id: string, param = "id") => new NotFound({ message: `No such customer: ${id}`, param })
+
+    /** The customer `id` of the API key's own store and mode; any other customer does not exist. */
+    const customerOfKey = (key: ApiKeyPrincipal, id: CustomerId) =>
+      Effect.flatMap(repo.find(id), (found) =>
+        Option.match(Option.filter(found, (row) => row.store_id === key.storeId && row.livemode === key.livemode), {
+          onNone: () => Effect.fail(notFound(id)),
+          onSome: Effect.succeed
+        }))
+
+    /** The customer `id` if the signed-in user may do `permission` on its store; anything else is 404. */
+    const customerOfUser = (id: CustomerId, permission: Permission) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.owned(repo.find(id), (row) => row.store_id, permission, () => notFound(id))
+      )
+
+    // ---------------------------------------------------------------------------------------------
+    // Create
+    // ---------------------------------------------------------------------------------------------
+
+    /** The 409 for a create whose e-mail or external_id is another customer's, naming that customer. */
+    const taken = (input: CreateCustomer, owner: CustomerOwner) =>
+      Effect.map(
+        repo.findHolder({
+          storeId: owner.storeId,
+          livemode: owner.livemode,
+          email: input.email ?? null,
+          externalId: input.external_id ?? null
+        }),
+        Option.map(({ email_taken, id }) =>
+          new InvalidState({
+            message: email_taken
+              ? `A customer with this email already exists: ${id}`
+              : `A customer with this external_id already exists: ${id}`,
+            param: email_taken ? "email" : "external_id"
+          })
+        )
+      )
+
+    const insertUnique = (customer: NewCustomer, input: CreateCustomer, owner: CustomerOwner) =>
+      Effect.gen(function*() {
+        for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
+          const inserted = yield* repo.insert(customer)
+          if (Option.isSome(inserted)) return inserted.value
+          const conflict = yield* taken(input, owner)
+          if (Option.isSome(conflict)) return yield* conflict.value
+        }
+        return yield* Effect.dieMessage("a customer insert kept conflicting with no customer holding its e-mail or external_id")
+      })
+
+    const createFor = (owner: CustomerOwner, input: CreateCustomer) =>
+      Effect.gen(function*() {
+        if (input.email === undefined && input.external_id === undefined) {
+          return yield* new InvalidRequest({
+            message: "Send email or external_id (or both): a customer needs one to be found again",
+            param: "email"
+          })
+        }
+        if (input.referral_code !== undefined) {
+          // A referral code is a customer's of this store; none has been issued to any customer here.
+          return yield* new InvalidRequest({
+            message: `No customer of this store has the referral code ${JSON.stringify(input.referral_code)}`,
+            param: "referral_code"
+          })
+        }
+        const createdAt = yield* currentDate
+        const row = yield* insertUnique({
+          id: newId("cus"),
+          storeId: owner.storeId,
+          livemode: owner.livemode,
+          email: input.email ?? null,
+          externalId: input.external_id ?? null,
+          name: input.name ?? null,
+          phone: input.phone ?? null,
+          metadata: input.metadata ?? {},
+          createdAt
+        }, input, owner)
+        return toCustomer(row)
+      })
+
+    const create = Effect.fn("Customers.create")(function*(input: CreateCustomer, idempotencyKey: string | undefined) {
+      const key = yield* access.currentApiKey
+      return yield* idempotency.once(
+        scopeOf(key, idempotencyKey),
+        requestFingerprint("customers.create", input),
+        201,
+        encodeCustomer,
+        () => createFor(key, input)
+      )
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Reads
+    // ---------------------------------------------------------------------------------------------
+
+    const listPage = (owner: CustomerOwner, filters: CustomerFilters, params: ListParams) =>
+      Effect.map(
+        pageAfter(params, (position) => repo.list(owner.storeId, owner.livemode, filters, params.limit, position)),
+        (page) => new CustomerList({ ...page, data: page.data.map(toCustomer) })
+      )
+
+    const list = Effect.fn("Customers.list")(function*(params: CustomerListParams) {
+      const key = yield* access.currentApiKey
+      return yield* listPage(key, { email: params.email, externalId: params.external_id }, params)
+    })
+
+    const retrieve = Effect.fn("Customers.retrieve")(function*(id: CustomerId) {
+      return toCustomer(yield* customerOfKey(yield* access.currentApiKey, id))
+    })
+
+    const preferences = Effect.fn("Customers.preferences")(function*(id: CustomerId) {
+      return toPreferences(yield* customerOfKey(yield* access.currentApiKey, id))
+    })
+
+    /** `GET /dashboard/stores/{storeId}/customers`: a store the user may read, in one mode, maybe searched. */
+    const listForStore = Effect.fn("Customers.listForStore")(function*(storeId: StoreId, params: StoreCustomerListParams) {
+      yield* access.currentUser
+      const store = yield* access.store(storeId, "customer.read")
+      const search = params.search?.trim()
+      return yield* listPage(
+        { storeId: store.storeId, livemode: params.livemode ?? false },
+        { search: search === undefined || search === "" ? undefined : search },
+        params
+      )
+    })
+
+    const overview = Effect.fn("Customers.overview")(function*(id: CustomerId) {
+      const row = yield* customerOfUser(id, "customer.read")
+      const metrics = yield* repo.metrics(row.id)
+      const payments = yield* repo.recentPayments({ customerId: row.id, limit: RECENT_PAYMENTS })
+      return toCustomer360(row, metrics, payments, yield* publicUrl.get)
+    })
+
+    const consentLog = Effect.fn("Customers.consentLog")(function*(id: CustomerId, params: ListParams) {
+      const row = yield* customerOfUser(id, "customer.read")
+      const page = yield* pageAfter(params, (position) => repo.consentLog(row.id, params.limit, position))
+      return new ConsentEventList({ ...page, data: page.data.map(toConsentEvent) })
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Preferences and consent
+    // ---------------------------------------------------------------------------------------------
+
+    const consentEvent = (
+      customerId: CustomerRow["id"],
+      purpose: ConsentPurpose,
+      granted: boolean,
+      author: ConsentAuthor,
+      details: { readonly source: string | null; readonly policyVersion: string | null },
+      at: Date
+    ): ConsentEventRow => ({
+      id: newId("cns"),
+      customer_id: customerId,
+      purpose,
+      granted,
+      source: details.source,
+      policy_version: details.policyVersion,
+      actor_type: author.type,
+      actor_id: author.id,
+      created_at: at
+    })
+
+    /** The customer `id`, locked until the transaction ends: its changes are made one at a time. */
+    const lockCustomer = (id: CustomerId) =>
+      Effect.flatMap(repo.findForUpdate(id), (found) =>
+        Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(notFound(id)))
+
+    /**
+     * Applies the flags sent to the customer `id`, which the caller may change, and records one consent
+     * event per flag that changes; under the customer's row lock, so that two changes at once record each
+     * flip once.
+     */
+    const changePreferences = (id: CustomerId, input: SetPreferences, author: ConsentAuthor) =>
+      Effect.gen(function*() {
+        const sent = ConsentPurposes.filter((purpose) => input[purpose] !== undefined)
+        if (sent.length === 0) {
+          return yield* new InvalidRequest({ message: `Send at least one of ${ConsentPurposes.join(", ")}` })
+        }
+        return yield* repo.inTransaction(Effect.gen(function*() {
+          const current = yield* lockCustomer(id)
+          if (current.erased_at !== null) {
+            return yield* new InvalidState({
+              message: `Customer ${id} was erased: its preferences can no longer be changed`,
+              param: "id"
+            })
+          }
+          const flags = flagsOf(current)
+          const changed = sent.filter((purpose) => input[purpose] !== flags[purpose])
+          if (changed.length === 0) return toPreferences(current)
+          const at = yield* currentDate
+          const next = { ...flags, ...Object.fromEntries(changed.map((purpose) => [purpose, input[purpose]!])) }
+          const updated = yield* repo.setPreferences(current.id, next, at)
+          const details = { source: input.source ?? author.defaultSource, policyVersion: input.policy_version ?? null }
+          yield* repo.insertConsentEvents(
+            changed.map((purpose) => consentEvent(current.id, purpose, next[purpose], author, details, at))
+          )
+          return toPreferences(updated)
+        }))
+      })
+
+    const setPreferences = Effect.fn("Customers.setPreferences")(function*(id: CustomerId, input: SetPreferences) {
+      const key = yield* access.currentApiKey
+      yield* customerOfKey(key, id)
+      return yield* changePreferences(id, input, { type: "api_key", id: key.keyId, defaultSource: "api" })
+    })
+
+    const setPreferencesAsUser = Effect.fn("Customers.setPreferencesAsUser")(function*(
+      id: CustomerId,
+      input: SetPreferences
+    ) {
+      yield* customerOfUser(id, "customer.write")
+      const user = yield* access.currentUser
+      return yield* changePreferences(id, input, { type: "user", id: user.userId, defaultSource: "dashboard" })
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Erasure
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * Erases the customer's personal data in one transaction (see the route's description). The payments,
+     * refunds and ledger of the customer are not touched: they are the merchant's financial records.
+     */
+    const erase = Effect.fn("Customers.erase")(function*(id: CustomerId) {
+      yield* customerOfUser(id, "customer.erase")
+      const user = yield* access.currentUser
+      const author: ConsentAuthor = { type: "user", id: user.userId, defaultSource: "erasure" }
+      return yield* repo.inTransaction(Effect.gen(function*() {
+        const current = yield* lockCustomer(id)
+        if (current.erased_at !== null) return toCustomer(current)
+        const at = yield* currentDate
+        const given = ConsentPurposes.filter((purpose) => flagsOf(current)[purpose])
+        const erased = yield* repo.erase(current.id, at, given.length > 0)
+        // Recorded after the free text is cleared: these events carry none of the customer's.
+        yield* repo.insertConsentEvents(
+          given.map((purpose) =>
+            consentEvent(current.id, purpose, false, author, { source: author.defaultSource, policyVersion: null }, at)
+          )
+        )
+        const customer = toCustomer(erased)
+        yield* idempotency.rewriteAnswers({
+          storeId: erased.store_id,
+          livemode: erased.livemode,
+          objectId: erased.id,
+          body: encodeCustomer(customer)
+        })
+        return customer
+      }))
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // For payments
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * Checks that a payment of `owner` may name the customer `id`: a customer of the same store and mode
+     * (404 on `customer_id` otherwise), not erased (409: a payment must not tie new records to an
+     * erased person).
+     */
+    const checkPayer = Effect.fn("Customers.checkPayer")(function*(id: CustomerId, owner: CustomerOwner) {
+      const found = Option.filter(
+        yield* repo.find(id),
+        (row) => row.store_id === owner.storeId && row.livemode === owner.livemode
+      )
+      if (Option.isNone(found)) return yield* notFound(id, "customer_id")
+      if (found.value.erased_at !== null) {
+        return yield* new InvalidState({
+          message: `Customer ${id} was erased: new payments cannot name it`,
+          param: "customer_id"
+        })
+      }
+    })
+
+    return {
+      create,
+      createFor,
+      list,
+      retrieve,
+      preferences,
+      setPreferences,
+      listForStore,
+      overview,
+      setPreferencesAsUser,
+      consentLog,
+      erase,
+      checkPayer
+    } as const
+  }),
+  dependencies: [CustomersRepo.Default, AccessService.Default, Idempotency.Default]
+}) {}
