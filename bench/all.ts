@@ -20,11 +20,12 @@ import { fileURLToPath } from "node:url"
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
 interface Bench {
-  readonly name: "payments" | "webhooks" | "sse" | "customers"
+  readonly name: "requests" | "payments" | "webhooks" | "sse" | "customers"
   readonly script: string
 }
 
 const BENCHES: ReadonlyArray<Bench> = [
+  { name: "requests", script: "bench/requests.ts" },
   { name: "payments", script: "bench/run.ts" },
   { name: "webhooks", script: "bench/webhooks.ts" },
   { name: "sse", script: "bench/sse.ts" },
@@ -106,7 +107,7 @@ const webhookFigures = (output: string): WebhookFigures => {
 const main = async () => {
   const only = process.env["BENCH_ONLY"]?.split(",").map((name) => name.trim()).filter((name) => name !== "")
   const unknown = only?.filter((name) => !BENCHES.some((bench) => bench.name === name)) ?? []
-  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (payments, webhooks, sse, customers)`)
+  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (requests, payments, webhooks, sse, customers)`)
   const selected = BENCHES.filter((bench) => only === undefined || only.length === 0 || only.includes(bench.name))
 
   const cores = cpus().length
@@ -134,6 +135,8 @@ const main = async () => {
 
   // One table of every figure.
   const rows: Array<[bench: string, figure: string, value: string]> = []
+  // Each performance target against its figure from this run (the reference measured in the same run).
+  const targets: Array<[path: string, figure: string, target: string]> = []
   const failed = (name: Bench["name"]) => {
     const outcome = outcomes.get(name)
     return outcome === undefined ? "not run" : outcome.exitCode === 0 ? undefined : "failed"
@@ -141,7 +144,15 @@ const main = async () => {
   for (const bench of selected) {
     const problem = failed(bench.name)
     const outcome = outcomes.get(bench.name)
-    if (bench.name === "payments" && outcome?.summary !== undefined) {
+    if (bench.name === "requests" && outcome?.summary !== undefined) {
+      const r = outcome.summary
+      rows.push(["requests", "database", r.database])
+      rows.push(["requests", `GET /health (${r.connections} connections × ${r.seconds} s)`, `${formatInt(r.health.requestsPerSecond)} req/s, p50 ${formatMs(r.health.p50)}, p99 ${formatMs(r.health.p99)}`])
+      rows.push(["requests", "GET /v1/payments?limit=1 with an API key", `${formatInt(r.list.requestsPerSecond)} req/s, p50 ${formatMs(r.list.p50)}, p99 ${formatMs(r.list.p99)}`])
+      rows.push(["requests", "cold start to /ready, data directory exists: bench database / embedded default", `${formatMs(r.coldStartMs)} / ${formatMs(r.embeddedColdStartMs)}`])
+      targets.push(["GET /v1/payments?limit=1 against GET /health", `${(r.listShareOfHealth * 100).toFixed(0)} %`, "≥ 50 %"])
+      targets.push(["cold `npm start` to /ready (embedded default)", formatMs(r.embeddedColdStartMs), "≤ 3 s"])
+    } else if (bench.name === "payments" && outcome?.summary !== undefined) {
       const p = outcome.summary
       rows.push(["payments", "database", p.database])
       rows.push(["payments", `POST /v1/payments (${p.connections} connections × ${p.seconds} s)`, `${formatInt(p.paymentsPerSecond)} req/s`])
@@ -149,6 +160,7 @@ const main = async () => {
       rows.push(["payments", "errors / non-2xx", `${p.errors} / ${p.non2xx}`])
       rows.push(["payments", "database ceiling (single-row INSERT)", `${formatInt(p.ceilingInsertsPerSecond)} inserts/s`])
       rows.push(["payments", "share of the ceiling", `${(p.shareOfCeiling * 100).toFixed(1)} %`])
+      targets.push(["POST /v1/payments against the single-row INSERT ceiling", `${(p.shareOfCeiling * 100).toFixed(1)} %, p99 ${formatMs(p.p99Ms)}`, "≥ 25 %, p99 ≤ 150 ms"])
     } else if (bench.name === "webhooks" && outcome !== undefined && webhookFigures(outcome.output).scenarios.length > 0) {
       const w = webhookFigures(outcome.output)
       if (w.database !== undefined) rows.push(["webhooks", "database", w.database])
@@ -158,6 +170,7 @@ const main = async () => {
           `deliveries to a local receiver, ${formatInt(s.events)} events over ${s.endpoints} endpoint${s.endpoints === 1 ? "" : "s"}`,
           `${formatInt(s.perSecond)} deliveries/s (${s.seconds.toFixed(2)} s)`
         ])
+        if (s.endpoints === 8) targets.push(["webhook deliveries across 8 endpoints", `${formatInt(s.perSecond)}/s`, "≥ 1,000/s"])
       }
     } else if (bench.name === "sse" && outcome?.summary !== undefined) {
       const s = outcome.summary
@@ -171,6 +184,7 @@ const main = async () => {
       rows.push(["sse", "time to open them", `${s.openSeconds.toFixed(1)} s (first frame p50 ${formatMs(s.openP50Ms)}, p99 ${formatMs(s.openP99Ms)})`])
       rows.push(["sse", "service RSS before → with the streams", `${formatInt(s.rssBeforeKiB / 1024)} → ${formatInt(s.rssAfterKiB / 1024)} MiB`])
       rows.push(["sse", "memory growth per stream", `${s.growthPerStreamKiB.toFixed(1)} KiB`])
+      targets.push(["memory per held SSE stream, over the idle process", `${s.growthPerStreamKiB.toFixed(1)} KiB`, "≤ 20 KiB"])
       rows.push([
         "sse",
         `service while holding them ${s.holdSeconds} s: CPU, GET /health p50 / max`,
@@ -212,6 +226,12 @@ const main = async () => {
   console.log(`| machine | load average (1 min) before → after | ${loadBefore.toFixed(2)} → ${loadavg()[0]!.toFixed(2)} |`)
   for (const [bench, figure, value] of rows) console.log(`| ${bench} | ${figure} | ${value} |`)
   console.log("")
+  if (targets.length > 0) {
+    console.log("| path | this run | target |")
+    console.log("|---|---:|---:|")
+    for (const [path, figure, target] of targets) console.log(`| ${path} | ${figure} | ${target} |`)
+    console.log("")
+  }
 
   if (interrupted !== undefined) process.exitCode = 130
   else if (selected.some((bench) => failed(bench.name) !== undefined)) process.exitCode = 1

@@ -20,7 +20,14 @@ import {
 } from "./Errors.ts"
 import { ConsentRecordId, CustomerId, StoreId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
-import { IdempotencyHeaders, Metadata, Payment } from "./Payments.ts"
+import {
+  IdempotencyHeaders,
+  MAX_METADATA_KEY_LENGTH,
+  MAX_METADATA_KEYS,
+  MAX_METADATA_VALUE_LENGTH,
+  Metadata,
+  Payment
+} from "./Payments.ts"
 import { boundedText, PhoneNumber } from "./Stores.ts"
 import { closed, MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, maxText, oneOf } from "./Text.ts"
 
@@ -215,7 +222,11 @@ export const CreateCustomer = closed(Schema.Struct({
   external_id: Schema.optional(ExternalId),
   name: Schema.optional(CustomerName),
   phone: Schema.optional(CustomerPhone),
-  metadata: Schema.optional(Metadata),
+  metadata: Schema.optional(Metadata.annotations({
+    description: `Your own key/value pairs (at most ${MAX_METADATA_KEYS} keys of at most ${MAX_METADATA_KEY_LENGTH} ` +
+      `characters, string values of at most ${MAX_METADATA_VALUE_LENGTH} characters); erased with the customer's ` +
+      "personal data, so keep no payment records in it"
+  })),
   referral_code: Schema.optional(boundedText(MAX_REFERRAL_CODE_LENGTH).annotations({
     description: "The referral code of the customer who referred this one; an unknown code is 400 `invalid_request`"
   }))

@@ -2,7 +2,8 @@
 /**
  * Smoke test of the real entry point on every supported runtime (`npm run test:smoke`).
  *
- * For Node (tsx) and Deno it starts `runtime/main.ts` as a child process on a free loopback port with
+ * For Node as `npm start` runs it (the bundle in dist/, scripts/start.mjs), Node with tsx from source,
+ * and Deno, it starts `runtime/main.ts` as a child process on a free loopback port with
  * a fresh DATA_DIR (so the embedded database), waits for the "listening on" log line and for /ready,
  * checks a few routes, then sends SIGTERM and expects a clean exit. One line per check, then a
  * summary line `N passed, M failed`; the exit code is 1 when anything failed.
@@ -22,7 +23,8 @@ const EXIT_TIMEOUT_MS = 15_000
 const REQUEST_TIMEOUT_MS = 10_000
 
 const RUNTIMES = [
-  { name: "node", command: process.execPath, args: ["--import", "tsx", "runtime/main.ts"] },
+  { name: "node (npm start: the bundle)", command: process.execPath, args: ["--enable-source-maps", "scripts/start.mjs", "runtime/main.ts"] },
+  { name: "node (tsx, from source)", command: process.execPath, args: ["--import", "tsx", "runtime/main.ts"] },
   { name: "deno", command: join(ROOT, "node_modules/.bin/deno"), args: ["run", "--allow-all", "runtime/main.ts"] }
 ]
 

@@ -379,6 +379,7 @@ describe("stores", () => {
       it.effect("documents what live mode requires in the OpenAPI document", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
+          // Raw: the OpenAPI document is not an operation of the API.
           const doc = yield* Effect.promise(() => app.fetch("/openapi.json").then((r) => r.json() as Promise<any>))
           const operation = doc.paths["/stores/{id}/live-mode"].put
           expect(operation.description).toContain("credentials")
