@@ -89,6 +89,23 @@ export interface RunnerProcess extends ClusterProcess {
   readonly address: string
 }
 
+/**
+ * Starts a process on a port that was free when asked, and again on another if something else took that
+ * port before the process bound it (other suites run in parallel): resolves once the process is ready.
+ */
+const onFreePort = async (start: (port: number) => ClusterProcess, attempts = 3) => {
+  for (let attempt = 1;; attempt++) {
+    const port = await freePort()
+    const child = start(port)
+    try {
+      await child.ready
+      return { child, port }
+    } catch (error) {
+      if (attempt >= attempts || !String(error).includes("EADDRINUSE")) throw error
+    }
+  }
+}
+
 /** A running local cluster: its processes, and how to add to it. */
 export class LocalCluster {
   readonly runners: Array<RunnerProcess> = []
@@ -115,38 +132,36 @@ export class LocalCluster {
 
   /** Starts a runner on a free port; resolves once it says it is ready (it may not hold shards yet). */
   async addRunner(): Promise<RunnerProcess> {
-    const port = await freePort()
     const name = `runner-${this.runners.length + 1}`
-    const child = startProcess({
-      name,
-      role: "runner",
-      port,
-      env: this.env({ RUNNER_HOST: "127.0.0.1", RUNNER_PORT: String(port) }),
-      ...(this.echo ? { onLine: (line: string) => console.log(`${name} │ ${line}`) } : {})
-    })
+    const { child, port } = await onFreePort((port) =>
+      startProcess({
+        name,
+        role: "runner",
+        port,
+        env: this.env({ RUNNER_HOST: "127.0.0.1", RUNNER_PORT: String(port) }),
+        ...(this.echo ? { onLine: (line: string) => console.log(`${name} │ ${line}`) } : {})
+      }))
     const runner = Object.assign(child, { address: `127.0.0.1:${port}` })
     this.runners.push(runner)
-    await runner.ready
     return runner
   }
 
   /** Starts an API node on a free port; resolves with its base URL once it listens. */
   async addApi(publicBaseUrl?: string): Promise<ClusterProcess & { readonly baseUrl: string }> {
-    const port = await freePort()
     const name = `api-${this.apis.length + 1}`
-    const child = startProcess({
-      name,
-      role: "api",
-      port,
-      env: this.env({
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        ...(publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: publicBaseUrl })
-      }),
-      ...(this.echo ? { onLine: (line: string) => console.log(`${name} │ ${line}`) } : {})
-    })
+    const { child, port } = await onFreePort((port) =>
+      startProcess({
+        name,
+        role: "api",
+        port,
+        env: this.env({
+          HOST: "127.0.0.1",
+          PORT: String(port),
+          ...(publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: publicBaseUrl })
+        }),
+        ...(this.echo ? { onLine: (line: string) => console.log(`${name} │ ${line}`) } : {})
+      }))
     this.apis.push(child)
-    await child.ready
     return Object.assign(child, { baseUrl: `http://127.0.0.1:${port}` })
   }
 
