@@ -39,7 +39,7 @@ import { PaymentEntity } from "./Entity.ts"
 import { buildKhqr, TEST_MERCHANT } from "./Khqr.ts"
 import type { PaymentAction } from "./Lifecycle.ts"
 import { PaymentsRepo, type PaymentRow } from "./Repo.ts"
-import { toPayment, toRefund } from "./View.ts"
+import { CHECKED_ON_ENCODE, toPayment, toRefund } from "./View.ts"
 
 /** The store and mode a payment belongs to. */
 export interface PaymentOwner {
@@ -268,7 +268,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         const rows = yield* repo.list(storeId, livemode, filters, params.limit, position)
         const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
         const baseUrl = yield* publicUrl.get
-        return new PaymentList({ ...page, data: page.data.map((row) => toPayment(row, baseUrl)) })
+        return new PaymentList({ ...page, data: page.data.map((row) => toPayment(row, baseUrl)) }, CHECKED_ON_ENCODE)
       })
 
     /** The merchant API's list: the payments of the API key's store and mode. */
@@ -491,7 +491,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
       const rows = yield* repo.listRefunds(id, params.limit, position)
       const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
-      return new RefundList({ ...page, data: page.data.map(toRefund) })
+      return new RefundList({ ...page, data: page.data.map(toRefund) }, CHECKED_ON_ENCODE)
     })
 
     return {
