@@ -32,6 +32,7 @@ import { recordPaymentTransition } from "../platform/Metrics.ts"
 import { type Currency, formatAmount, minorUnitsOf, parseAmount } from "../platform/Money.ts"
 import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
+import { StorePaymentSettings } from "../stores/PaymentSettings.ts"
 import { StoresService } from "../stores/Service.ts"
 import { CustomersService } from "../customers/Service.ts"
 import { ofStore, subscribePaymentChanges } from "./Changes.ts"
@@ -90,6 +91,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
   effect: Effect.gen(function*() {
     const repo = yield* PaymentsRepo
     const stores = yield* StoresService
+    const paymentSettings = yield* StorePaymentSettings
     const customers = yield* CustomersService
     const access = yield* AccessService
     const accounts = yield* AccountsService
@@ -144,10 +146,11 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
 
     /** The merchant account a payment of this store is paid into. */
     const merchantFor = Effect.fn("Payments.merchantFor")(function*(key: PaymentOwner) {
-      const credentials = yield* stores.providerCredentials(key.storeId)
+      const settings = yield* paymentSettings.of(key.storeId)
+      // The key's store exists: a key's store is never deleted.
+      const credentials = Option.flatMap(settings, (found) => found.credentials)
       if (key.livemode) {
-        const store = yield* stores.getById(key.storeId)
-        if (!store.live_mode || Option.isNone(credentials)) {
+        if (!Option.exists(settings, (found) => found.liveMode) || Option.isNone(credentials)) {
           return yield* new InvalidState({
             message: "This store is not in live mode: set its provider credentials and activate live mode first"
           })
@@ -512,6 +515,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
   dependencies: [
     PaymentsRepo.Default,
     StoresService.Default,
+    StorePaymentSettings.Default,
     CustomersService.Default,
     AccessService.Default,
     AccountsService.Default,

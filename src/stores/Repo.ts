@@ -51,7 +51,7 @@ export const BranchRow = Schema.Struct({
 })
 export type BranchRow = typeof BranchRow.Type
 
-// Every column but the sealed credentials, which only `findSealedCredentials` reads.
+// Every column but the sealed credentials, which only `findPaymentSettings` reads.
 const STORE_COLUMNS = [
   "id",
   "organization_id",
@@ -65,6 +65,12 @@ const STORE_COLUMNS = [
 
 // The roles that may see stores, from the one policy, so the list shows what the routes allow.
 const rolesThatReadStores: ReadonlyArray<Role> = Roles.filter((role) => roleAllows(role, "store.read"))
+
+/**
+ * The notification channel of changes to a store's payment settings (credentials, live mode), sent in
+ * the changing statement; the payload is the store's id (src/stores/PaymentSettings.ts).
+ */
+export const STORE_PAYMENT_SETTINGS = "store_payment_settings"
 
 export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo", {
   effect: Effect.gen(function*() {
@@ -137,27 +143,27 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
       Result: StoreRow,
       execute: ({ id, sealed, summary }) =>
         sql`
-          UPDATE stores
-          SET credentials = ${sealed}, credentials_summary = ${JSON.stringify(summary)}::jsonb, updated_at = now()
-          WHERE id = ${id}
-          RETURNING ${storeColumns}`
+          WITH updated AS (
+            UPDATE stores
+            SET credentials = ${sealed}, credentials_summary = ${JSON.stringify(summary)}::jsonb, updated_at = now()
+            WHERE id = ${id}
+            RETURNING ${storeColumns}
+          )
+          SELECT updated.*, pg_notify(${STORE_PAYMENT_SETTINGS}, updated.id)::text AS notified FROM updated`
     })
     const updateCredentials = Effect.fn("StoresRepo.updateCredentials")(
       (id: StoreId, sealed: string, summary: CredentialsSummaryColumn) =>
         writeCredentials({ id, sealed, summary }).pipe(Effect.orDie)
     )
 
-    const readSealedCredentials = SqlSchema.findOne({
-      Request: StoreId,
-      Result: Schema.Struct({ credentials: Schema.NullOr(Schema.String) }),
-      execute: (id) => sql`SELECT credentials FROM stores WHERE id = ${id}`
-    })
-    /** The sealed credentials of a store; None when the store has none (or does not exist). */
-    const findSealedCredentials = Effect.fn("StoresRepo.findSealedCredentials")((id: StoreId) =>
-      readSealedCredentials(id).pipe(
-        Effect.map(Option.flatMap((row) => Option.fromNullable(row.credentials))),
-        Effect.orDie
-      )
+    /** What the payments engine needs of a store: its sealed credentials (null until set) and live mode. */
+    const findPaymentSettings = Effect.fn("StoresRepo.findPaymentSettings")(
+      SqlSchema.findOne({
+        Request: StoreId,
+        Result: Schema.Struct({ credentials: Schema.NullOr(Schema.String), live_mode: Schema.Boolean }),
+        execute: (id) => sql`SELECT credentials, live_mode FROM stores WHERE id = ${id}`
+      }),
+      Effect.orDie
     )
 
     const writeLiveMode = SqlSchema.findOne({
@@ -165,11 +171,14 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
       Result: StoreRow,
       execute: ({ id, liveMode }) =>
         sql`
-          UPDATE stores
-          SET live_mode = ${liveMode},
-              updated_at = CASE WHEN live_mode = ${liveMode} THEN updated_at ELSE now() END
-          WHERE id = ${id} ${liveMode ? sql`AND credentials IS NOT NULL` : sql``}
-          RETURNING ${storeColumns}`
+          WITH updated AS (
+            UPDATE stores
+            SET live_mode = ${liveMode},
+                updated_at = CASE WHEN live_mode = ${liveMode} THEN updated_at ELSE now() END
+            WHERE id = ${id} ${liveMode ? sql`AND credentials IS NOT NULL` : sql``}
+            RETURNING ${storeColumns}
+          )
+          SELECT updated.*, pg_notify(${STORE_PAYMENT_SETTINGS}, updated.id)::text AS notified FROM updated`
     })
     /**
      * Sets the live-mode flag. Switching on also re-checks, in the same statement, that credentials are
@@ -304,7 +313,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
       storesOfUser,
       updateBranding,
       updateCredentials,
-      findSealedCredentials,
+      findPaymentSettings,
       setLiveMode,
       insertBranch,
       findBranch,

@@ -25,6 +25,7 @@ import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
 import { VerificationService } from "../verification/Service.ts"
+import { StorePaymentSettings } from "./PaymentSettings.ts"
 import { type BranchRow, StoresRepo, type StoreRow } from "./Repo.ts"
 
 export const toStore = (row: StoreRow): Store =>
@@ -55,14 +56,13 @@ export const toBranch = (row: BranchRow): Branch =>
     updated_at: row.updated_at.toISOString()
   })
 
-const decodeSealedCredentials = Schema.decodeUnknown(Schema.parseJson(ProviderCredentials))
-
 export class StoresService extends Effect.Service<StoresService>()("stores/StoresService", {
   effect: Effect.gen(function*() {
     const repo = yield* StoresRepo
     const access = yield* AccessService
     const secrets = yield* SecretBox
     const verification = yield* VerificationService
+    const paymentSettings = yield* StorePaymentSettings
 
     const storeNotFound = (storeId: StoreId) => new NotFound({ message: `No such store: ${storeId}`, param: "id" })
     const branchNotFound = (branchId: BranchId) => new NotFound({ message: `No such branch: ${branchId}`, param: "id" })
@@ -138,6 +138,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
         merchant_city: credentials.merchant_city,
         acquiring_bank: credentials.acquiring_bank
       })
+      yield* paymentSettings.changed(storeId)
       return toStore(yield* orNotFound(updated, storeNotFound(storeId)))
     })
 
@@ -158,6 +159,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
         }
       }
       const updated = yield* repo.setLiveMode(storeId, liveMode)
+      yield* paymentSettings.changed(storeId)
       if (Option.isSome(updated)) return toStore(updated.value)
       // The store was checked above; only a concurrent change can get here.
       return yield* new InvalidState({ message: "The store changed while switching live mode; try again" })
@@ -173,11 +175,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
      * payments engine only: never return them on a route.
      */
     const providerCredentials = Effect.fn("Stores.providerCredentials")(function*(storeId: StoreId) {
-      const sealed = yield* repo.findSealedCredentials(storeId)
-      if (Option.isNone(sealed)) return Option.none<ProviderCredentials>()
-      const opened = yield* secrets.open(sealed.value)
-      // We sealed what we decoded with this schema; failing to read it back is corrupted data, a defect.
-      return Option.some(yield* Effect.orDie(decodeSealedCredentials(opened)))
+      return Option.flatMap(yield* paymentSettings.of(storeId), (settings) => settings.credentials)
     })
 
     // -------------------------------------------------------------------------------------------
@@ -252,5 +250,5 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       markBranchHasHistory
     } as const
   }),
-  dependencies: [StoresRepo.Default, AccessService.Default, SecretBox.Default, VerificationService.Default]
+  dependencies: [StoresRepo.Default, AccessService.Default, SecretBox.Default, VerificationService.Default, StorePaymentSettings.Default]
 }) {}

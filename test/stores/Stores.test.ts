@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Context, Effect, Exit, Layer, Option, Schedule, Scope } from "effect"
 import { BranchId, OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { DEFAULT_LIST_LIMIT, type ListParams } from "../../domain/Lists.ts"
 import { StoresService } from "../../src/stores/Service.ts"
@@ -268,7 +268,9 @@ describe("stores", () => {
           expect(row!.credentials).not.toContain("riverside_cafe")
 
           // The payments engine gets them back in full.
-          const stores = yield* Effect.provide(StoresService, StoresService.Default)
+          // Built in a scope of its own that lasts the test: its cache listens for changes while it is used.
+          const serviceScope = yield* Scope.make()
+          const stores = yield* Effect.map(Layer.buildWithScope(StoresService.Default, serviceScope), Context.get(StoresService))
           const opened = yield* stores.providerCredentials(store.id)
           expect(Option.getOrThrow(opened)).toMatchObject(CREDENTIALS)
           const unconfigured = yield* createStore(app, owner.token, "No credentials")
@@ -281,7 +283,15 @@ describe("stores", () => {
             payload: { ...CREDENTIALS, bakong_account_id: "shop@wing", merchant_city: "Siem Reap" }
           })
           expect(replaced.credentials).toMatchObject({ bakong_account_id: "****@wing", merchant_city: "Siem Reap" })
-          expect(Option.getOrThrow(yield* stores.providerCredentials(store.id)).bakong_account_id).toBe("shop@wing")
+          // This service instance is another process's in effect: it learns of the change from the database's
+          // notice, within moments, well inside its cache's 10 s.
+          const reopened = yield* stores.providerCredentials(store.id).pipe(
+            Effect.map(Option.map((credentials) => credentials.bakong_account_id)),
+            Effect.filterOrFail((account) => Option.contains(account, "shop@wing")),
+            Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("2 seconds")))
+          )
+          expect(Option.getOrThrow(reopened)).toBe("shop@wing")
+          yield* Scope.close(serviceScope, Exit.void)
         }))
 
       it.effect("refuses malformed credentials with the offending field, and members without the permission", () =>
