@@ -5,8 +5,9 @@
  *    API key. `GET /health` (no credential, no database) and then `GET /v1/payments?limit=1` with the key
  *    under autocannon, BENCH_CONNECTIONS (64) connections for BENCH_DURATION seconds (10) each, after a
  *    warm-up: the list's rate as a share of /health's, measured in the same run on the same machine.
- * 2. Cold start: the service stopped and started again on the same data directory (migrations done, the
- *    code not yet loaded), timed from the spawn to the first `/ready` 200. Once on the bench's database,
+ * 2. Cold start as `npm start` runs it (the bundle, scripts/start.mjs): the service stopped and started
+ *    again on the same data directory (migrations done, the code not yet loaded), timed from the spawn
+ *    to the first `/ready` 200. Once on the bench's database,
  *    and once on the embedded default (`npm start` with no DATABASE_URL), whose server starts too.
  *
  * The figures go to BENCH_SUMMARY_FILE for bench/all.ts.
@@ -63,11 +64,11 @@ const describeLoad = (label: string, figures: Load) =>
 
 /** Spawn → first `/ready` 200 of a service on an existing data directory, in milliseconds. */
 const coldStart = async (database: BenchDatabase, env: Record<string, string>): Promise<number> => {
-  const first = await startService(database, { env })
+  const first = await startService(database, { env, bundle: true })
   await waitReady(first.baseUrl)
   await first.stop()
   const spawned = performance.now()
-  const second = await startService(database, { env })
+  const second = await startService(database, { env, bundle: true })
   await waitReady(second.baseUrl)
   const elapsed = performance.now() - spawned
   await second.stop()

@@ -235,7 +235,12 @@ export const residentKiB = (pid: number): number => {
  */
 export const startService = async (
   database: BenchDatabase,
-  options: { readonly nodeOptions?: ReadonlyArray<string>; readonly env?: Record<string, string> } = {}
+  options: {
+    readonly nodeOptions?: ReadonlyArray<string>
+    readonly env?: Record<string, string>
+    /** Run the bundle as `npm start` does (scripts/start.mjs) rather than the sources through tsx. */
+    readonly bundle?: boolean
+  } = {}
 ): Promise<Service> => {
   const nodeOptions = options.nodeOptions ?? []
   const env: Record<string, string> = {}
@@ -251,7 +256,9 @@ export const startService = async (
     ...options.env
   })
   // With node options (a profiler, say), node itself runs the program with tsx's loader, as `npm start` does.
-  const [command, args] = nodeOptions.length === 0
+  const [command, args] = options.bundle === true
+    ? [process.execPath, [...nodeOptions, "--enable-source-maps", "scripts/start.mjs", "runtime/main.ts"]]
+    : nodeOptions.length === 0
     ? [join(ROOT, "node_modules/.bin/tsx"), ["runtime/main.ts"]]
     : [process.execPath, [...nodeOptions, "--import", "tsx", "runtime/main.ts"]]
   const child = spawn(command, args, {
