@@ -5,7 +5,7 @@
  * 1. A fresh database on the PostgreSQL at BENCH_POSTGRES_URL (default: the local server), or the one at
  *    BENCH_DATABASE_URL as it is. The customers are written straight into it, so it must be a PostgreSQL
  *    this process can reach (the embedded database is the service's own).
- * 2. The service as a child process (`tsx runtime/main.ts`, as `npm start` runs it), a user and a store made
+ * 2. The service as a child process (the bundle of `runtime/main.ts`, as `npm start` runs it), a user and a store made
  *    over HTTP, then BENCH_CUSTOMERS customers (100,000) of that store and as many of a second store bulk-
  *    inserted with `generate_series` (e-mail, name, phone and external_id of realistic shapes), and ANALYZE.
  * 3. For each kind of search (one customer's e-mail, a common surname, phone digits, an external_id prefix,

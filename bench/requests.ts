@@ -64,11 +64,11 @@ const describeLoad = (label: string, figures: Load) =>
 
 /** Spawn → first `/ready` 200 of a service on an existing data directory, in milliseconds. */
 const coldStart = async (database: BenchDatabase, env: Record<string, string>): Promise<number> => {
-  const first = await startService(database, { env, bundle: true })
+  const first = await startService(database, { env })
   await waitReady(first.baseUrl)
   await first.stop()
   const spawned = performance.now()
-  const second = await startService(database, { env, bundle: true })
+  const second = await startService(database, { env })
   await waitReady(second.baseUrl)
   const elapsed = performance.now() - spawned
   await second.stop()

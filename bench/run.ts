@@ -5,7 +5,7 @@
  *
  * 1. A database: a fresh one on the PostgreSQL at BENCH_POSTGRES_URL (default: the local server), or the
  *    one at BENCH_DATABASE_URL as it is; when no PostgreSQL answers, the embedded database (said so).
- * 2. The service as a child process (`tsx runtime/main.ts`, as `npm start` runs it) on a free loopback port,
+ * 2. The service as a child process (the bundle of `runtime/main.ts`, as `npm start` runs it) on a free loopback port,
  *    with a user, a store and a test API key made over HTTP (bench/support.ts, shared with bench/sse.ts).
  * 3. autocannon against `POST /v1/payments` (`{"amount":"12.50","currency":"USD"}`) with BENCH_CONNECTIONS
  *    connections (64) for BENCH_DURATION seconds (20), after BENCH_WARMUP seconds (3) of warm-up.

@@ -229,7 +229,7 @@ export const residentKiB = (pid: number): number => {
 }
 
 /**
- * The service (`tsx runtime/main.ts`, as `npm start` runs it) as a child process leading its own process
+ * The service (the bundle of `runtime/main.ts`, as `npm start` runs it) as a child process leading its own process
  * group, on a free loopback port (PORT=0; the bound port is read from the "listening on" line), with a
  * fresh DATA_DIR and master key; `nodeOptions` go to node, `env` adds or overrides variables. Stopped at clean-up. BENCH_SERVICE_LOG=<file> keeps all it logs there.
  */
@@ -238,8 +238,8 @@ export const startService = async (
   options: {
     readonly nodeOptions?: ReadonlyArray<string>
     readonly env?: Record<string, string>
-    /** Run the bundle as `npm start` does (scripts/start.mjs) rather than the sources through tsx. */
-    readonly bundle?: boolean
+    /** Run the sources through tsx instead of the bundle `npm start` runs (scripts/start.mjs). */
+    readonly fromSource?: boolean
   } = {}
 ): Promise<Service> => {
   const nodeOptions = options.nodeOptions ?? []
@@ -256,11 +256,9 @@ export const startService = async (
     ...options.env
   })
   // With node options (a profiler, say), node itself runs the program with tsx's loader, as `npm start` does.
-  const [command, args] = options.bundle === true
-    ? [process.execPath, [...nodeOptions, "--enable-source-maps", "scripts/start.mjs", "runtime/main.ts"]]
-    : nodeOptions.length === 0
-    ? [join(ROOT, "node_modules/.bin/tsx"), ["runtime/main.ts"]]
-    : [process.execPath, [...nodeOptions, "--import", "tsx", "runtime/main.ts"]]
+  const [command, args] = options.fromSource === true
+    ? [process.execPath, [...nodeOptions, "--import", "tsx", "runtime/main.ts"]]
+    : [process.execPath, [...nodeOptions, "--enable-source-maps", "scripts/start.mjs", "runtime/main.ts"]]
   const child = spawn(command, args, {
     cwd: ROOT,
     env,
