@@ -9,8 +9,9 @@
  * server; the embedded database when none answers or TEST_DATABASE=embedded) and registers endpoints
  * through the API, one per store, all on one receiver. The receiver is a process of its own, as a
  * receiver elsewhere would be, so its work is not counted against the service's. Events are written as a
- * payment's change writes them — the outbox row and the payment change notice in one transaction — on
- * connections of their own (as another node would), not the service's pool. Then:
+ * payment's change writes them — the outbox row (announced by its statement) and the payment change
+ * notice in one transaction — on connections of their own (as another node would), not the service's
+ * pool. Then:
  *
  * - Burst: BENCH_EVENTS events (default 2000) committed in one transaction, as if that many payments
  *   had been paid at once, timed from that commit until every one has been received and recorded as
@@ -31,7 +32,7 @@ import pg from "pg"
 import { Webhook } from "standardwebhooks"
 import { ServiceLive } from "../runtime/App.ts"
 import { newId } from "../src/platform/Ids.ts"
-import { PAYMENT_CHANNEL } from "../src/payments/Repo.ts"
+import { OUTBOX_CHANNEL, PAYMENT_CHANNEL } from "../src/payments/Repo.ts"
 import { WebhookDeliverySettings } from "../src/webhooks/Dispatcher.ts"
 import { testConfigLayer } from "../test/support/TestApp.ts"
 import { TestDatabase } from "../test/support/TestDatabase.ts"
@@ -179,10 +180,14 @@ const paymentChange = (n: number, storeId: string) =>
     amount_refunded: "0.00"
   })
 
-/** The outbox rows of events `first`…`last` (`n` names event n), round-robin over the stores, in one statement. */
+/**
+ * The outbox rows of events `first`…`last` (`n` names event n), round-robin over the stores, in one
+ * statement that announces them as the payments engine's outbox statement does.
+ */
 const insertEvents = (client: pg.PoolClient, runId: string, first: number, last: number, storeIds: ReadonlyArray<string>) =>
   client.query(
-    `INSERT INTO outbox (event_id, store_id, livemode, type, payload)
+    `WITH written AS (
+     INSERT INTO outbox (event_id, store_id, livemode, type, payload)
      SELECT 'evt_bench_' || $1 || '_' || n, s.store_id, false, 'payment.completed',
        jsonb_build_object(
          'id', 'evt_bench_' || $1 || '_' || n, 'object', 'event', 'type', 'payment.completed',
@@ -190,8 +195,11 @@ const insertEvents = (client: pg.PoolClient, runId: string, first: number, last:
          'data', jsonb_build_object('object', jsonb_build_object('id', 'pay_bench_' || n, 'object', 'payment',
            'amount', '12.50', 'currency', 'USD', 'reference_id', 'order-' || n, 'status', 'paid')))
      FROM generate_series($2::int, $3::int) AS n
-     JOIN unnest($4::text[]) WITH ORDINALITY AS s(store_id, slot) ON s.slot - 1 = n % cardinality($4::text[])`,
-    [runId, first, last, storeIds]
+     JOIN unnest($4::text[]) WITH ORDINALITY AS s(store_id, slot) ON s.slot - 1 = n % cardinality($4::text[])
+     RETURNING store_id
+     )
+     SELECT pg_notify($5, store_id) FROM written`,
+    [runId, first, last, storeIds, OUTBOX_CHANNEL]
   )
 
 /** Events `first`…`last` with one payment change notice, committed in one transaction; answers the commit time. */

@@ -25,6 +25,7 @@ import { CheckoutGroup } from "./Checkout.ts"
 import { LinksGroup, PublicLinksGroup } from "./Links.ts"
 import { EcosystemGroup } from "./Ecosystem.ts"
 import { CustomerConsoleGroup, CustomersGroup } from "./Customers.ts"
+import { LoyaltyConsoleGroup, LoyaltyGroup, WalletGroup } from "./Loyalty.ts"
 
 const BaseApi = HttpApi.make("merchant-platform")
   .add(SystemGroup)
@@ -45,6 +46,9 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(EcosystemGroup)
   .add(CustomersGroup)
   .add(CustomerConsoleGroup)
+  .add(LoyaltyGroup)
+  .add(LoyaltyConsoleGroup)
+  .add(WalletGroup)
   .addError(InvalidRequestResponse)
   .annotateContext(OpenApi.annotations({
     title: "Merchant payments and loyalty API",

@@ -21,7 +21,8 @@ import {
   ServiceUnavailable,
   Unauthorized
 } from "./Errors.ts"
-import { PaymentId, StoreId } from "./Ids.ts"
+import { CustomerId, PaymentId, StoreId } from "./Ids.ts"
+import { PointsEntry } from "./Loyalty.ts"
 import { DEFAULT_LIST_LIMIT, ListParams, MAX_LIST_LIMIT } from "./Lists.ts"
 import { Currency } from "./Money.ts"
 import { CreateRefund, IdempotencyHeaders, Payment, PaymentList, PaymentStatus, Refund } from "./Payments.ts"
@@ -82,6 +83,22 @@ export class PaymentFeedSynced extends Schema.TaggedClass<PaymentFeedSynced>()("
 
 export const PaymentFeedFrame = Schema.Union(PaymentFeedSynced, PaymentChanged)
 export type PaymentFeedFrame = typeof PaymentFeedFrame.Type
+
+/** A points entry of the followed wallet was written: the entry, as `GET /dashboard/customers/{id}/loyalty` lists it. */
+export class PointsEntryAdded extends Schema.TaggedClass<PointsEntryAdded>()("PointsEntryAdded", {
+  entry: PointsEntry
+}) {}
+
+/**
+ * Every entry from here on follows: re-read the ledger now for what happened before. Sent first, once the
+ * feed is subscribed, and again whenever entries may have been missed (the database listener reconnected).
+ */
+export class WalletFeedSynced extends Schema.TaggedClass<WalletFeedSynced>()("WalletFeedSynced", {
+  reason: Schema.Literal("subscribed", "reconnected")
+}) {}
+
+export const WalletFeedFrame = Schema.Union(WalletFeedSynced, PointsEntryAdded)
+export type WalletFeedFrame = typeof WalletFeedFrame.Type
 
 /** Failures of procedures that read one store or one payment. */
 const ReadErrors = Schema.Union(Forbidden, NotFound)
@@ -144,6 +161,17 @@ export class ConsoleRpcs extends RpcGroup.make(
   Rpc.make("PaymentFeed", {
     payload: Schema.Struct({ store_id: StoreId, livemode: Livemode }),
     success: PaymentFeedFrame,
+    error: ReadErrors,
+    stream: true
+  }),
+  /**
+   * A customer's points entries as they are written: a `WalletFeedSynced` once subscribed, then a
+   * `PointsEntryAdded` for every entry (earn, reverse, redeem, cancel, adjust, credits). Needs customer.read
+   * on the customer's store; ends after a while like PaymentFeed (subscribe again).
+   */
+  Rpc.make("WalletFeed", {
+    payload: Schema.Struct({ customer_id: CustomerId }),
+    success: WalletFeedFrame,
     error: ReadErrors,
     stream: true
   })

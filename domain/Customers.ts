@@ -18,7 +18,7 @@ import {
   NotFoundResponse,
   UnauthorizedResponse
 } from "./Errors.ts"
-import { ConsentRecordId, CustomerId, StoreId } from "./Ids.ts"
+import { ConsentRecordId, CustomerId, StoreId, TierId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import {
   IdempotencyHeaders,
@@ -76,7 +76,7 @@ const labelText = (max: number) =>
 // ---------------------------------------------------------------------------------------------
 
 export class CustomerTier extends Schema.Class<CustomerTier>("CustomerTier")({
-  id: Schema.String.annotations({ examples: ["tier_3kTMd92JxQeLp0aZ7yNcB1vW"] }),
+  id: TierId,
   name: Schema.String.annotations({ examples: ["Gold"] })
 }) {}
 

@@ -29,7 +29,11 @@ export const IdPrefixes = [
   "jrn", // ledger journal
   "sess", // session
   "kyc", // merchant verification (KYC) submission
-  "cns" // customer consent record
+  "cns", // customer consent record
+  "lpe", // loyalty points entry
+  "tier", // loyalty tier
+  "rwd", // loyalty reward
+  "rdm" // loyalty redemption
 ] as const
 
 export type IdPrefix = (typeof IdPrefixes)[number]
@@ -104,3 +108,11 @@ export const VerificationId = IdOf("kyc")
 export type VerificationId = typeof VerificationId.Type
 export const ConsentRecordId = IdOf("cns")
 export type ConsentRecordId = typeof ConsentRecordId.Type
+export const PointsEntryId = IdOf("lpe")
+export type PointsEntryId = typeof PointsEntryId.Type
+export const TierId = IdOf("tier")
+export type TierId = typeof TierId.Type
+export const RewardId = IdOf("rwd")
+export type RewardId = typeof RewardId.Type
+export const RedemptionId = IdOf("rdm")
+export type RedemptionId = typeof RedemptionId.Type

@@ -54,7 +54,12 @@ const ID_PREFIXES: Record<string, string> = {
   verification: "kyc",
   receipt: "rcpt",
   delivery: "whd",
-  checkout: "pay"
+  checkout: "pay",
+  customer: "cus",
+  points_entry: "lpe",
+  tier: "tier",
+  reward: "rwd",
+  redemption: "rdm"
 }
 
 /**
@@ -78,6 +83,11 @@ const REQUEST_EXAMPLES: Record<string, Json> = {
     phone: "+855 12 345 678",
     metadata: { segment: "regular" }
   },
+  UpdateProgramDto: { active: true, points_per_unit: { USD: "10", KHR: "0.0025" } },
+  CreateTierDto: { name: "Gold", threshold: 1000, earn_multiplier: "1.5" },
+  CreateRewardDto: { name: "Free iced latte", description: "Any size, any branch", points_cost: 500, stock: 25 },
+  ApiRedeemDto: { customer_id: exampleId("cus"), points: 200, reason: "Paid part of an order with points" },
+  AdjustDto: { points: 250, reason: "Goodwill for a late order" },
   SetPreferencesDto: { email: true, marketing: false, source: "checkout", policy_version: "2030-01" },
   CreateLinkDto: { kind: "invoice", title: "Invoice #1042", amount: "120.00", currency: "USD", customer_email: "buyer@example.com", due_date: "2030-02-28" },
   CreateWebhookDto: { store_id: exampleId("str"), url: "https://shop.example.com/hooks/khqr", events: ["payment.completed", "payment.refunded"] },
@@ -200,7 +210,8 @@ const addExamples = (document: Json): void => {
 const HOSTED_PAGES: ReadonlyArray<readonly [path: string, what: string]> = [
   ["/checkout/{id}", "the checkout page: the store's branding, the amount, the QR code and the live status"],
   ["/receipts/{id}", "the receipt page"],
-  ["/links/{id}", "the payment-link page with its pay button"]
+  ["/links/{id}", "the payment-link page with its pay button"],
+  ["/wallet/{customerId}", "the wallet page: balance, tier and progress to the next, rewards and recent activity"]
 ]
 
 const addHtmlVariants = (document: Json): void => {
@@ -230,7 +241,17 @@ const EVENT_DESCRIPTIONS: Record<(typeof WebhookEventTypes)[number], string> = {
   "payment.expired": "The payment passed `expires_at` unpaid.",
   "payment.cancelled": "A pending payment was cancelled.",
   "payment.scanned": "The customer scanned the QR code; payment is expected shortly.",
+  "loyalty.points_earned": "A paid payment earned loyalty points; `data.object` is the `earn` points entry.",
+  "loyalty.redemption.created": "Points were redeemed (for a reward or raw); `data.object` is the issued redemption.",
+  "loyalty.redemption.cancelled": "A redemption was cancelled and its points and stock returned; `data.object` is the redemption.",
   "test.event": "Sent by `POST /webhook-endpoints/{id}/test`; `data.object` describes the test."
+}
+
+/** The schema of `data.object` for events that do not carry a payment. */
+const EVENT_OBJECT_SCHEMA: Partial<Record<(typeof WebhookEventTypes)[number], string>> = {
+  "loyalty.points_earned": "PointsEntry",
+  "loyalty.redemption.created": "Redemption",
+  "loyalty.redemption.cancelled": "Redemption"
 }
 
 const SIGNATURE_HEADERS = [
@@ -264,7 +285,8 @@ const SIGNATURE_HEADERS = [
 
 const addWebhooks = (document: Json): void => {
   const schemas: Record<string, Json> = document.components?.schemas ?? {}
-  const paymentExample = exampleOf({ $ref: "#/components/schemas/Payment" }, { schemas, forRequest: false })
+  const objectExample = (type: (typeof WebhookEventTypes)[number]) =>
+    exampleOf({ $ref: `#/components/schemas/${EVENT_OBJECT_SCHEMA[type] ?? "Payment"}` }, { schemas, forRequest: false })
   const webhooks: Record<string, Json> = {}
   for (const type of WebhookEventTypes) {
     const isTest = type === "test.event"
@@ -279,7 +301,7 @@ const addWebhooks = (document: Json): void => {
         },
         required: ["object", "endpoint_id", "store_id", "message"]
       }
-      : { $ref: "#/components/schemas/Payment" }
+      : { $ref: `#/components/schemas/${EVENT_OBJECT_SCHEMA[type] ?? "Payment"}` }
     webhooks[type] = {
       post: {
         summary: `${type}: ${EVENT_DESCRIPTIONS[type]}`,
@@ -319,7 +341,7 @@ const addWebhooks = (document: Json): void => {
                       store_id: exampleId("str"),
                       message: "A test event sent from the webhook endpoint's test route."
                     }
-                    : paymentExample
+                    : objectExample(type)
                 }
               }
             }

@@ -29,6 +29,9 @@ export const WebhookEventTypes = [
   "payment.expired",
   "payment.cancelled",
   "payment.scanned",
+  "loyalty.points_earned",
+  "loyalty.redemption.created",
+  "loyalty.redemption.cancelled",
   "test.event"
 ] as const
 export type WebhookEventType = (typeof WebhookEventTypes)[number]

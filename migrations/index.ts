@@ -11,6 +11,7 @@ import Migration0005 from "./0005_webhooks.ts"
 import Migration0006 from "./0006_links.ts"
 import Migration0007 from "./0007_account_and_payment_hardening.ts"
 import Migration0008 from "./0008_customers.ts"
+import Migration0009 from "./0009_loyalty.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_platform": Migration0001,
@@ -20,5 +21,6 @@ export const migrations = Migrator.fromRecord({
   "0005_webhooks": Migration0005,
   "0006_links": Migration0006,
   "0007_account_and_payment_hardening": Migration0007,
-  "0008_customers": Migration0008
+  "0008_customers": Migration0008,
+  "0009_loyalty": Migration0009
 })

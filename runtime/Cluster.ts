@@ -32,6 +32,9 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer, Option } from "effect"
 import { PaymentEntityLive } from "../src/payments/Entity.ts"
 import { PaymentJobsLive } from "../src/payments/Jobs.ts"
+import { CustomerWalletEntityLive } from "../src/loyalty/Entity.ts"
+import { LoyaltyEarningLive } from "../src/loyalty/Jobs.ts"
+import { LoyaltyRepo } from "../src/loyalty/Repo.ts"
 import { PaymentsRepo } from "../src/payments/Repo.ts"
 import { ClusterProbeLive } from "../src/system/ClusterProbe.ts"
 import { RetentionCronLive } from "../src/system/Retention.ts"
@@ -39,13 +42,13 @@ import { WebhookDispatcherLive } from "../src/webhooks/Dispatcher.ts"
 import { ClusterConfig, type ClusterConfigShape } from "./ClusterConfig.ts"
 
 /** Every entity hosted by a runner. */
-export const entityLayers = [ClusterProbeLive, PaymentEntityLive] as const
+export const entityLayers = [ClusterProbeLive, PaymentEntityLive, CustomerWalletEntityLive] as const
 
 /** Every singleton and cron job, run by exactly one runner of the cluster. */
-export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive] as const
+export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive] as const
 
 export const EntitiesLive = Layer.mergeAll(...entityLayers, ...singletonLayers).pipe(
-  Layer.provide(PaymentsRepo.Default)
+  Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default])
 )
 
 /**

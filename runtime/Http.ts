@@ -26,6 +26,7 @@ import { WebhooksHttpLive } from "../src/webhooks/Http.ts"
 import { LinksHttpLive, PublicLinksHttpLive } from "../src/links/Http.ts"
 import { EcosystemHttpLive } from "../src/ecosystem/Http.ts"
 import { CustomerConsoleHttpLive, CustomersHttpLive } from "../src/customers/Http.ts"
+import { LoyaltyConsoleHttpLive, LoyaltyHttpLive, WalletHttpLive } from "../src/loyalty/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
@@ -155,7 +156,10 @@ export const ApiGroupsLive = Layer.mergeAll(
   PublicLinksHttpLive,
   EcosystemHttpLive,
   CustomersHttpLive,
-  CustomerConsoleHttpLive
+  CustomerConsoleHttpLive,
+  LoyaltyHttpLive,
+  LoyaltyConsoleHttpLive,
+  WalletHttpLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** Every route: the API, its OpenAPI document, the interactive reference, the console RPC. */

@@ -22,6 +22,7 @@ import { StreamSlots } from "../src/checkout/StreamSlots.ts"
 import { LinksService } from "../src/links/Service.ts"
 import { EcosystemService } from "../src/ecosystem/Service.ts"
 import { CustomersService } from "../src/customers/Service.ts"
+import { LoyaltyService } from "../src/loyalty/Service.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
@@ -41,5 +42,6 @@ export const ServicesLive = Layer.mergeAll(
   StreamSlots.Default,
   LinksService.Default,
   EcosystemService.Default,
-  CustomersService.Default
+  CustomersService.Default,
+  LoyaltyService.Default
 )

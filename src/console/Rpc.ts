@@ -12,6 +12,7 @@ import { Refund } from "../../domain/Payments.ts"
 import { isApiKeySecret } from "../accounts/Authentication.ts"
 import { AccountsService } from "../accounts/Service.ts"
 import { outcomeValue } from "../platform/Idempotency.ts"
+import { LoyaltyService } from "../loyalty/Service.ts"
 import { PaymentsService } from "../payments/Service.ts"
 
 /**
@@ -69,6 +70,7 @@ export const ConsoleAuthenticationLive = Layer.effect(
 
 export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
   const payments = yield* PaymentsService
+  const loyalty = yield* LoyaltyService
   return ConsoleRpcs.of({
     ListPayments: ({ cursor, limit, livemode, status, store_id }) =>
       hideDefects(payments.listForStore(store_id, livemode, { limit, cursor, status })),
@@ -76,12 +78,13 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
     RefundPayment: ({ id, idempotency_key, ...refund }) =>
       hideDefects(payments.refund(id, refund, idempotency_key).pipe(Effect.flatMap(outcomeValue(Refund)))),
     StoreSummary: ({ livemode, store_id }) => hideDefects(payments.summary(store_id, livemode)),
-    PaymentFeed: ({ livemode, store_id }) => hideStreamDefects(Stream.unwrap(payments.feed(store_id, livemode)))
+    PaymentFeed: ({ livemode, store_id }) => hideStreamDefects(Stream.unwrap(payments.feed(store_id, livemode))),
+    WalletFeed: ({ customer_id }) => hideStreamDefects(Stream.unwrap(loyalty.walletFeed(customer_id)))
   })
 }))
 
 /** The `POST /rpc` route, with its handlers, authentication and serialization. */
-export const ConsoleRpcLive: Layer.Layer<never, never, HttpLayerRouter.HttpRouter | PaymentsService | AccountsService> =
+export const ConsoleRpcLive: Layer.Layer<never, never, HttpLayerRouter.HttpRouter | PaymentsService | LoyaltyService | AccountsService> =
   RpcServer.layerHttpRouter({
     group: ConsoleRpcs,
     path: CONSOLE_RPC_PATH,

@@ -5,7 +5,7 @@
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { ConsentActorType, ConsentPurpose } from "../../domain/Customers.ts"
-import { ConsentRecordId, CustomerId, StoreId } from "../../domain/Ids.ts"
+import { ConsentRecordId, CustomerId, StoreId, TierId } from "../../domain/Ids.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { PaymentRow } from "../payments/Repo.ts"
@@ -27,13 +27,21 @@ export const CustomerRow = Schema.Struct({
   prefers_marketing: Schema.Boolean,
   preferences_updated_at: Schema.DateFromSelf,
   erased_at: Schema.NullOr(Schema.DateFromSelf),
+  points_balance: Schema.Number,
+  lifetime_points: Schema.Number,
+  /** The loyalty tier the lifetime points reach, read from the store's tiers (never stored, so never stale). */
+  tier: Schema.NullOr(Schema.Struct({ id: TierId, name: Schema.String })),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })
 export type CustomerRow = typeof CustomerRow.Type
 
+const TIER_COLUMN = `(SELECT json_build_object('id', t.id, 'name', t.name) FROM loyalty_tiers t
+  WHERE t.store_id = customers.store_id AND t.threshold <= customers.lifetime_points
+  ORDER BY t.threshold DESC LIMIT 1) AS tier`
+
 // Named explicitly: the table also holds the search column, which no answer needs.
-const CUSTOMER_COLUMNS = Object.keys(CustomerRow.fields)
+const CUSTOMER_COLUMNS = Object.keys(CustomerRow.fields).map((column) => column === "tier" ? TIER_COLUMN : column)
 
 export const ConsentEventRow = Schema.Struct({
   id: ConsentRecordId,

@@ -8,7 +8,8 @@ import {
   Customer,
   Customer360,
   CustomerMetrics,
-  CustomerPreferences
+  CustomerPreferences,
+  CustomerTier
 } from "../../domain/Customers.ts"
 import type { Currency } from "../../domain/Money.ts"
 import { formatAmount } from "../platform/Money.ts"
@@ -28,11 +29,10 @@ const customerFields = (row: CustomerRow) => ({
   name: row.name,
   phone: row.phone,
   metadata: row.metadata,
-  // Points, tiers and referral codes are kept by the loyalty and referral programs; a customer with none
-  // of them has these.
-  points_balance: 0,
-  lifetime_points: 0,
-  tier: null,
+  points_balance: row.points_balance,
+  lifetime_points: row.lifetime_points,
+  tier: row.tier === null ? null : new CustomerTier(row.tier),
+  // Referral codes are kept by the referral program, which issues none yet.
   referral_code: null,
   erased_at: iso(row.erased_at),
   created_at: row.created_at.toISOString(),

@@ -13,6 +13,12 @@ import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../pla
 /** The LISTEN/NOTIFY channel on which payment changes are announced. */
 export const PAYMENT_CHANNEL = "payment_changes"
 
+/**
+ * The LISTEN/NOTIFY channel on which a new outbox event is announced (with its store's id), by the
+ * statement that writes it: its dispatchers start on it when it commits rather than at their next poll.
+ */
+export const OUTBOX_CHANNEL = "outbox_events"
+
 /** What a change notice says: enough for a live status frame without reading the payment again. */
 export const PaymentChange = Schema.Struct({
   id: PaymentId,
@@ -380,10 +386,14 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         }),
         execute: (event) =>
           sql`
-            INSERT INTO outbox (event_id, store_id, livemode, type, payload)
-            VALUES (${event.eventId}, ${event.storeId}, ${event.livemode}, ${event.type}, ${
+            WITH written AS (
+              INSERT INTO outbox (event_id, store_id, livemode, type, payload)
+              VALUES (${event.eventId}, ${event.storeId}, ${event.livemode}, ${event.type}, ${
             JSON.stringify(event.payload)
-          }::jsonb)`
+          }::jsonb)
+              RETURNING store_id
+            )
+            SELECT pg_notify(${OUTBOX_CHANNEL}, store_id) FROM written`
       }),
       Effect.orDie
     )

@@ -69,7 +69,10 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
       execute: (before) =>
         sql`
           DELETE FROM outbox WHERE position IN (
-            SELECT position FROM outbox WHERE dispatched_at IS NOT NULL AND dispatched_at < ${before} LIMIT ${BATCH}
+            SELECT position FROM outbox WHERE dispatched_at IS NOT NULL AND dispatched_at < ${before}
+              -- A paid or refunded payment's event stays until the loyalty consumer has applied it.
+              AND (loyalty_applied_at IS NOT NULL OR type NOT IN ('payment.completed', 'payment.refunded'))
+            LIMIT ${BATCH}
           )
           RETURNING position`
     })

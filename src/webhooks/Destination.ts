@@ -70,6 +70,31 @@ export type Resolver = (hostname: string) => Promise<ReadonlyArray<string>>
 export const systemResolver: Resolver = async (hostname) =>
   (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address)
 
+/**
+ * `resolve` with each host's answer reused for `ttlMillis` (at most `capacity` hosts are kept). Only
+ * the lookup is cached, never the verdict: `checkDestination` still checks every address of a reused
+ * answer, and the transport still connects only to the addresses that check approved. So the cache can
+ * only delay noticing that a host's DNS changed, by `ttlMillis` — a rebinding to a private address within
+ * that time still connects to the approved public one, never to the new one. A failed or empty lookup is
+ * not kept: the next check asks again.
+ */
+export const cachedResolver = (resolve: Resolver, ttlMillis: number, capacity = 10_000): Resolver => {
+  const answers = new Map<string, { readonly addresses: ReadonlyArray<string>; readonly at: number }>()
+  return async (hostname) => {
+    const now = performance.now()
+    const cached = answers.get(hostname)
+    if (cached !== undefined && now - cached.at < ttlMillis) return cached.addresses
+    const addresses = await resolve(hostname)
+    answers.delete(hostname)
+    if (addresses.length > 0) {
+      // Insertion order is age order: the first key is the oldest answer.
+      if (answers.size >= capacity) answers.delete(answers.keys().next().value!)
+      answers.set(hostname, { addresses, at: now })
+    }
+    return addresses
+  }
+}
+
 /** The resolver webhook destinations are checked (and then connected) with; tests put a stub in its place. */
 export class WebhookResolver extends Context.Reference<WebhookResolver>()("webhooks/WebhookResolver", {
   defaultValue: (): Resolver => systemResolver

@@ -32,8 +32,8 @@ export const DeliveryRow = Schema.Struct({
 })
 export type DeliveryRow = typeof DeliveryRow.Type
 
-/** The oldest waiting job of an endpoint, with what it takes to deliver it. */
-export const NextJobRow = Schema.Struct({
+/** A waiting job of an endpoint, with what it takes to deliver it. */
+export const PendingJobRow = Schema.Struct({
   id: Schema.String,
   event_id: EventId,
   event_type: Schema.String,
@@ -44,7 +44,7 @@ export const NextJobRow = Schema.Struct({
   enabled: Schema.Boolean,
   secrets_sealed: Schema.Array(Schema.String)
 })
-export type NextJobRow = typeof NextJobRow.Type
+export type PendingJobRow = typeof PendingJobRow.Type
 
 /** How an attempt ended, for the job: done, to be tried again after a delay, or over. */
 export type AttemptOutcome =
@@ -66,6 +66,12 @@ export interface AttemptRecord {
   readonly error: string | null
   readonly outcome: AttemptOutcome
 }
+
+/**
+ * The LISTEN/NOTIFY channel on which a job queued outside the outbox (a test event, a resend) is announced
+ * with its endpoint's id, so the dispatcher starts on it at once rather than at its next poll.
+ */
+export const WEBHOOK_QUEUE_CHANNEL = "webhook_jobs"
 
 const ENDPOINT_COLUMNS = "id, store_id, url, events, enabled, created_at, updated_at"
 const DELIVERY_COLUMNS = "id, endpoint_id, event_id, event_type, attempt, status_code, duration_ms, error, created_at"
@@ -264,7 +270,8 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       Effect.orDie
     )
 
-    // A queued job is due at once: its first attempt waits for nothing but the jobs ahead of it.
+    // A queued job is due at once: its first attempt waits for nothing but the jobs ahead of it. The
+    // notice, sent in the statement that queues it, wakes the dispatcher when the job commits.
     const insertJob = SqlSchema.void({
       Request: Schema.Struct({
         endpointId: WebhookEndpointId,
@@ -275,8 +282,12 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       }),
       execute: (job) =>
         sql`
-          INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body, next_attempt_at, created_at, updated_at)
-          VALUES (${job.endpointId}, ${job.eventId}, ${job.eventType}, ${job.body}, ${job.now}, ${job.now}, ${job.now})`
+          WITH queued AS (
+            INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body, next_attempt_at, created_at, updated_at)
+            VALUES (${job.endpointId}, ${job.eventId}, ${job.eventType}, ${job.body}, ${job.now}, ${job.now}, ${job.now})
+            RETURNING endpoint_id
+          )
+          SELECT pg_notify(${WEBHOOK_QUEUE_CHANNEL}, endpoint_id) FROM queued`
     })
     /** Queues one event for one endpoint at `now`, behind whatever is waiting for it; answers the body queued. */
     const enqueue = Effect.fn("WebhooksRepo.enqueue")((job: {
@@ -291,11 +302,14 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       Result: Schema.Struct({ body: Schema.String }),
       execute: ({ deliveryId, now }) =>
         sql`
-          INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body, next_attempt_at, created_at, updated_at)
-          SELECT j.endpoint_id, j.event_id, j.event_type, j.body, ${now}, ${now}, ${now}
-          FROM webhook_deliveries d JOIN webhook_jobs j ON j.id = d.job_id
-          WHERE d.id = ${deliveryId}
-          RETURNING body`
+          WITH queued AS (
+            INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body, next_attempt_at, created_at, updated_at)
+            SELECT j.endpoint_id, j.event_id, j.event_type, j.body, ${now}, ${now}, ${now}
+            FROM webhook_deliveries d JOIN webhook_jobs j ON j.id = d.job_id
+            WHERE d.id = ${deliveryId}
+            RETURNING endpoint_id, body
+          )
+          SELECT body, pg_notify(${WEBHOOK_QUEUE_CHANNEL}, endpoint_id)::text AS notified FROM queued`
     })
     /**
      * Queues the event of a delivery again for its endpoint at `now`, with the very same body; None if
@@ -316,11 +330,12 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       execute: ({ limit, now }) =>
         sql`
           WITH batch AS (
-            SELECT position, event_id, store_id, type, payload FROM outbox
+            SELECT position, event_id, store_id, type, payload
+            FROM outbox CROSS JOIN set_config('synchronous_commit', 'off', true)
             WHERE dispatched_at IS NULL
             ORDER BY position
             LIMIT ${limit}
-            FOR UPDATE
+            FOR UPDATE OF outbox
           ), queued AS (
             INSERT INTO webhook_jobs (endpoint_id, event_id, event_type, body, next_attempt_at, created_at, updated_at)
             SELECT e.id, b.event_id, b.type, b.payload::text, ${now}, ${now}, ${now}
@@ -338,6 +353,12 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * endpoint of the event's store subscribed to its type. One statement, so the jobs and the
      * `dispatched_at` marks commit together. Jobs are numbered in outbox order, which is the order an
      * endpoint receives them in. Answers how many outbox rows it took.
+     *
+     * The commit does not wait for the WAL flush (`synchronous_commit` off, for this transaction only):
+     * the first attempt of an event need not wait for a disk write. A database crash loses at most the
+     * last commits, whole and in order, so a lost fan-out is lost with every later commit that depends on
+     * it (the attempts recorded for its jobs): its events are undispatched in the outbox again, are
+     * fanned out again and sent again with the same webhook-ids — at least once, as always.
      */
     const fanOut = Effect.fn("WebhooksRepo.fanOut")((limit: number, now: Date) =>
       moveOutboxToJobs({ limit, now }).pipe(Effect.map((rows) => rows.length), Effect.orDie)
@@ -369,102 +390,148 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
         findDueEndpoints({ busy, limit, now }).pipe(Effect.map((rows) => rows.map((row) => row.endpoint_id)), Effect.orDie)
     )
 
-    const findNextJob = SqlSchema.findOne({
-      Request: Schema.Struct({ endpointId: WebhookEndpointId, now: Schema.DateFromSelf }),
-      Result: NextJobRow,
-      execute: ({ endpointId, now }) =>
+    const findPendingJobs = SqlSchema.findAll({
+      Request: Schema.Struct({ endpointId: WebhookEndpointId, now: Schema.DateFromSelf, limit: Schema.Number }),
+      Result: PendingJobRow,
+      execute: ({ endpointId, limit, now }) =>
         sql`
+          WITH endpoint AS (
+            SELECT e.id, e.url, e.enabled,
+              ARRAY(
+                SELECT s.secret_sealed FROM webhook_endpoint_secrets s
+                WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > ${now})
+                ORDER BY s.id DESC
+              ) AS secrets_sealed
+            FROM webhook_endpoints e WHERE e.id = ${endpointId}
+          )
           SELECT j.id, j.event_id, j.event_type, j.body, j.attempts, j.next_attempt_at <= ${now} AS due,
-            e.url, e.enabled,
-            ARRAY(
-              SELECT s.secret_sealed FROM webhook_endpoint_secrets s
-              WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > ${now})
-              ORDER BY s.id DESC
-            ) AS secrets_sealed
-          FROM webhook_jobs j JOIN webhook_endpoints e ON e.id = j.endpoint_id
-          WHERE j.endpoint_id = ${endpointId} AND j.status = 'pending'
-          ORDER BY j.id
-          LIMIT 1`.pipe(
+            endpoint.url, endpoint.enabled, endpoint.secrets_sealed
+          FROM endpoint CROSS JOIN LATERAL (
+            SELECT * FROM webhook_jobs j
+            WHERE j.endpoint_id = endpoint.id AND j.status = 'pending'
+            ORDER BY j.id
+            LIMIT ${limit}
+          ) j
+          ORDER BY j.id`.pipe(
           // The job id is a bigserial; whatever form the driver gives it in, the job carries it as text.
           Effect.map((rows) => rows.map((row) => ({ ...row, id: String(row["id"]) })))
         )
     })
     /**
-     * The endpoint's oldest waiting job (due at `now` or not), its URL and the sealed secrets that sign
-     * at `now` (the active one first, then a rotated one still in its window).
+     * The endpoint's oldest `limit` waiting jobs in delivery order (due at `now` or not), each with the
+     * endpoint's URL and the sealed secrets that sign at `now` (the active one first, then a rotated one
+     * still in its window). One query for a whole batch of deliveries.
      */
-    const nextJob = Effect.fn("WebhooksRepo.nextJob")((endpointId: WebhookEndpointId, now: Date) =>
-      findNextJob({ endpointId, now }).pipe(Effect.orDie)
+    const pendingJobs = Effect.fn("WebhooksRepo.pendingJobs")((endpointId: WebhookEndpointId, now: Date, limit: number) =>
+      findPendingJobs({ endpointId, now, limit }).pipe(Effect.orDie)
     )
 
+    /** The endpoint's oldest waiting job (due at `now` or not); see `pendingJobs`. */
+    const nextJob = Effect.fn("WebhooksRepo.nextJob")((endpointId: WebhookEndpointId, now: Date) =>
+      Effect.map(pendingJobs(endpointId, now, 1), (jobs) => Option.fromNullable(jobs[0]))
+    )
+
+    // One row per attempt, as parallel arrays: a batch is one statement whatever its size.
     const recordAndSettle = SqlSchema.void({
       Request: Schema.Struct({
-        deliveryId: WebhookDeliveryId,
-        jobId: Schema.String,
-        startedAt: Schema.DateFromSelf,
-        statusCode: Schema.NullOr(Schema.Number),
-        durationMs: Schema.Number,
-        error: Schema.NullOr(Schema.String),
-        status: Schema.Literal("succeeded", "pending", "failed"),
-        retryAt: Schema.NullOr(Schema.DateFromSelf),
-        settledAt: Schema.DateFromSelf
+        deliveryIds: Schema.Array(WebhookDeliveryId),
+        jobIds: Schema.Array(Schema.String),
+        startedAt: Schema.Array(Schema.String),
+        statusCodes: Schema.Array(Schema.NullOr(Schema.Number)),
+        durationsMs: Schema.Array(Schema.Number),
+        errors: Schema.Array(Schema.NullOr(Schema.String)),
+        statuses: Schema.Array(Schema.Literal("succeeded", "pending", "failed")),
+        retryAt: Schema.Array(Schema.NullOr(Schema.String)),
+        settledAt: Schema.Array(Schema.String)
       }),
-      execute: (attempt) =>
+      execute: (batch) =>
         sql`
-          WITH job AS (
-            SELECT j.id, j.endpoint_id, j.event_id, j.event_type
-            FROM webhook_jobs j CROSS JOIN set_config('synchronous_commit', 'off', true)
-            WHERE j.id = ${attempt.jobId}
+          WITH attempt AS (
+            SELECT * FROM unnest(
+              ${batch.deliveryIds}::text[], ${batch.jobIds}::bigint[], ${batch.startedAt}::timestamptz[],
+              ${batch.statusCodes}::integer[], ${batch.durationsMs}::integer[], ${batch.errors}::text[],
+              ${batch.statuses}::text[], ${batch.retryAt}::timestamptz[], ${batch.settledAt}::timestamptz[]
+            ) WITH ORDINALITY AS a(delivery_id, job_id, started_at, status_code, duration_ms, error, status, retry_at,
+              settled_at, ordinal)
+          ), job AS (
+            SELECT j.id, j.endpoint_id, j.event_id, j.event_type, a.*
+            FROM attempt a JOIN webhook_jobs j ON j.id = a.job_id
+              CROSS JOIN set_config('synchronous_commit', 'off', true)
             FOR UPDATE OF j
           ), recorded AS (
             INSERT INTO webhook_deliveries
               (id, endpoint_id, job_id, event_id, event_type, attempt, status_code, duration_ms, error, created_at)
-            SELECT ${attempt.deliveryId}, job.endpoint_id, job.id, job.event_id, job.event_type,
-              (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = job.endpoint_id AND d.event_id = job.event_id) + 1,
-              ${attempt.statusCode}, ${attempt.durationMs}, ${attempt.error}, ${attempt.startedAt.toISOString()}
-            FROM job
+            SELECT job.delivery_id, job.endpoint_id, job.id, job.event_id, job.event_type,
+              (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = job.endpoint_id AND d.event_id = job.event_id)
+                -- A resent event may be in the batch twice; its attempts count on within the batch.
+                + row_number() OVER (PARTITION BY job.endpoint_id, job.event_id ORDER BY job.ordinal),
+              job.status_code, job.duration_ms, job.error,
+              -- When it started, but at least a millisecond (the listing's resolution) after the attempt
+              -- before it and the endpoint's latest record, so the newest-first listing shows an endpoint's
+              -- attempts in the order they were made. A batch's attempts at a receiver that answers within a
+              -- millisecond would otherwise tie, and list in the order of their random ids.
+              GREATEST(
+                max(job.started_at - job.ordinal * interval '1 millisecond')
+                  OVER (PARTITION BY job.endpoint_id ORDER BY job.ordinal),
+                latest.created_at
+              ) + job.ordinal * interval '1 millisecond'
+            FROM job CROSS JOIN LATERAL (
+              SELECT max(d.created_at) AS created_at FROM webhook_deliveries d WHERE d.endpoint_id = job.endpoint_id
+            ) latest
           )
-          UPDATE webhook_jobs SET
-            status = ${attempt.status},
-            attempts = attempts + 1,
-            next_attempt_at = COALESCE(${attempt.retryAt}::timestamptz, next_attempt_at),
-            updated_at = ${attempt.settledAt}
-          WHERE id IN (SELECT id FROM job) AND status = 'pending'`
+          UPDATE webhook_jobs w SET
+            status = job.status,
+            attempts = w.attempts + 1,
+            next_attempt_at = COALESCE(job.retry_at, w.next_attempt_at),
+            updated_at = job.settled_at
+          FROM job
+          WHERE w.id = job.id AND w.status = 'pending'`
     })
 
     /**
-     * Records one attempt and settles its job, in one statement (one round trip: this runs once per
-     * delivery). The job is locked first: when its endpoint was deleted meanwhile, the job is gone and
-     * nothing is recorded. Only a job still pending is settled: one cancelled meanwhile stays cancelled.
-     * A 410 also disables the endpoint and drops its other waiting jobs, in the same transaction.
+     * Records the attempts of a batch and settles their jobs, in one statement (one round trip however
+     * many attempts). Each job is locked first: one whose endpoint was deleted meanwhile is gone and
+     * nothing is recorded for it. Only a job still pending is settled: one cancelled meanwhile stays
+     * cancelled. A 410 also disables the endpoint and drops its other waiting jobs, in the same
+     * transaction.
      *
      * The commit does not wait for the WAL flush (`synchronous_commit` off, for this transaction only),
-     * which halves the cost of a delivery. It is safe for delivery: should the database crash and lose
+     * which halves the cost of recording. It is safe for delivery: should the database crash and lose
      * the last moments of commits, those jobs are pending again and are sent again with the same
      * webhook-id — at least once, as always — and what is lost is only the record of those attempts.
-     * Everything stays consistent: a lost commit is lost whole, and a later durable commit (a fan-out,
+     * Everything stays consistent: a lost commit is lost whole, and a later durable commit (a payment,
      * an endpoint change) flushes every commit before it.
      */
-    const recordAttempt = Effect.fn("WebhooksRepo.recordAttempt")((record: AttemptRecord) => {
-      const { outcome } = record
+    const recordAttempts = Effect.fn("WebhooksRepo.recordAttempts")((records: ReadonlyArray<AttemptRecord>) => {
+      if (records.length === 0) return Effect.void
       const settle = recordAndSettle({
-        deliveryId: record.deliveryId,
-        jobId: record.jobId,
-        startedAt: record.startedAt,
-        statusCode: record.statusCode,
-        durationMs: record.durationMs,
-        error: record.error,
-        status: outcome._tag === "Delivered" ? "succeeded" : outcome._tag === "RetryIn" ? "pending" : "failed",
-        retryAt: outcome._tag === "RetryIn" ? addMillis(record.settledAt, outcome.millis) : null,
-        settledAt: record.settledAt
+        deliveryIds: records.map((record) => record.deliveryId),
+        jobIds: records.map((record) => record.jobId),
+        startedAt: records.map((record) => record.startedAt.toISOString()),
+        statusCodes: records.map((record) => record.statusCode),
+        durationsMs: records.map((record) => record.durationMs),
+        errors: records.map((record) => record.error),
+        statuses: records.map(({ outcome }) =>
+          outcome._tag === "Delivered" ? "succeeded" : outcome._tag === "RetryIn" ? "pending" : "failed"
+        ),
+        retryAt: records.map(({ outcome, settledAt }) =>
+          outcome._tag === "RetryIn" ? addMillis(settledAt, outcome.millis).toISOString() : null
+        ),
+        settledAt: records.map((record) => record.settledAt.toISOString())
       })
-      if (outcome._tag !== "Gone") return settle.pipe(Effect.orDie)
+      const gone = records.filter((record) => record.outcome._tag === "Gone")
+      if (gone.length === 0) return settle.pipe(Effect.orDie)
       return sql.withTransaction(Effect.gen(function*() {
         yield* settle
-        yield* sql`UPDATE webhook_endpoints SET enabled = false, updated_at = ${record.settledAt} WHERE id = ${record.endpointId}`
-        yield* cancelWaitingJobs(record.endpointId, record.settledAt)
+        for (const record of gone) {
+          yield* sql`UPDATE webhook_endpoints SET enabled = false, updated_at = ${record.settledAt} WHERE id = ${record.endpointId}`
+          yield* cancelWaitingJobs(record.endpointId, record.settledAt)
+        }
       })).pipe(Effect.orDie)
     })
+
+    /** Records one attempt and settles its job; see `recordAttempts`. */
+    const recordAttempt = (record: AttemptRecord) => recordAttempts([record])
 
     return {
       insertEndpoint,
@@ -480,7 +547,9 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       enqueueAgain,
       fanOut,
       dueEndpoints,
+      pendingJobs,
       nextJob,
+      recordAttempts,
       recordAttempt
     } as const
   })

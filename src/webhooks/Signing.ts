@@ -4,7 +4,7 @@
  * `{webhook-id}.{webhook-timestamp}.{body}`. Several signatures travel space-separated in one header,
  * which is how a rotation keeps old and new receivers verifying.
  */
-import { createHmac, randomBytes } from "node:crypto"
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from "node:crypto"
 
 const SECRET_PREFIX = "whsec_"
 const SECRET_BYTES = 32
@@ -15,13 +15,18 @@ export const newSigningSecret = (): string => SECRET_PREFIX + randomBytes(SECRET
 const keyOf = (secret: string): Buffer =>
   Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, "base64")
 
-/** The `v1,<base64>` signature of one delivery under one secret. */
-export const sign = (secret: string, id: string, timestamp: number, body: string): string =>
-  "v1," + createHmac("sha256", keyOf(secret)).update(`${id}.${timestamp}.${body}`, "utf8").digest("base64")
+/** A secret as an HMAC key, decoded once for the many deliveries it signs. */
+export const signingKey = (secret: string): KeyObject => createSecretKey(keyOf(secret))
+
+/** The `v1,<base64>` signature of one delivery under one secret (or its `signingKey`). */
+export const sign = (secret: string | KeyObject, id: string, timestamp: number, body: string): string =>
+  "v1," +
+  createHmac("sha256", typeof secret === "string" ? keyOf(secret) : secret).update(`${id}.${timestamp}.${body}`, "utf8")
+    .digest("base64")
 
 /** The Standard Webhooks headers of one delivery attempt, signed by every active secret. */
 export const webhookHeaders = (
-  secrets: ReadonlyArray<string>,
+  secrets: ReadonlyArray<string | KeyObject>,
   id: string,
   timestamp: number,
   body: string

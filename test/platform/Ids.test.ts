@@ -22,7 +22,7 @@ describe("newId", () => {
 
   it("knows every prefix of the wire conventions", () => {
     expect([...IdPrefixes].sort()).toEqual(
-      ["br", "cns", "cus", "evt", "inv", "jrn", "key", "kyc", "lnk", "org", "pay", "re", "sess", "str", "usr", "we", "whd"]
+      ["br", "cns", "cus", "evt", "inv", "jrn", "key", "kyc", "lnk", "lpe", "org", "pay", "rdm", "re", "rwd", "sess", "str", "tier", "usr", "we", "whd"]
     )
   })
 })

@@ -41,7 +41,15 @@ const SPEC_DTOS = [
   "UpdateLinkDto",
   "PayLinkDto",
   "CreateCustomerDto",
-  "SetPreferencesDto"
+  "SetPreferencesDto",
+  "UpdateProgramDto",
+  "CreateTierDto",
+  "UpdateTierDto",
+  "CreateRewardDto",
+  "UpdateRewardDto",
+  "RedeemRewardDto",
+  "ApiRedeemDto",
+  "AdjustDto"
 ]
 
 const operationsOf = (document: any) =>
@@ -115,9 +123,17 @@ describe("the OpenAPI document", () => {
           ])
           const payload = delivery.requestBody.content["application/json"]
           expect(payload.example).toMatchObject({ object: "event", type, livemode: false })
-          if (type !== "test.event") {
+          if (type.startsWith("payment.")) {
             expect(payload.schema.properties.data.properties.object.$ref).toBe("#/components/schemas/Payment")
             expect(payload.example.data.object.object).toBe("payment")
+          }
+          if (type === "loyalty.points_earned") {
+            expect(payload.schema.properties.data.properties.object.$ref).toBe("#/components/schemas/PointsEntry")
+            expect(payload.example.data.object.object).toBe("points_entry")
+          }
+          if (type.startsWith("loyalty.redemption.")) {
+            expect(payload.schema.properties.data.properties.object.$ref).toBe("#/components/schemas/Redemption")
+            expect(payload.example.data.object.object).toBe("redemption")
           }
         }
       }))

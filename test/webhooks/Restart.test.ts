@@ -4,49 +4,21 @@
  * with the same `webhook-id` as before, signed with the same secret.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { HttpServer } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
+import { Duration, Effect, Layer } from "effect"
 import { Webhook } from "standardwebhooks"
-import { ServiceLive } from "../../runtime/App.ts"
 import { newId } from "../../src/platform/Ids.ts"
-import { WebhookDeliverySettings } from "../../src/webhooks/Dispatcher.ts"
 import { signUp } from "../support/Accounts.ts"
-import { clientAs, clientAt, listParams } from "../support/Client.ts"
-import type { TestAppShape } from "../support/TestApp.ts"
-import { testConfigLayer } from "../support/TestApp.ts"
+import { clientAs, listParams } from "../support/Client.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
 import { TestReceiver } from "./Receiver.ts"
+import { restartableService } from "./RestartableService.ts"
 
-// The same master key for both runs: the second must open the secrets the first sealed.
-const masterKey = Option.some(Redacted.make(new Uint8Array(randomBytes(32))))
-
-const serviceLayer = ServiceLive.pipe(
-  Layer.provideMerge(testConfigLayer({ webhookAllowPrivateNetworks: true, masterKey })),
-  Layer.provide(WebhookDeliverySettings.layer({
-    retrySchedule: [Duration.millis(200), Duration.millis(200), Duration.millis(200), Duration.millis(200)],
-    jitter: 0,
-    pollInterval: Duration.millis(50)
-  })),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
-)
-
-/** Runs `use` against a freshly started service; the service stops when it returns. */
-const withService = <A, E>(use: (app: TestAppShape, sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
-  Effect.scoped(Effect.gen(function*() {
-    const context = yield* Layer.build(serviceLayer)
-    const server = Context.get(context, HttpServer.HttpServer)
-    if (server.address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    const baseUrl = `http://127.0.0.1:${server.address.port}`
-    // A shape by hand (no database of its own, no mail): enough for the typed client and the fixtures.
-    const app = {
-      baseUrl,
-      client: yield* clientAt(baseUrl),
-      fetch: (path: string, init?: RequestInit) => fetch(new URL(path, baseUrl), init)
-    } as unknown as TestAppShape
-    return yield* use(app, Context.get(context, SqlClient.SqlClient))
-  }))
+/** The service, stopped and started again on the same database. */
+const withService = restartableService({
+  retrySchedule: [Duration.millis(200), Duration.millis(200), Duration.millis(200), Duration.millis(200)],
+  jitter: 0,
+  pollInterval: Duration.millis(50)
+})
 
 describe("Webhook delivery across a restart", () => {
   layer(Layer.merge(TestDatabase.layer, TestReceiver.layer), { timeout: 120_000, excludeTestServices: true })("", (it) => {

@@ -3,9 +3,8 @@
  * name stays the TLS server name (SNI, and the certificate is checked against it) and the `Host` header;
  * without a pin it connects nowhere. The certificate is made for the test by openssl.
  */
-import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:https"
@@ -69,16 +68,16 @@ describe("pinned webhook transport", () => {
       const tls = certificate()
       const receiver = yield* httpsReceiver(tls)
       const transport = yield* makePinnedTransport({ ca: tls.cert })
-      const url = `https://${HOST}:${receiver.port}/hook`
-      const post = transport.client.execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyText("{}", "application/json")))
+      const url = new URL(`https://${HOST}:${receiver.port}/hook`)
+      const post = transport.post(url, { "content-type": "application/json" }, "{}", 5_000)
 
       // Unpinned, the host is not looked up anywhere: nothing is sent.
-      const unpinned = yield* Effect.exit(post)
-      expect(Exit.isFailure(unpinned)).toBe(true)
+      const unpinned = yield* post
+      expect(unpinned).toMatchObject({ _tag: "Failed", cause: { code: "EUNCHECKED" } })
       expect(receiver.seen).toHaveLength(0)
 
-      const response = yield* transport.pinned(HOST, [PINNED_ADDRESS], post)
-      expect(response.status).toBe(200)
+      const answered = yield* transport.pinned(HOST, [PINNED_ADDRESS], post)
+      expect(answered).toEqual({ _tag: "Answered", status: 200 })
       expect(receiver.seen).toEqual([{ servername: HOST, host: `${HOST}:${receiver.port}`, localAddress: PINNED_ADDRESS }])
     }))
 })

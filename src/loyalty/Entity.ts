@@ -1,0 +1,336 @@
+/**
+ * The CustomerWallet entity: every change of one customer's points — earn, reverse, redeem, cancel a
+ * redemption, adjust, and the credits of other programs — is a message to the entity of that customer's
+ * id, so changes to one wallet are applied one at a time however many requests race, and a balance never
+ * goes negative. Messages are persisted with a primary key (the payment, the refund event, the request's
+ * Idempotency-Key or a fresh token): a retry, or a replay after a crash, is answered once.
+ *
+ * Each change is one SQL transaction: the balance, the points entry (and the redemption and its stock)
+ * and the outbox event commit together or not at all. Every entry carries the key of the message that
+ * made it (unique per customer), so a message replayed after its transaction committed (but before its
+ * reply was stored) finds its own entry and answers with it instead of applying again.
+ */
+import { ClusterSchema, Entity } from "@effect/cluster"
+import { Rpc } from "@effect/rpc"
+import { Effect, Option, Schema } from "effect"
+import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import { CustomerId, EventId, PaymentId, RedemptionId, RewardId } from "../../domain/Ids.ts"
+import { MAX_POINTS, PointsEntry, type PointsEntryType, Redemption } from "../../domain/Loyalty.ts"
+import { newId } from "../platform/Ids.ts"
+import { currentDate } from "../platform/Time.ts"
+import { PaymentsRepo } from "../payments/Repo.ts"
+import { pointsFor, reversalFor } from "./Points.ts"
+import { LoyaltyRepo, PointsEntryRow, RedemptionRow, type WalletRow } from "./Repo.ts"
+import { newVoucherCode } from "./Voucher.ts"
+import { loyaltyEvent, tierOf, toPointsEntry, toRedemption } from "./View.ts"
+
+/** A points entry as messages carry it: the row, with its date encoded for storage. */
+export const PointsEntryState = Schema.Struct({ ...PointsEntryRow.fields, created_at: Schema.Date })
+export const RedemptionState = Schema.Struct({
+  ...RedemptionRow.fields,
+  created_at: Schema.Date,
+  fulfilled_at: Schema.NullOr(Schema.Date),
+  cancelled_at: Schema.NullOr(Schema.Date)
+})
+
+/** The credits other programs send (referrals, promotions, games). */
+export const CreditTypes = ["referral", "promotion", "game"] as const
+
+const WalletPoints = Schema.Int.pipe(Schema.between(-MAX_POINTS, MAX_POINTS))
+
+export const CustomerWalletEntity = Entity.make("CustomerWallet", [
+  Rpc.make("Earn", {
+    payload: { paymentId: PaymentId },
+    success: Schema.NullOr(PointsEntryState),
+    primaryKey: (payload) => `earn:${payload.paymentId}`
+  }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("Reverse", {
+    payload: { paymentId: PaymentId, eventId: EventId },
+    success: Schema.NullOr(PointsEntryState),
+    primaryKey: (payload) => `reverse:${payload.eventId}`
+  }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("Redeem", {
+    payload: {
+      requestKey: Schema.String,
+      redemptionId: RedemptionId,
+      rewardId: Schema.NullOr(RewardId),
+      /** Raw points to redeem; null for a reward (its cost is read under the wallet's lock). */
+      points: Schema.NullOr(WalletPoints),
+      reason: Schema.NullOr(Schema.String)
+    },
+    success: RedemptionState,
+    error: Schema.Union(InvalidState, NotFound),
+    primaryKey: (payload) => `redeem:${payload.requestKey}`
+  }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("CancelRedemption", {
+    payload: { redemptionId: RedemptionId, requestKey: Schema.String },
+    success: RedemptionState,
+    error: Schema.Union(InvalidState, NotFound),
+    primaryKey: (payload) => `cancel:${payload.requestKey}`
+  }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("Adjust", {
+    payload: { requestKey: Schema.String, points: WalletPoints, reason: Schema.String },
+    success: PointsEntryState,
+    error: Schema.Union(InvalidState, NotFound),
+    primaryKey: (payload) => `adjust:${payload.requestKey}`
+  }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("Credit", {
+    payload: {
+      type: Schema.Literal(...CreditTypes),
+      key: Schema.String,
+      points: Schema.Int.pipe(Schema.between(1, MAX_POINTS)),
+      reason: Schema.NullOr(Schema.String)
+    },
+    success: PointsEntryState,
+    error: Schema.Union(InvalidState, NotFound),
+    primaryKey: (payload) => `credit:${payload.type}:${payload.key}`
+  }).annotate(ClusterSchema.Persisted, true)
+])
+
+const encodeEntry = Schema.encodeSync(PointsEntry)
+const encodeRedemption = Schema.encodeSync(Redemption)
+
+/** What a change adds to a wallet: signed points, and what the lifetime total gains (earning only). */
+interface Change {
+  readonly type: PointsEntryType
+  readonly points: number
+  readonly lifetime: number
+  readonly key: string
+  readonly shortfall?: number
+  readonly paymentId?: PaymentId | null
+  readonly redemptionId?: RedemptionId | null
+  readonly reason?: string | null
+}
+
+export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
+  Effect.gen(function*() {
+    const repo = yield* LoyaltyRepo
+    const payments = yield* PaymentsRepo
+    // The cluster addresses the entity by the customer's id: the one string here that arrives unbranded.
+    const customerId = CustomerId.make((yield* Entity.CurrentAddress).entityId)
+
+    const notFound = () => new NotFound({ message: `No such customer: ${customerId}`, param: "customer_id" })
+
+    const lockWallet = Effect.flatMap(
+      repo.lockWallet(customerId),
+      Option.match({ onNone: () => Effect.fail(notFound()), onSome: Effect.succeed })
+    )
+
+    const tooFew = (wallet: WalletRow, needed: number) =>
+      new InvalidState({
+        message: `Not enough points: the balance is ${wallet.points_balance}, this needs ${needed}`,
+        param: "points"
+      })
+
+    /** Applies a change to a wallet locked in this transaction: the new balance and its entry. */
+    const post = (wallet: WalletRow, change: Change) =>
+      Effect.gen(function*() {
+        const balance = wallet.points_balance + change.points
+        if (balance < 0) return yield* tooFew(wallet, -change.points)
+        if (balance > MAX_POINTS) {
+          return yield* new InvalidState({ message: `A balance cannot pass ${MAX_POINTS} points`, param: "points" })
+        }
+        const lifetime = Math.min(MAX_POINTS, Math.max(0, wallet.lifetime_points + change.lifetime))
+        yield* repo.setBalance({ id: wallet.id, balance, lifetime })
+        const entry = yield* repo.insertEntry({
+          id: newId("lpe"),
+          customer_id: wallet.id,
+          store_id: wallet.store_id,
+          livemode: wallet.livemode,
+          type: change.type,
+          points: change.points,
+          balance_after: balance,
+          shortfall: change.shortfall ?? 0,
+          payment_id: change.paymentId ?? null,
+          redemption_id: change.redemptionId ?? null,
+          reason: change.reason ?? null,
+          entry_key: change.key,
+          created_at: yield* currentDate
+        })
+        yield* repo.notifyEntry(JSON.stringify(encodeEntry(toPointsEntry(entry))))
+        return entry
+      })
+
+    const announce = (wallet: WalletRow, type: string, object: PointsEntry | Redemption, at: Date) => {
+      const eventId = newId("evt")
+      return payments.insertOutbox({
+        eventId,
+        storeId: wallet.store_id,
+        livemode: wallet.livemode,
+        type,
+        payload: loyaltyEvent(eventId, type, wallet.livemode, object, at, (value) =>
+          value instanceof PointsEntry ? encodeEntry(value) : encodeRedemption(value))
+      })
+    }
+
+    /** Runs `apply` unless the message `key` was applied already, whose entry then answers. */
+    const once = <A, E>(
+      key: string,
+      replayed: (entry: PointsEntryRow) => Effect.Effect<A, E>,
+      apply: (wallet: WalletRow) => Effect.Effect<A, E>
+    ) =>
+      repo.inTransaction(Effect.gen(function*() {
+        const wallet = yield* lockWallet
+        const earlier = yield* repo.findEntryByKey({ customerId, key })
+        return yield* Option.isSome(earlier) ? replayed(earlier.value) : apply(wallet)
+      }))
+
+    /** A payment of this customer's, paid: what earning and reversing read. */
+    const paidPayment = (paymentId: PaymentId) =>
+      Effect.map(repo.findPayment(paymentId), Option.filter((payment) => payment.customer_id === customerId && payment.paid_at !== null))
+
+    const earn = (paymentId: PaymentId) =>
+      once(`earn:${paymentId}`, Effect.succeed, (wallet) =>
+        Effect.gen(function*() {
+          const payment = yield* paidPayment(paymentId)
+          if (Option.isNone(payment)) return null
+          const program = yield* repo.program(wallet.store_id)
+          if (!program.active) return null
+          const tier = tierOf(yield* repo.tiersOf(wallet.store_id), wallet.lifetime_points).current
+          const rate = payment.value.currency === "USD" ? program.points_per_usd : program.points_per_khr
+          const computed = pointsFor(payment.value.amount, payment.value.currency, rate, tier?.earn_multiplier ?? "1")
+          // A balance is a database integer: what would pass its maximum is not credited.
+          const points = Number(computed > BigInt(MAX_POINTS - wallet.points_balance)
+            ? BigInt(MAX_POINTS - wallet.points_balance)
+            : computed)
+          if (points <= 0) return null
+          const entry = yield* post(wallet, { type: "earn", points, lifetime: points, key: `earn:${paymentId}`, paymentId })
+          yield* announce(wallet, "loyalty.points_earned", toPointsEntry(entry), entry.created_at)
+          return entry
+        })).pipe(Effect.orDie)
+
+    /**
+     * Takes back the share of the payment's earned points that its refunds (all of them so far) are of
+     * its amount, less what earlier refunds took back: a refund of half takes back half. What the balance
+     * no longer holds (already spent) is recorded as the entry's shortfall, never as a negative balance.
+     */
+    const reverse = (paymentId: PaymentId, eventId: EventId) =>
+      once(`reverse:${eventId}`, Effect.succeed, (wallet) =>
+        Effect.gen(function*() {
+          const payment = yield* paidPayment(paymentId)
+          if (Option.isNone(payment)) return null
+          const sofar = yield* repo.paymentPoints({ customerId, paymentId })
+          const due = reversalFor(sofar.earned, payment.value.amount_refunded, payment.value.amount) - sofar.reversed
+          if (due <= 0) return null
+          const taken = Math.min(due, wallet.points_balance)
+          return yield* post(wallet, {
+            type: "reverse",
+            points: -taken,
+            lifetime: -due,
+            shortfall: due - taken,
+            key: `reverse:${eventId}`,
+            paymentId
+          })
+        })).pipe(Effect.orDie)
+
+    const redeem = (input: {
+      readonly requestKey: string
+      readonly redemptionId: RedemptionId
+      readonly rewardId: RewardId | null
+      readonly points: number | null
+      readonly reason: string | null
+    }) =>
+      once(
+        `redeem:${input.requestKey}`,
+        (entry) =>
+          Effect.flatMap(
+            repo.findRedemption(entry.redemption_id!),
+            Option.match({ onNone: () => Effect.dieMessage("a redemption entry without its redemption"), onSome: Effect.succeed })
+          ),
+        (wallet) =>
+          Effect.gen(function*() {
+            let cost = input.points ?? 0
+            if (input.rewardId !== null) {
+              const reward = Option.filter(yield* repo.findReward(input.rewardId), (row) => row.store_id === wallet.store_id)
+              if (Option.isNone(reward)) {
+                return yield* new NotFound({ message: `No such reward: ${input.rewardId}`, param: "reward_id" })
+              }
+              if (!reward.value.active) {
+                return yield* new InvalidState({ message: `Reward ${input.rewardId} is deactivated`, param: "reward_id" })
+              }
+              cost = reward.value.points_cost
+            }
+            if (wallet.points_balance < cost) return yield* tooFew(wallet, cost)
+            if (input.rewardId !== null && Option.isNone(yield* repo.takeStock(input.rewardId))) {
+              return yield* new InvalidState({ message: `Reward ${input.rewardId} is out of stock`, param: "reward_id" })
+            }
+            const at = yield* currentDate
+            const redemption = yield* repo.insertRedemption({
+              id: input.redemptionId,
+              store_id: wallet.store_id,
+              livemode: wallet.livemode,
+              customer_id: wallet.id,
+              reward_id: input.rewardId,
+              points: cost,
+              status: "issued",
+              voucher_code: newVoucherCode(),
+              reason: input.reason,
+              cancel_key: null,
+              created_at: at,
+              fulfilled_at: null,
+              cancelled_at: null
+            })
+            yield* post(wallet, {
+              type: "redeem",
+              points: -cost,
+              lifetime: 0,
+              key: `redeem:${input.requestKey}`,
+              redemptionId: redemption.id,
+              reason: input.reason
+            })
+            yield* announce(wallet, "loyalty.redemption.created", toRedemption(redemption), at)
+            return redemption
+          })
+      )
+
+    /**
+     * Cancels an issued redemption of this customer: its points come back as one `redeem_cancel` entry
+     * (keyed by the redemption, so they come back once whatever is replayed) and its unit to the stock.
+     */
+    const cancel = (redemptionId: RedemptionId, requestKey: string) =>
+      repo.inTransaction(Effect.gen(function*() {
+        const wallet = yield* lockWallet
+        const found = Option.filter(yield* repo.findRedemptionForUpdate(redemptionId), (row) => row.customer_id === customerId)
+        if (Option.isNone(found)) return yield* new NotFound({ message: `No such redemption: ${redemptionId}`, param: "id" })
+        const redemption = found.value
+        // This very message cancelled it before its reply was stored: answer the same.
+        if (redemption.status === "cancelled" && redemption.cancel_key === requestKey) return redemption
+        if (redemption.status !== "issued") {
+          return yield* new InvalidState({
+            message: `Redemption ${redemptionId} is ${redemption.status}: only an issued redemption can be cancelled`,
+            param: "id"
+          })
+        }
+        const at = yield* currentDate
+        const cancelled = yield* repo.markCancelled({ id: redemptionId, key: requestKey, at })
+        if (redemption.reward_id !== null) yield* repo.returnStock(redemption.reward_id)
+        yield* post(wallet, {
+          type: "redeem_cancel",
+          points: redemption.points,
+          lifetime: 0,
+          key: `cancel:${redemptionId}`,
+          redemptionId
+        })
+        yield* announce(wallet, "loyalty.redemption.cancelled", toRedemption(cancelled), at)
+        return cancelled
+      }))
+
+    const adjust = (requestKey: string, points: number, reason: string) =>
+      once(`adjust:${requestKey}`, Effect.succeed, (wallet) =>
+        post(wallet, { type: "adjust", points, lifetime: 0, key: `adjust:${requestKey}`, reason }))
+
+    const credit = (type: (typeof CreditTypes)[number], key: string, points: number, reason: string | null) =>
+      once(`credit:${type}:${key}`, Effect.succeed, (wallet) =>
+        post(wallet, { type, points, lifetime: points, key: `credit:${type}:${key}`, reason }))
+
+    return CustomerWalletEntity.of({
+      Earn: ({ payload }) => earn(payload.paymentId),
+      Reverse: ({ payload }) => reverse(payload.paymentId, payload.eventId),
+      Redeem: ({ payload }) => redeem(payload),
+      CancelRedemption: ({ payload }) => cancel(payload.redemptionId, payload.requestKey),
+      Adjust: ({ payload }) => adjust(payload.requestKey, payload.points, payload.reason),
+      Credit: ({ payload }) => credit(payload.type, payload.key, payload.points, payload.reason)
+    })
+  }),
+  { maxIdleTime: "2 minutes" }
+)

@@ -1,0 +1,53 @@
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../domain/Api.ts"
+import { prefersHtml } from "../checkout/Page.ts"
+import { idempotentResponse } from "../platform/IdempotentResponse.ts"
+import { walletPage } from "./Page.ts"
+import { LoyaltyService } from "./Service.ts"
+
+export const LoyaltyHttpLive = HttpApiBuilder.group(Api, "loyalty", (handlers) =>
+  Effect.gen(function*() {
+    const loyalty = yield* LoyaltyService
+    return handlers
+      .handle("redeemPoints", ({ headers, payload }) =>
+        loyalty.redeemPoints(payload, headers["idempotency-key"]).pipe(Effect.map(idempotentResponse)))
+      .handle("rewards", ({ urlParams }) => loyalty.activeRewards(urlParams))
+      .handle("redeemReward", ({ headers, payload }) =>
+        loyalty.redeemReward(payload, headers["idempotency-key"]).pipe(Effect.map(idempotentResponse)))
+      .handle("redemption", ({ path }) => loyalty.redemption(path.id))
+  }))
+
+export const LoyaltyConsoleHttpLive = HttpApiBuilder.group(Api, "loyaltyConsole", (handlers) =>
+  Effect.gen(function*() {
+    const loyalty = yield* LoyaltyService
+    return handlers
+      .handle("program", ({ path }) => loyalty.program(path.storeId))
+      .handle("configure", ({ path, payload }) => loyalty.configure(path.storeId, payload))
+      .handle("customerLoyalty", ({ path, urlParams }) => loyalty.customerLoyalty(path.id, urlParams))
+      .handle("liability", ({ path, urlParams }) => loyalty.liability(path.storeId, urlParams))
+      .handle("adjust", ({ path, payload }) => loyalty.adjust(path.id, payload))
+      .handle("tiers", ({ path, urlParams }) => loyalty.tiers(path.storeId, urlParams))
+      .handle("createTier", ({ path, payload }) => loyalty.createTier(path.storeId, payload))
+      .handle("updateTier", ({ path, payload }) => loyalty.updateTier(path.id, payload))
+      .handle("deleteTier", ({ path }) => loyalty.deleteTier(path.id))
+      .handle("rewards", ({ path, urlParams }) => loyalty.rewards(path.storeId, urlParams))
+      .handle("createReward", ({ path, payload }) => loyalty.createReward(path.storeId, payload))
+      .handle("updateReward", ({ path, payload }) => loyalty.updateReward(path.id, payload))
+      .handle("deleteReward", ({ path }) => loyalty.deleteReward(path.id))
+      .handle("redemptions", ({ path, urlParams }) => loyalty.redemptions(path.storeId, urlParams))
+      .handle("fulfill", ({ path }) => loyalty.fulfill(path.id))
+      .handle("cancel", ({ path }) => loyalty.cancel(path.id))
+  }))
+
+const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
+
+export const WalletHttpLive = HttpApiBuilder.group(Api, "wallet", (handlers) =>
+  Effect.gen(function*() {
+    const loyalty = yield* LoyaltyService
+    return handlers.handle("view", ({ path }) =>
+      Effect.gen(function*() {
+        const wallet = yield* loyalty.wallet(path.customerId)
+        return prefersHtml(yield* acceptHeader) ? walletPage(wallet) : wallet
+      }))
+  }))

@@ -1,0 +1,592 @@
+/**
+ * SQL of loyalty: programs, tiers, rewards, redemptions, points entries and the wallet columns of
+ * customers. The writes that change a balance run inside the CustomerWallet entity's transaction
+ * (src/loyalty/Entity.ts); a reward's stock is taken with a guarded UPDATE, so redemptions of different
+ * customers racing for the last unit cannot both get it.
+ */
+import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { PointsEntryType, RedemptionStatus } from "../../domain/Loyalty.ts"
+import {
+  CustomerId,
+  EventId,
+  PaymentId,
+  PointsEntryId,
+  RedemptionId,
+  RewardId,
+  StoreId,
+  TierId
+} from "../../domain/Ids.ts"
+import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+
+export const ProgramRow = Schema.Struct({
+  store_id: StoreId,
+  active: Schema.Boolean,
+  points_per_usd: Schema.String,
+  points_per_khr: Schema.String
+})
+export type ProgramRow = typeof ProgramRow.Type
+
+/** A store that never configured its program has this one (API.md's example rates), inactive. */
+export const defaultProgram = (storeId: StoreId): ProgramRow => ({
+  store_id: storeId,
+  active: false,
+  points_per_usd: "10",
+  points_per_khr: "0.0025"
+})
+
+export const TierRow = Schema.Struct({
+  id: TierId,
+  store_id: StoreId,
+  name: Schema.String,
+  threshold: Schema.Number,
+  earn_multiplier: Schema.String,
+  created_at: Schema.DateFromSelf
+})
+export type TierRow = typeof TierRow.Type
+
+export const RewardRow = Schema.Struct({
+  id: RewardId,
+  store_id: StoreId,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  points_cost: Schema.Number,
+  stock: Schema.NullOr(Schema.Number),
+  active: Schema.Boolean,
+  created_at: Schema.DateFromSelf
+})
+export type RewardRow = typeof RewardRow.Type
+
+export const RedemptionRow = Schema.Struct({
+  id: RedemptionId,
+  store_id: StoreId,
+  livemode: Schema.Boolean,
+  customer_id: CustomerId,
+  reward_id: Schema.NullOr(RewardId),
+  points: Schema.Number,
+  status: RedemptionStatus,
+  voucher_code: Schema.String,
+  reason: Schema.NullOr(Schema.String),
+  cancel_key: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf,
+  fulfilled_at: Schema.NullOr(Schema.DateFromSelf),
+  cancelled_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type RedemptionRow = typeof RedemptionRow.Type
+
+export const PointsEntryRow = Schema.Struct({
+  id: PointsEntryId,
+  customer_id: CustomerId,
+  store_id: StoreId,
+  livemode: Schema.Boolean,
+  type: PointsEntryType,
+  points: Schema.Number,
+  balance_after: Schema.Number,
+  shortfall: Schema.Number,
+  payment_id: Schema.NullOr(PaymentId),
+  redemption_id: Schema.NullOr(RedemptionId),
+  reason: Schema.NullOr(Schema.String),
+  entry_key: Schema.String,
+  created_at: Schema.DateFromSelf
+})
+export type PointsEntryRow = typeof PointsEntryRow.Type
+
+/** A customer's wallet: the balance columns of the customer, with what a wallet needs besides. */
+export const WalletRow = Schema.Struct({
+  id: CustomerId,
+  store_id: StoreId,
+  livemode: Schema.Boolean,
+  name: Schema.NullOr(Schema.String),
+  erased_at: Schema.NullOr(Schema.DateFromSelf),
+  points_balance: Schema.Number,
+  lifetime_points: Schema.Number
+})
+export type WalletRow = typeof WalletRow.Type
+
+/** A paid or refunded payment's outbox event that the wallet has not yet applied. */
+export const PendingPaymentEvent = Schema.Struct({
+  position: Schema.NumberFromString,
+  event_id: EventId,
+  type: Schema.Literal("payment.completed", "payment.refunded"),
+  payment_id: PaymentId,
+  customer_id: Schema.NullOr(CustomerId)
+})
+export type PendingPaymentEvent = typeof PendingPaymentEvent.Type
+
+/** What the wallet reads of a payment to earn or reverse its points. */
+export const EarningPayment = Schema.Struct({
+  id: PaymentId,
+  store_id: StoreId,
+  customer_id: Schema.NullOr(CustomerId),
+  amount: Schema.BigInt,
+  amount_refunded: Schema.BigInt,
+  currency: Schema.Literal("USD", "KHR"),
+  paid_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type EarningPayment = typeof EarningPayment.Type
+
+/** The LISTEN/NOTIFY channel on which every new points entry is announced, as it commits (WalletFeed). */
+export const POINTS_CHANNEL = "points_entries"
+
+export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    // A decode failure or a SqlError is the infrastructure's, not the caller's: every method dies on them.
+
+    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(effect).pipe(
+        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
+      )
+
+    /** Whether `error` is PostgreSQL's unique violation (two tiers on one threshold). */
+    const isUniqueViolation = (error: SqlError.SqlError) =>
+      (error.cause as { readonly code?: string } | undefined)?.code === "23505"
+
+    // ---------------------------------------------------------------------------------------------
+    // Program
+    // ---------------------------------------------------------------------------------------------
+
+    const program = Effect.fn("LoyaltyRepo.program")(function*(storeId: StoreId) {
+      const found = yield* SqlSchema.findOne({
+        Request: Schema.String,
+        Result: ProgramRow,
+        execute: (id) => sql`SELECT store_id, active, points_per_usd, points_per_khr FROM loyalty_programs WHERE store_id = ${id}`
+      })(storeId)
+      return Option.getOrElse(found, () => defaultProgram(storeId))
+    }, Effect.orDie)
+
+    const saveProgram = Effect.fn("LoyaltyRepo.saveProgram")(
+      SqlSchema.single({
+        Request: Schema.Struct({ ...ProgramRow.fields, at: Schema.DateFromSelf }),
+        Result: ProgramRow,
+        execute: (row) =>
+          sql`
+            INSERT INTO loyalty_programs (store_id, active, points_per_usd, points_per_khr, updated_at)
+            VALUES (${row.store_id}, ${row.active}, ${row.points_per_usd}, ${row.points_per_khr}, ${row.at})
+            ON CONFLICT (store_id) DO UPDATE SET active = excluded.active, points_per_usd = excluded.points_per_usd,
+              points_per_khr = excluded.points_per_khr, updated_at = excluded.updated_at
+            RETURNING store_id, active, points_per_usd, points_per_khr`
+      }),
+      Effect.orDie
+    )
+
+    // ---------------------------------------------------------------------------------------------
+    // Tiers
+    // ---------------------------------------------------------------------------------------------
+
+    const insertTier = Effect.fn("LoyaltyRepo.insertTier")(
+      (tier: TierRow) =>
+        SqlSchema.single({
+          Request: TierRow,
+          Result: TierRow,
+          execute: (row) => sql`INSERT INTO loyalty_tiers ${sql.insert({ ...row })} RETURNING *`
+        })(tier).pipe(
+          Effect.map(Option.some),
+          Effect.catchIf((error) => error._tag === "SqlError" && isUniqueViolation(error), () => Effect.succeedNone),
+          Effect.orDie
+        )
+    )
+
+    const findTier = Effect.fn("LoyaltyRepo.findTier")(
+      SqlSchema.findOne({ Request: Schema.String, Result: TierRow, execute: (id) => sql`SELECT * FROM loyalty_tiers WHERE id = ${id}` }),
+      Effect.orDie
+    )
+
+    /** Saves a tier's fields; None when its threshold is another tier's of the store. */
+    const updateTier = Effect.fn("LoyaltyRepo.updateTier")(
+      (tier: TierRow) =>
+        SqlSchema.single({
+          Request: TierRow,
+          Result: TierRow,
+          execute: (row) =>
+            sql`
+              UPDATE loyalty_tiers SET name = ${row.name}, threshold = ${row.threshold}, earn_multiplier = ${row.earn_multiplier}
+              WHERE id = ${row.id} RETURNING *`
+        })(tier).pipe(
+          Effect.map(Option.some),
+          Effect.catchIf((error) => error._tag === "SqlError" && isUniqueViolation(error), () => Effect.succeedNone),
+          Effect.orDie
+        )
+    )
+
+    const deleteTier = Effect.fn("LoyaltyRepo.deleteTier")(
+      SqlSchema.void({ Request: Schema.String, execute: (id) => sql`DELETE FROM loyalty_tiers WHERE id = ${id}` }),
+      Effect.orDie
+    )
+
+    const tiersPage = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
+      Result: TierRow,
+      execute: ({ limit, position, storeId }) =>
+        sql`
+          SELECT * FROM loyalty_tiers WHERE store_id = ${storeId} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
+    })
+    const listTiers = Effect.fn("LoyaltyRepo.listTiers")(
+      (storeId: StoreId, limit: number, position?: PagePosition) => tiersPage({ storeId, limit, position }).pipe(Effect.orDie)
+    )
+
+    /** Every tier of the store, lowest threshold first: a customer's tier and the next one are read from it. */
+    const tiersOf = Effect.fn("LoyaltyRepo.tiersOf")(
+      SqlSchema.findAll({
+        Request: Schema.String,
+        Result: TierRow,
+        execute: (storeId) => sql`SELECT * FROM loyalty_tiers WHERE store_id = ${storeId} ORDER BY threshold`
+      }),
+      Effect.orDie
+    )
+
+    // ---------------------------------------------------------------------------------------------
+    // Rewards
+    // ---------------------------------------------------------------------------------------------
+
+    const insertReward = Effect.fn("LoyaltyRepo.insertReward")(
+      SqlSchema.single({
+        Request: RewardRow,
+        Result: RewardRow,
+        execute: (row) => sql`INSERT INTO loyalty_rewards ${sql.insert({ ...row })} RETURNING *`
+      }),
+      Effect.orDie
+    )
+
+    const findReward = Effect.fn("LoyaltyRepo.findReward")(
+      SqlSchema.findOne({ Request: Schema.String, Result: RewardRow, execute: (id) => sql`SELECT * FROM loyalty_rewards WHERE id = ${id}` }),
+      Effect.orDie
+    )
+
+    /** The reward, locked until the transaction ends: a change and a deletion of it are made one at a time. */
+    const findRewardForUpdate = Effect.fn("LoyaltyRepo.findRewardForUpdate")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: RewardRow,
+        execute: (id) => sql`SELECT * FROM loyalty_rewards WHERE id = ${id} FOR UPDATE`
+      }),
+      Effect.orDie
+    )
+
+    const updateReward = Effect.fn("LoyaltyRepo.updateReward")(
+      SqlSchema.single({
+        Request: RewardRow,
+        Result: RewardRow,
+        execute: (row) =>
+          sql`
+            UPDATE loyalty_rewards SET name = ${row.name}, description = ${row.description}, points_cost = ${row.points_cost},
+              stock = ${row.stock}, active = ${row.active}
+            WHERE id = ${row.id} RETURNING *`
+      }),
+      Effect.orDie
+    )
+
+    const deleteReward = Effect.fn("LoyaltyRepo.deleteReward")(
+      SqlSchema.void({ Request: Schema.String, execute: (id) => sql`DELETE FROM loyalty_rewards WHERE id = ${id}` }),
+      Effect.orDie
+    )
+
+    const hasRedemptions = Effect.fn("LoyaltyRepo.hasRedemptions")(
+      (rewardId: RewardId) =>
+        SqlSchema.findOne({
+          Request: Schema.String,
+          Result: Schema.Struct({ one: Schema.Number }),
+          execute: (id) => sql`SELECT 1 AS one FROM loyalty_redemptions WHERE reward_id = ${id} LIMIT 1`
+        })(rewardId).pipe(Effect.map(Option.isSome), Effect.orDie)
+    )
+
+    const rewardsPage = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: Schema.String, activeOnly: Schema.Boolean, ...PageRequest.fields }),
+      Result: RewardRow,
+      execute: ({ activeOnly, limit, position, storeId }) =>
+        sql`
+          SELECT * FROM loyalty_rewards
+          WHERE store_id = ${storeId} AND ${activeOnly ? sql`active` : sql`TRUE`} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
+    })
+    const listRewards = Effect.fn("LoyaltyRepo.listRewards")(
+      (storeId: StoreId, activeOnly: boolean, limit: number, position?: PagePosition) =>
+        rewardsPage({ storeId, activeOnly, limit, position }).pipe(Effect.orDie)
+    )
+
+    /**
+     * Takes one unit of the reward's stock if it is active and has any left (unlimited stock: nothing to
+     * take). None when it is inactive or sold out. The row lock this UPDATE takes holds until the
+     * transaction ends, so racing redemptions of the last unit queue here and the later ones find none.
+     */
+    const takeStock = Effect.fn("LoyaltyRepo.takeStock")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: RewardRow,
+        execute: (id) =>
+          sql`
+            UPDATE loyalty_rewards SET stock = CASE WHEN stock IS NULL THEN NULL ELSE stock - 1 END
+            WHERE id = ${id} AND active AND (stock IS NULL OR stock > 0)
+            RETURNING *`
+      }),
+      Effect.orDie
+    )
+
+    const returnStock = Effect.fn("LoyaltyRepo.returnStock")(
+      SqlSchema.void({
+        Request: Schema.String,
+        execute: (id) => sql`UPDATE loyalty_rewards SET stock = stock + 1 WHERE id = ${id} AND stock IS NOT NULL`
+      }),
+      Effect.orDie
+    )
+
+    // ---------------------------------------------------------------------------------------------
+    // Redemptions
+    // ---------------------------------------------------------------------------------------------
+
+    const insertRedemption = Effect.fn("LoyaltyRepo.insertRedemption")(
+      SqlSchema.single({
+        Request: RedemptionRow,
+        Result: RedemptionRow,
+        execute: (row) => sql`INSERT INTO loyalty_redemptions ${sql.insert({ ...row })} RETURNING *`
+      }),
+      Effect.orDie
+    )
+
+    const findRedemption = Effect.fn("LoyaltyRepo.findRedemption")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: RedemptionRow,
+        execute: (id) => sql`SELECT * FROM loyalty_redemptions WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
+
+    const findRedemptionForUpdate = Effect.fn("LoyaltyRepo.findRedemptionForUpdate")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: RedemptionRow,
+        execute: (id) => sql`SELECT * FROM loyalty_redemptions WHERE id = ${id} FOR UPDATE`
+      }),
+      Effect.orDie
+    )
+
+    /** Marks an issued redemption fulfilled; None when it is not issued (any more). */
+    const fulfil = Effect.fn("LoyaltyRepo.fulfil")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf }),
+        Result: RedemptionRow,
+        execute: ({ at, id }) =>
+          sql`
+            UPDATE loyalty_redemptions SET status = 'fulfilled', fulfilled_at = ${at}
+            WHERE id = ${id} AND status = 'issued' RETURNING *`
+      }),
+      Effect.orDie
+    )
+
+    const markCancelled = Effect.fn("LoyaltyRepo.markCancelled")(
+      SqlSchema.single({
+        Request: Schema.Struct({ id: Schema.String, key: Schema.String, at: Schema.DateFromSelf }),
+        Result: RedemptionRow,
+        execute: ({ at, id, key }) =>
+          sql`
+            UPDATE loyalty_redemptions SET status = 'cancelled', cancelled_at = ${at}, cancel_key = ${key}
+            WHERE id = ${id} RETURNING *`
+      }),
+      Effect.orDie
+    )
+
+    const redemptionsPage = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean, ...PageRequest.fields }),
+      Result: RedemptionRow,
+      execute: ({ limit, livemode, position, storeId }) =>
+        sql`
+          SELECT * FROM loyalty_redemptions
+          WHERE store_id = ${storeId} AND livemode = ${livemode} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
+    })
+    const listRedemptions = Effect.fn("LoyaltyRepo.listRedemptions")(
+      (storeId: StoreId, livemode: boolean, limit: number, position?: PagePosition) =>
+        redemptionsPage({ storeId, livemode, limit, position }).pipe(Effect.orDie)
+    )
+
+    // ---------------------------------------------------------------------------------------------
+    // Wallets and points entries
+    // ---------------------------------------------------------------------------------------------
+
+    const walletColumns = sql.literal(Object.keys(WalletRow.fields).join(", "))
+
+    const findWallet = Effect.fn("LoyaltyRepo.findWallet")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: WalletRow,
+        execute: (id) => sql`SELECT ${walletColumns} FROM customers WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
+
+    /** The wallet, locked until the transaction ends (as the customer's other changes lock it). */
+    const lockWallet = Effect.fn("LoyaltyRepo.lockWallet")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: WalletRow,
+        execute: (id) => sql`SELECT ${walletColumns} FROM customers WHERE id = ${id} FOR UPDATE`
+      }),
+      Effect.orDie
+    )
+
+    const setBalance = Effect.fn("LoyaltyRepo.setBalance")(
+      SqlSchema.void({
+        Request: Schema.Struct({ id: Schema.String, balance: Schema.Number, lifetime: Schema.Number }),
+        execute: ({ balance, id, lifetime }) =>
+          sql`UPDATE customers SET points_balance = ${balance}, lifetime_points = ${lifetime} WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
+
+    const insertEntry = Effect.fn("LoyaltyRepo.insertEntry")(
+      SqlSchema.single({
+        Request: PointsEntryRow,
+        Result: PointsEntryRow,
+        execute: (row) => sql`INSERT INTO points_entries ${sql.insert({ ...row })} RETURNING *`
+      }),
+      Effect.orDie
+    )
+
+    /**
+     * Tells every process listening on POINTS_CHANNEL of a new entry; sent inside the entry's transaction,
+     * so it is delivered exactly when the entry commits. The notice is the encoded entry (well under
+     * PostgreSQL's 8000-byte payload limit: its free text is at most 500 characters).
+     */
+    const notifyEntry = Effect.fn("LoyaltyRepo.notifyEntry")(
+      SqlSchema.void({
+        Request: Schema.String,
+        execute: (notice) => sql`SELECT pg_notify(${POINTS_CHANNEL}, ${notice})`
+      }),
+      Effect.orDie
+    )
+
+    /** The entry a message made, if it was applied already (its key is unique per customer). */
+    const findEntryByKey = Effect.fn("LoyaltyRepo.findEntryByKey")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({ customerId: Schema.String, key: Schema.String }),
+        Result: PointsEntryRow,
+        execute: ({ customerId, key }) =>
+          sql`SELECT * FROM points_entries WHERE customer_id = ${customerId} AND entry_key = ${key}`
+      }),
+      Effect.orDie
+    )
+
+    /** The points a payment earned and has had reversed so far, for the customer. */
+    const paymentPoints = Effect.fn("LoyaltyRepo.paymentPoints")(
+      SqlSchema.single({
+        Request: Schema.Struct({ customerId: Schema.String, paymentId: Schema.String }),
+        Result: Schema.Struct({ earned: Schema.Number, reversed: Schema.Number }),
+        execute: ({ customerId, paymentId }) =>
+          sql`
+            SELECT COALESCE(sum(points) FILTER (WHERE type = 'earn'), 0)::int AS earned,
+              COALESCE(sum(shortfall - points) FILTER (WHERE type = 'reverse'), 0)::int AS reversed
+            FROM points_entries WHERE customer_id = ${customerId} AND payment_id = ${paymentId}`
+      }),
+      Effect.orDie
+    )
+
+    const entriesPage = SqlSchema.findAll({
+      Request: Schema.Struct({ customerId: Schema.String, ...PageRequest.fields }),
+      Result: PointsEntryRow,
+      execute: ({ customerId, limit, position }) =>
+        sql`
+          SELECT * FROM points_entries WHERE customer_id = ${customerId} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
+    })
+    /** One page of a customer's points entries, newest first (`limit + 1` rows). */
+    const listEntries = Effect.fn("LoyaltyRepo.listEntries")(
+      (customerId: CustomerId, limit: number, position?: PagePosition) =>
+        entriesPage({ customerId, limit, position }).pipe(Effect.orDie)
+    )
+
+    /** The points held by a store's customers of one mode. */
+    const outstanding = Effect.fn("LoyaltyRepo.outstanding")(
+      SqlSchema.single({
+        Request: Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean }),
+        Result: Schema.Struct({ points: Schema.BigInt }),
+        execute: ({ livemode, storeId }) =>
+          sql`
+            SELECT COALESCE(sum(points_balance), 0)::text AS points FROM customers
+            WHERE store_id = ${storeId} AND livemode = ${livemode}`
+      }),
+      Effect.orDie
+    )
+
+    // ---------------------------------------------------------------------------------------------
+    // The payment events the wallet consumes
+    // ---------------------------------------------------------------------------------------------
+
+    const pendingPaymentEvents = Effect.fn("LoyaltyRepo.pendingPaymentEvents")(
+      SqlSchema.findAll({
+        Request: Schema.Number,
+        Result: PendingPaymentEvent,
+        execute: (limit) =>
+          sql`
+            SELECT o.position::text AS position, o.event_id, o.type, p.id AS payment_id, p.customer_id
+            FROM outbox o JOIN payments p ON p.id = o.payload -> 'data' -> 'object' ->> 'id'
+            WHERE o.loyalty_applied_at IS NULL AND o.type IN ('payment.completed', 'payment.refunded')
+            ORDER BY o.position
+            LIMIT ${limit}`
+      }),
+      Effect.orDie
+    )
+
+    const markApplied = Effect.fn("LoyaltyRepo.markApplied")(
+      SqlSchema.void({
+        Request: Schema.Struct({ positions: Schema.Array(Schema.Number), at: Schema.DateFromSelf }),
+        execute: ({ at, positions }) =>
+          sql`UPDATE outbox SET loyalty_applied_at = ${at} WHERE position IN ${sql.in(positions)}`
+      }),
+      Effect.orDie
+    )
+
+    const findPayment = Effect.fn("LoyaltyRepo.findPayment")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: EarningPayment,
+        execute: (id) =>
+          sql`
+            SELECT id, store_id, customer_id, amount::text AS amount, amount_refunded::text AS amount_refunded, currency, paid_at
+            FROM payments WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
+
+    return {
+      inTransaction,
+      program,
+      saveProgram,
+      insertTier,
+      findTier,
+      updateTier,
+      deleteTier,
+      listTiers,
+      tiersOf,
+      insertReward,
+      findReward,
+      findRewardForUpdate,
+      updateReward,
+      deleteReward,
+      hasRedemptions,
+      listRewards,
+      takeStock,
+      returnStock,
+      insertRedemption,
+      findRedemption,
+      findRedemptionForUpdate,
+      fulfil,
+      markCancelled,
+      listRedemptions,
+      findWallet,
+      lockWallet,
+      setBalance,
+      insertEntry,
+      notifyEntry,
+      findEntryByKey,
+      paymentPoints,
+      listEntries,
+      outstanding,
+      pendingPaymentEvents,
+      markApplied,
+      findPayment
+    } as const
+  })
+}) {}

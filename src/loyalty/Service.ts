@@ -1,0 +1,474 @@
+/**
+ * The rules of loyalty: who may see and change which program, tier, reward, redemption and wallet, and
+ * the requests that change a balance, which go to the customer's CustomerWallet entity.
+ *
+ * The merchant API acts with an API key on its own store and mode (any other customer, reward or
+ * redemption is 404, as if it did not exist); the console acts with a user session under the access
+ * policy: customer.read to read, marketing.manage to configure, customer.write to adjust and to fulfil or
+ * cancel redemptions.
+ */
+import { ClusterError } from "@effect/cluster"
+import { Duration, Effect, Option, Schema, Stream } from "effect"
+import { PointsEntryAdded, WalletFeedSynced, type WalletFeedFrame } from "../../domain/Console.ts"
+import { ChangeFeed } from "../platform/ChangeFeed.ts"
+import type { Permission } from "../../domain/Access.ts"
+import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import type { CustomerId, RedemptionId, RewardId, StoreId, TierId } from "../../domain/Ids.ts"
+import type { ListParams } from "../../domain/Lists.ts"
+import {
+  type Adjust,
+  type ApiRedeem,
+  type CreateReward,
+  type CreateTier,
+  CustomerLoyalty,
+  type LiabilityParams,
+  LoyaltyLiability,
+  PointsEntry,
+  RECENT_ENTRIES,
+  PointsEntryList,
+  Redemption,
+  RedemptionList,
+  type RedeemReward,
+  RewardList,
+  type StoreRedemptionListParams,
+  TierList,
+  type UpdateProgram,
+  type UpdateReward,
+  type UpdateTier,
+  Wallet,
+  WalletCustomer,
+  WalletNextTier,
+  WalletStore
+} from "../../domain/Loyalty.ts"
+import { StoresService } from "../stores/Service.ts"
+import { AccessService } from "../access/Service.ts"
+import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
+import { newId } from "../platform/Ids.ts"
+import { formatAmount } from "../platform/Money.ts"
+import { decodeCursor, MAX_LIST_LIMIT, type PagePosition, toPage } from "../platform/Pagination.ts"
+import { currentDate } from "../platform/Time.ts"
+import { randomUUID } from "node:crypto"
+import { CustomerWalletEntity } from "./Entity.ts"
+import { valueOf } from "./Points.ts"
+import { LoyaltyRepo, POINTS_CHANNEL, type WalletRow } from "./Repo.ts"
+import { tierOf, toPointsEntry, toProgram, toRedemption, toReward, toTier, toTierSummary } from "./View.ts"
+
+const positionOf = (row: { readonly created_at: Date; readonly id: string }): PagePosition => ({
+  createdAt: row.created_at,
+  id: row.id
+})
+
+/** The page after `cursor` (the first without one), read by `read` with its position. */
+const pageAfter = <A extends { readonly created_at: Date; readonly id: string }, E, R>(
+  params: ListParams,
+  read: (position: PagePosition | undefined) => Effect.Effect<ReadonlyArray<A>, E, R>
+) =>
+  Effect.gen(function*() {
+    const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+    return toPage(yield* read(position), params.limit, positionOf)
+  })
+
+/** The entity's own failures (mailbox full, persistence trouble) are the infrastructure's, not the client's. */
+const infrastructureDies = <A, E, R>(
+  call: Effect.Effect<
+    A,
+    E | ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError,
+    R
+  >
+): Effect.Effect<A, Exclude<E, ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError>, R> =>
+  call.pipe(
+    Effect.catchIf(
+      (error): error is ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError =>
+        error instanceof ClusterError.MailboxFull || error instanceof ClusterError.AlreadyProcessingMessage ||
+        error instanceof ClusterError.PersistenceError,
+      Effect.die
+    )
+  ) as never
+
+/** A name with all but each word's first letter hidden ("Sokha Chan" → "S**** C***"). */
+export const maskName = (name: string | null): string | null =>
+  name === null ? null : name.split(/\s+/).filter((word) => word !== "").map((word) => {
+    const [first = "", ...rest] = Array.from(word)
+    return first + "*".repeat(rest.length)
+  }).join(" ")
+
+/** How long one WalletFeed subscription lasts: a client subscribes again, authorized afresh. */
+export const WALLET_FEED_LIFETIME = Duration.minutes(15)
+
+export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/LoyaltyService", {
+  effect: Effect.gen(function*() {
+    const repo = yield* LoyaltyRepo
+    const access = yield* AccessService
+    const idempotency = yield* Idempotency
+    const wallets = yield* CustomerWalletEntity.client
+    const encodeRedemption = Schema.encodeSync(Redemption)
+    const stores = yield* StoresService
+    const changeFeed = yield* ChangeFeed
+
+    const customerNotFound = (id: string, param = "customer_id") => new NotFound({ message: `No such customer: ${id}`, param })
+    const rewardNotFound = (id: string, param = "reward_id") => new NotFound({ message: `No such reward: ${id}`, param })
+    const redemptionNotFound = (id: string) => new NotFound({ message: `No such redemption: ${id}`, param: "id" })
+    const tierNotFound = (id: string) => new NotFound({ message: `No such tier: ${id}`, param: "id" })
+
+    /** Whether a row of a store and mode belongs to the API key's. */
+    const ofKey = (key: { readonly storeId: StoreId; readonly livemode: boolean }) =>
+    <T extends { readonly store_id: StoreId; readonly livemode: boolean }>(row: T) =>
+      row.store_id === key.storeId && row.livemode === key.livemode
+
+    /** The wallet of a customer of the API key's store and mode; any other customer does not exist. */
+    const walletOfKey = (id: CustomerId) =>
+      Effect.gen(function*() {
+        const key = yield* access.currentApiKey
+        const found = Option.filter(yield* repo.findWallet(id), ofKey(key))
+        if (Option.isNone(found)) return yield* customerNotFound(id)
+        return { key, wallet: found.value }
+      })
+
+    /** The wallet `id` if the signed-in user may do `permission` on its store; anything else is 404. */
+    const walletOfUser = (id: CustomerId, permission: Permission) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.owned(repo.findWallet(id), (row) => row.store_id, permission, () => customerNotFound(id, "id"))
+      )
+
+    const storeOfUser = (storeId: StoreId, permission: Permission) =>
+      Effect.zipRight(access.currentUser, access.store(storeId, permission))
+
+    // ---------------------------------------------------------------------------------------------
+    // Redemptions (merchant API)
+    // ---------------------------------------------------------------------------------------------
+
+    /** Sends a redemption to the wallet, once per Idempotency-Key (keyed by operation name and body). */
+    const redeemOnce = (
+      operation: string,
+      wallet: WalletRow,
+      idempotencyKey: string | undefined,
+      request: unknown,
+      message: { readonly rewardId: RewardId | null; readonly points: number | null; readonly reason: string | null }
+    ) =>
+      idempotency.once(
+        scopeOf({ storeId: wallet.store_id, livemode: wallet.livemode }, idempotencyKey),
+        requestFingerprint(operation, request),
+        201,
+        encodeRedemption,
+        // The message is keyed by the request: a retry that takes over a crashed attempt sends the same
+        // message again and gets the one redemption.
+        (requestToken) =>
+          wallets(wallet.id).Redeem({ requestKey: requestToken, redemptionId: newId("rdm"), ...message }).pipe(infrastructureDies, 
+            Effect.map(toRedemption)
+          )
+      )
+
+    const redeemPoints = Effect.fn("Loyalty.redeemPoints")(function*(input: ApiRedeem, idempotencyKey: string | undefined) {
+      const { wallet } = yield* walletOfKey(input.customer_id)
+      return yield* redeemOnce("loyalty.redeem", wallet, idempotencyKey, input, {
+        rewardId: null,
+        points: input.points,
+        reason: input.reason ?? null
+      })
+    })
+
+    const redeemReward = Effect.fn("Loyalty.redeemReward")(function*(input: RedeemReward, idempotencyKey: string | undefined) {
+      const { wallet } = yield* walletOfKey(input.customer_id)
+      const reward = Option.filter(yield* repo.findReward(input.reward_id), (row) => row.store_id === wallet.store_id)
+      if (Option.isNone(reward)) return yield* rewardNotFound(input.reward_id)
+      return yield* redeemOnce("loyalty.redemptions.create", wallet, idempotencyKey, input, {
+        rewardId: reward.value.id,
+        points: null,
+        reason: null
+      })
+    })
+
+    const activeRewards = Effect.fn("Loyalty.activeRewards")(function*(params: ListParams) {
+      const key = yield* access.currentApiKey
+      const page = yield* pageAfter(params, (position) => repo.listRewards(key.storeId, true, params.limit, position))
+      return new RewardList({ ...page, data: page.data.map(toReward) })
+    })
+
+    const redemption = Effect.fn("Loyalty.redemption")(function*(id: RedemptionId) {
+      const key = yield* access.currentApiKey
+      const found = Option.filter(yield* repo.findRedemption(id), ofKey(key))
+      if (Option.isNone(found)) return yield* redemptionNotFound(id)
+      return toRedemption(found.value)
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Program and wallets (console)
+    // ---------------------------------------------------------------------------------------------
+
+    const program = Effect.fn("Loyalty.program")(function*(storeId: StoreId) {
+      const store = yield* storeOfUser(storeId, "customer.read")
+      return toProgram(yield* repo.program(store.storeId))
+    })
+
+    const configure = Effect.fn("Loyalty.configure")(function*(storeId: StoreId, input: UpdateProgram) {
+      const store = yield* storeOfUser(storeId, "marketing.manage")
+      const current = yield* repo.program(store.storeId)
+      return toProgram(yield* repo.saveProgram({
+        store_id: store.storeId,
+        active: input.active ?? current.active,
+        points_per_usd: input.points_per_unit?.USD ?? current.points_per_usd,
+        points_per_khr: input.points_per_unit?.KHR ?? current.points_per_khr,
+        at: yield* currentDate
+      }))
+    })
+
+    const customerLoyalty = Effect.fn("Loyalty.customerLoyalty")(function*(id: CustomerId, params: ListParams) {
+      const wallet = yield* walletOfUser(id, "customer.read")
+      const tiers = yield* repo.tiersOf(wallet.store_id)
+      const tier = tierOf(tiers, wallet.lifetime_points).current
+      const page = yield* pageAfter(params, (position) => repo.listEntries(wallet.id, params.limit, position))
+      return new CustomerLoyalty({
+        object: "customer_loyalty",
+        customer_id: wallet.id,
+        points_balance: wallet.points_balance,
+        lifetime_points: wallet.lifetime_points,
+        tier: tier === null ? null : toTierSummary(tier),
+        entries: new PointsEntryList({ ...page, data: page.data.map(toPointsEntry) })
+      })
+    })
+
+    const adjust = Effect.fn("Loyalty.adjust")(function*(id: CustomerId, input: Adjust) {
+      const wallet = yield* walletOfUser(id, "customer.write")
+      const entry = yield* wallets(wallet.id).Adjust({ requestKey: randomUUID(), points: input.points, reason: input.reason }).pipe(infrastructureDies)
+      return toPointsEntry(entry)
+    })
+
+    const liability = Effect.fn("Loyalty.liability")(function*(storeId: StoreId, params: LiabilityParams) {
+      const store = yield* storeOfUser(storeId, "customer.read")
+      const livemode = params.livemode ?? false
+      const { points } = yield* repo.outstanding({ storeId: store.storeId, livemode })
+      return new LoyaltyLiability({
+        object: "loyalty_liability",
+        store_id: store.storeId,
+        livemode,
+        outstanding_points: Number(points),
+        point_value: params.point_value,
+        currency: params.currency,
+        amount: formatAmount(valueOf(points, params.point_value, params.currency), params.currency)
+      })
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Tiers
+    // ---------------------------------------------------------------------------------------------
+
+    const thresholdTaken = (threshold: number) =>
+      new InvalidState({ message: `Another tier of this store has the threshold ${threshold}`, param: "threshold" })
+
+    const tierOfUser = (id: TierId, permission: Permission) =>
+      Effect.zipRight(access.currentUser, access.owned(repo.findTier(id), (row) => row.store_id, permission, () => tierNotFound(id)))
+
+    const tiers = Effect.fn("Loyalty.tiers")(function*(storeId: StoreId, params: ListParams) {
+      const store = yield* storeOfUser(storeId, "customer.read")
+      const page = yield* pageAfter(params, (position) => repo.listTiers(store.storeId, params.limit, position))
+      return new TierList({ ...page, data: page.data.map(toTier) })
+    })
+
+    const createTier = Effect.fn("Loyalty.createTier")(function*(storeId: StoreId, input: CreateTier) {
+      const store = yield* storeOfUser(storeId, "marketing.manage")
+      const inserted = yield* repo.insertTier({
+        id: newId("tier"),
+        store_id: store.storeId,
+        name: input.name,
+        threshold: input.threshold,
+        earn_multiplier: input.earn_multiplier ?? "1",
+        created_at: yield* currentDate
+      })
+      if (Option.isNone(inserted)) return yield* thresholdTaken(input.threshold)
+      return toTier(inserted.value)
+    })
+
+    const updateTier = Effect.fn("Loyalty.updateTier")(function*(id: TierId, input: UpdateTier) {
+      const current = yield* tierOfUser(id, "marketing.manage")
+      const updated = yield* repo.updateTier({
+        ...current,
+        name: input.name ?? current.name,
+        threshold: input.threshold ?? current.threshold,
+        earn_multiplier: input.earn_multiplier ?? current.earn_multiplier
+      })
+      if (Option.isNone(updated)) return yield* thresholdTaken(input.threshold ?? current.threshold)
+      return toTier(updated.value)
+    })
+
+    const deleteTier = Effect.fn("Loyalty.deleteTier")(function*(id: TierId) {
+      const current = yield* tierOfUser(id, "marketing.manage")
+      yield* repo.deleteTier(current.id)
+      return toTier(current)
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Rewards
+    // ---------------------------------------------------------------------------------------------
+
+    const rewardOfUser = (id: RewardId, permission: Permission) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.owned(repo.findReward(id), (row) => row.store_id, permission, () => rewardNotFound(id, "id"))
+      )
+
+    const rewards = Effect.fn("Loyalty.rewards")(function*(storeId: StoreId, params: ListParams) {
+      const store = yield* storeOfUser(storeId, "customer.read")
+      const page = yield* pageAfter(params, (position) => repo.listRewards(store.storeId, false, params.limit, position))
+      return new RewardList({ ...page, data: page.data.map(toReward) })
+    })
+
+    const createReward = Effect.fn("Loyalty.createReward")(function*(storeId: StoreId, input: CreateReward) {
+      const store = yield* storeOfUser(storeId, "marketing.manage")
+      return toReward(yield* repo.insertReward({
+        id: newId("rwd"),
+        store_id: store.storeId,
+        name: input.name,
+        description: input.description ?? null,
+        points_cost: input.points_cost,
+        stock: input.stock ?? null,
+        active: input.active ?? true,
+        created_at: yield* currentDate
+      }))
+    })
+
+    const updateReward = Effect.fn("Loyalty.updateReward")(function*(id: RewardId, input: UpdateReward) {
+      yield* rewardOfUser(id, "marketing.manage")
+      // Under the reward's lock: a stock set here is not undone by a redemption that read the old one.
+      return yield* repo.inTransaction(Effect.gen(function*() {
+        const current = Option.getOrThrow(yield* repo.findRewardForUpdate(id))
+        return toReward(yield* repo.updateReward({
+          ...current,
+          name: input.name ?? current.name,
+          description: input.description === undefined ? current.description : input.description,
+          points_cost: input.points_cost ?? current.points_cost,
+          stock: input.stock === undefined ? current.stock : input.stock,
+          active: input.active ?? current.active
+        }))
+      }))
+    })
+
+    const deleteReward = Effect.fn("Loyalty.deleteReward")(function*(id: RewardId) {
+      yield* rewardOfUser(id, "marketing.manage")
+      // Under the reward's lock, which a redemption's stock update also takes: a reward is deleted only
+      // if no redemption of it committed or is under way.
+      return yield* repo.inTransaction(Effect.gen(function*() {
+        const current = Option.getOrThrow(yield* repo.findRewardForUpdate(id))
+        if (yield* repo.hasRedemptions(current.id)) {
+          return toReward(yield* repo.updateReward({ ...current, active: false }))
+        }
+        yield* repo.deleteReward(current.id)
+        return toReward(current)
+      }))
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Redemptions (console)
+    // ---------------------------------------------------------------------------------------------
+
+    const redemptionOfUser = (id: RedemptionId, permission: Permission) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.owned(repo.findRedemption(id), (row) => row.store_id, permission, () => redemptionNotFound(id))
+      )
+
+    const redemptions = Effect.fn("Loyalty.redemptions")(function*(storeId: StoreId, params: StoreRedemptionListParams) {
+      const store = yield* storeOfUser(storeId, "customer.read")
+      const livemode = params.livemode ?? false
+      const page = yield* pageAfter(params, (position) => repo.listRedemptions(store.storeId, livemode, params.limit, position))
+      return new RedemptionList({ ...page, data: page.data.map(toRedemption) })
+    })
+
+    const notIssued = (id: RedemptionId, status: string, verb: string) =>
+      new InvalidState({ message: `Redemption ${id} is ${status}: only an issued redemption can be ${verb}`, param: "id" })
+
+    const fulfill = Effect.fn("Loyalty.fulfill")(function*(id: RedemptionId) {
+      const current = yield* redemptionOfUser(id, "customer.write")
+      const fulfilled = yield* repo.fulfil({ id, at: yield* currentDate })
+      if (Option.isNone(fulfilled)) {
+        const now = Option.getOrElse(yield* repo.findRedemption(id), () => current)
+        return yield* notIssued(id, now.status, "fulfilled")
+      }
+      return toRedemption(fulfilled.value)
+    })
+
+    const cancel = Effect.fn("Loyalty.cancel")(function*(id: RedemptionId) {
+      const current = yield* redemptionOfUser(id, "customer.write")
+      if (current.status !== "issued") return yield* notIssued(id, current.status, "cancelled")
+      const cancelled = yield* wallets(current.customer_id).CancelRedemption({ redemptionId: id, requestKey: randomUUID() }).pipe(infrastructureDies)
+      return toRedemption(cancelled)
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // The public wallet
+    // ---------------------------------------------------------------------------------------------
+
+    /** The customer's wallet as anyone holding its id sees it; no credential, so nothing identifying. */
+    const wallet = Effect.fn("Loyalty.wallet")(function*(customerId: CustomerId) {
+      const found = yield* repo.findWallet(customerId)
+      if (Option.isNone(found)) return yield* customerNotFound(customerId, "customerId")
+      const row = found.value
+      const store = yield* stores.getById(row.store_id).pipe(Effect.orDie)
+      const { current, next } = tierOf(yield* repo.tiersOf(row.store_id), row.lifetime_points)
+      const rewards = yield* repo.listRewards(row.store_id, true, MAX_LIST_LIMIT)
+      const entries = yield* repo.listEntries(row.id, RECENT_ENTRIES)
+      return new Wallet({
+        object: "wallet",
+        store: new WalletStore({ name: store.name, branding: store.branding }),
+        customer: new WalletCustomer({ name: maskName(row.name) }),
+        points_balance: row.points_balance,
+        lifetime_points: row.lifetime_points,
+        tier: current === null ? null : toTierSummary(current),
+        next_tier: next === null
+          ? null
+          : new WalletNextTier({ name: next.name, threshold: next.threshold, points_needed: next.threshold - row.lifetime_points }),
+        rewards: rewards.slice(0, MAX_LIST_LIMIT).map(toReward),
+        recent_entries: entries.slice(0, RECENT_ENTRIES).map(toPointsEntry)
+      })
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // The console's live wallet feed
+    // ---------------------------------------------------------------------------------------------
+
+    const decodeNotice = Schema.decodeUnknownOption(Schema.parseJson(PointsEntry))
+
+    /** A customer's points entries as they commit, for as long as WALLET_FEED_LIFETIME. */
+    const walletFeed = Effect.fn("Loyalty.walletFeed")(function*(customerId: CustomerId) {
+      yield* walletOfUser(customerId, "customer.read")
+      const frames = Stream.unwrapScoped(Effect.map(changeFeed.subscribe(POINTS_CHANNEL), (notices) =>
+        Stream.concat(
+          Stream.succeed<WalletFeedFrame>(new WalletFeedSynced({ reason: "subscribed" })),
+          Stream.filterMap(notices, (notice): Option.Option<WalletFeedFrame> =>
+            notice._tag === "Resync"
+              ? Option.some(new WalletFeedSynced({ reason: "reconnected" }))
+              : decodeNotice(notice.payload).pipe(
+                Option.filter((entry) => entry.customer_id === customerId),
+                Option.map((entry) => new PointsEntryAdded({ entry }))
+              ))
+        )))
+      return Stream.interruptWhen(frames, Effect.sleep(WALLET_FEED_LIFETIME))
+    })
+
+    return {
+      walletFeed,
+      wallet,
+      redeemPoints,
+      redeemReward,
+      activeRewards,
+      redemption,
+      program,
+      configure,
+      customerLoyalty,
+      adjust,
+      liability,
+      tiers,
+      createTier,
+      updateTier,
+      deleteTier,
+      rewards,
+      createReward,
+      updateReward,
+      deleteReward,
+      redemptions,
+      fulfill,
+      cancel
+    } as const
+  }),
+  dependencies: [LoyaltyRepo.Default, AccessService.Default, Idempotency.Default, StoresService.Default]
+}) {}

@@ -1,0 +1,105 @@
+/**
+ * How loyalty objects look on the wire (API.md "Loyalty"), and the webhook events of the wallet.
+ */
+import type { EventId } from "../../domain/Ids.ts"
+import {
+  LoyaltyProgram,
+  PointsEntry,
+  Redemption,
+  Reward,
+  Tier,
+  TierSummary
+} from "../../domain/Loyalty.ts"
+import type { PointsEntryRow, ProgramRow, RedemptionRow, RewardRow, TierRow } from "./Repo.ts"
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString())
+
+export const toProgram = (row: ProgramRow): LoyaltyProgram =>
+  new LoyaltyProgram({
+    object: "loyalty_program",
+    store_id: row.store_id,
+    active: row.active,
+    points_per_unit: { USD: row.points_per_usd, KHR: row.points_per_khr }
+  })
+
+export const toTier = (row: TierRow): Tier =>
+  new Tier({
+    id: row.id,
+    object: "tier",
+    store_id: row.store_id,
+    name: row.name,
+    threshold: row.threshold,
+    earn_multiplier: row.earn_multiplier,
+    created_at: row.created_at.toISOString()
+  })
+
+export const toTierSummary = (row: TierRow): TierSummary =>
+  new TierSummary({ id: row.id, name: row.name, threshold: row.threshold, earn_multiplier: row.earn_multiplier })
+
+export const toReward = (row: RewardRow): Reward =>
+  new Reward({
+    id: row.id,
+    object: "reward",
+    store_id: row.store_id,
+    name: row.name,
+    description: row.description,
+    points_cost: row.points_cost,
+    stock: row.stock,
+    active: row.active,
+    created_at: row.created_at.toISOString()
+  })
+
+export const toRedemption = (row: RedemptionRow): Redemption =>
+  new Redemption({
+    id: row.id,
+    object: "redemption",
+    customer_id: row.customer_id,
+    reward_id: row.reward_id,
+    points: row.points,
+    status: row.status,
+    voucher_code: row.voucher_code,
+    created_at: row.created_at.toISOString(),
+    fulfilled_at: iso(row.fulfilled_at),
+    cancelled_at: iso(row.cancelled_at)
+  })
+
+export const toPointsEntry = (row: PointsEntryRow): PointsEntry =>
+  new PointsEntry({
+    id: row.id,
+    object: "points_entry",
+    customer_id: row.customer_id,
+    type: row.type,
+    points: row.points,
+    balance_after: row.balance_after,
+    ...(row.payment_id === null ? {} : { payment_id: row.payment_id }),
+    ...(row.redemption_id === null ? {} : { redemption_id: row.redemption_id }),
+    ...(row.reason === null ? {} : { reason: row.reason }),
+    ...(row.type === "reverse" ? { shortfall: row.shortfall } : {}),
+    created_at: row.created_at.toISOString()
+  })
+
+/** The tier of `lifetime` points among `tiers` (lowest threshold first), and the one after it. */
+export const tierOf = (tiers: ReadonlyArray<TierRow>, lifetime: number) => {
+  const reached = tiers.filter((tier) => tier.threshold <= lifetime)
+  return {
+    current: reached.length === 0 ? null : reached[reached.length - 1]!,
+    next: tiers.find((tier) => tier.threshold > lifetime) ?? null
+  }
+}
+
+/** A webhook event of the wallet: the same envelope as payment events, `data.object` the entry or redemption. */
+export const loyaltyEvent = (
+  eventId: EventId,
+  type: string,
+  livemode: boolean,
+  object: PointsEntry | Redemption,
+  at: Date,
+  encode: (object: PointsEntry | Redemption) => unknown
+) => ({
+  id: eventId,
+  object: "event",
+  type,
+  created_at: at.toISOString(),
+  livemode,
+  data: { object: encode(object) }
+})
