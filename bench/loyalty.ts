@@ -1,0 +1,188 @@
+/**
+ * Loyalty earning (`npm run bench:loyalty`; `npm run bench` runs it with the others): how many paid-payment
+ * events per second the wallet applies — outbox consumer → CustomerWallet entity (one message per payment,
+ * persisted, applied in its own transaction) — and how long an event waits from its commit to its earn entry.
+ *
+ * 1. A fresh database on the PostgreSQL at BENCH_POSTGRES_URL (default: the local server), or the one at
+ *    BENCH_DATABASE_URL as it is; the events are written straight into it.
+ * 2. The service as a child process (the bundle of `runtime/main.ts`, as `npm start` runs it); over HTTP a
+ *    user, a store with an active program (10 points per USD), a customer and one payment paid through the
+ *    whole path (create, scan, pay: earned once, a setup check). BENCH_WALLETS customers (1,000) are then
+ *    cloned from that customer in SQL.
+ * 3. Backlog: BENCH_EVENTS paid payments (20,000) of those customers, with their `payment.completed`
+ *    outbox events, committed in one transaction; the time until every one has its earn entry gives
+ *    events per second.
+ * 4. Steady load: BENCH_RATE events per second (200) for BENCH_DURATION seconds (10), written in small
+ *    batches every 50 ms; each event's latency is its earn entry's time minus its outbox row's commit
+ *    time: p50 and p99.
+ * 5. A markdown table for the README (and the figures as JSON to BENCH_SUMMARY_FILE, for bench/all.ts). The
+ *    child is stopped and the fresh database dropped however it ends.
+ */
+import type pg from "pg"
+import { cpus } from "node:os"
+import {
+  formatInt,
+  formatMs,
+  log,
+  openDatabase,
+  percentile,
+  positiveNumber,
+  postJson,
+  runBench,
+  setLogPrefix,
+  startService,
+  withClient,
+  writeSummary
+} from "./support.ts"
+
+setLogPrefix("bench:loyalty")
+
+const WALLETS = Math.round(positiveNumber("BENCH_WALLETS", 1_000))
+const EVENTS = Math.round(positiveNumber("BENCH_EVENTS", 20_000))
+const RATE = Math.round(positiveNumber("BENCH_RATE", 200))
+const DURATION_SECONDS = positiveNumber("BENCH_DURATION", 10)
+const STEADY_TICK_MS = 50
+
+const putJson = async (baseUrl: string, path: string, body: unknown, token: string) => {
+  const response = await fetch(new URL(path, baseUrl), {
+    method: "PUT",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify(body)
+  })
+  if (!response.ok) throw new Error(`PUT ${path} answered ${response.status}: ${await response.text()}`)
+}
+
+/**
+ * `count` paid payments cloned from `template`, numbered from `first`, each for one of the cloned
+ * customers in turn, with their `payment.completed` outbox events (already dispatched: no webhook work).
+ * Ids are 24 hex characters (a subset of base62).
+ */
+const insertPaidPayments = (client: pg.Client, template: string, first: number, count: number) =>
+  client.query(
+    `WITH made AS (
+       INSERT INTO payments
+       SELECT (jsonb_populate_record(NULL::payments, to_jsonb(p) || jsonb_build_object(
+         'id', 'pay_' || substr(md5('bench-pay-' || g), 1, 24),
+         'customer_id', 'cus_' || substr(md5('bench-cus-' || (g % $4)), 1, 24),
+         'qr_md5', md5('bench-qr-' || g)))).*
+       FROM payments p, generate_series($2::int, $2::int + $3::int - 1) g
+       WHERE p.id = $1
+       RETURNING id, store_id, livemode
+     )
+     INSERT INTO outbox (event_id, store_id, livemode, type, payload, dispatched_at)
+     SELECT 'evt_' || substr(md5('bench-evt-' || id), 1, 24), store_id, livemode, 'payment.completed',
+       jsonb_build_object('data', jsonb_build_object('object', jsonb_build_object('id', id))), now()
+     FROM made`,
+    [template, first, count, WALLETS]
+  )
+
+const pendingEvents = async (client: pg.Client) =>
+  (await client.query<{ pending: number }>(
+    `SELECT count(*)::int AS pending FROM outbox WHERE loyalty_applied_at IS NULL AND type = 'payment.completed'`
+  )).rows[0]!.pending
+
+const untilApplied = async (client: pg.Client, timeoutMs: number) => {
+  const deadline = performance.now() + timeoutMs
+  while ((await pendingEvents(client)) > 0) {
+    if (performance.now() > deadline) throw new Error("the wallets did not apply every event in time")
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+const main = async () => {
+  const cores = cpus().length
+  log(`machine: ${cores} cores (${cpus()[0]?.model.trim() ?? "unknown CPU"}), node ${process.version}`)
+  const database = await openDatabase()
+  if (database.url === undefined) {
+    throw new Error("this bench writes its events straight into PostgreSQL: set BENCH_POSTGRES_URL or BENCH_DATABASE_URL")
+  }
+  log(`database: ${database.description}`)
+  const service = await startService(database)
+  log(`service listening on ${service.baseUrl}`)
+
+  const session = await postJson(service.baseUrl, "/auth/register", {
+    email: `bench-loyalty-${Date.now().toString(36)}@example.test`,
+    password: "correct horse battery staple"
+  })
+  const token: string = session.access_token
+  const store = await postJson(service.baseUrl, "/stores", { name: "Bench Store" }, token)
+  const key = (await postJson(service.baseUrl, "/api-keys", { store_id: store.id, mode: "test" }, token)).secret as string
+  await putJson(service.baseUrl, `/dashboard/stores/${store.id}/loyalty`, { active: true, points_per_unit: { USD: "10" } }, token)
+  const customer = await postJson(service.baseUrl, "/v1/customers", { email: "template@example.test" }, key)
+  const payment = await postJson(service.baseUrl, "/v1/payments", { amount: "12.50", currency: "USD", customer_id: customer.id }, key)
+  await postJson(service.baseUrl, `/v1/payments/${payment.id}/simulate`, { status: "scanned" }, key)
+  await postJson(service.baseUrl, `/v1/payments/${payment.id}/simulate`, { status: "paid" }, key)
+
+  await withClient(database.url, async (client) => {
+    await untilApplied(client, 30_000)
+    const earned = (await client.query<{ points: number }>(`SELECT points_balance AS points FROM customers WHERE id = $1`, [customer.id])).rows[0]!
+    if (earned.points !== 125) throw new Error(`setup: the template payment earned ${earned.points} points, not 125`)
+    await client.query(
+      `INSERT INTO customers (id, store_id, livemode, email, metadata, preferences_updated_at, created_at, updated_at)
+       SELECT 'cus_' || substr(md5('bench-cus-' || g), 1, 24), store_id, livemode, 'wallet' || g || '@example.test', '{}',
+         created_at, created_at, created_at
+       FROM customers, generate_series(0, $2::int - 1) g WHERE id = $1`,
+      [customer.id, WALLETS]
+    )
+  })
+  log(`${formatInt(WALLETS)} wallets ready`)
+
+  // Backlog: every event at once.
+  const backlog = await withClient(database.url, async (client) => {
+    await insertPaidPayments(client, payment.id, 0, EVENTS)
+    const started = performance.now()
+    await untilApplied(client, 600_000)
+    const seconds = (performance.now() - started) / 1000
+    const entries = (await client.query<{ count: number }>(
+      `SELECT count(*)::int AS count FROM points_entries WHERE type = 'earn' AND store_id = $1`,
+      [store.id]
+    )).rows[0]!.count
+    if (entries !== EVENTS + 1) throw new Error(`backlog: ${entries} earn entries for ${EVENTS + 1} payments`)
+    return { seconds, eventsPerSecond: EVENTS / seconds }
+  })
+  log(`backlog of ${formatInt(EVENTS)} events applied in ${backlog.seconds.toFixed(2)} s: ${formatInt(backlog.eventsPerSecond)} events/s`)
+
+  // Steady load: RATE events per second, latency from each event's commit to its earn entry.
+  const steady = await withClient(database.url, async (client) => {
+    const perTick = Math.max(1, Math.round((RATE * STEADY_TICK_MS) / 1000))
+    const ticks = Math.round((DURATION_SECONDS * 1000) / STEADY_TICK_MS)
+    const first = EVENTS
+    const began = performance.now()
+    for (let tick = 0; tick < ticks; tick++) {
+      await insertPaidPayments(client, payment.id, first + tick * perTick, perTick)
+      const wait = began + (tick + 1) * STEADY_TICK_MS - performance.now()
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+    }
+    await untilApplied(client, 120_000)
+    const latencies = (await client.query<{ ms: number }>(
+      `SELECT extract(epoch FROM (e.created_at - o.created_at)) * 1000 AS ms
+       FROM outbox o JOIN points_entries e ON e.payment_id = o.payload -> 'data' -> 'object' ->> 'id' AND e.type = 'earn'
+       WHERE o.type = 'payment.completed' AND o.event_id >= '' AND o.position > (
+         SELECT max(position) - $1::int FROM outbox WHERE type = 'payment.completed')`,
+      [ticks * perTick]
+    )).rows.map((row) => Number(row.ms)).sort((a, b) => a - b)
+    return { events: ticks * perTick, p50: percentile(latencies, 50), p99: percentile(latencies, 99) }
+  })
+  log(`steady ${formatInt(RATE)} events/s for ${DURATION_SECONDS} s: commit → earn entry p50 ${formatMs(steady.p50)}, p99 ${formatMs(steady.p99)}`)
+
+  console.log([
+    "",
+    `| loyalty earning (${database.description}, ${cores} cores) | figure |`,
+    "|---|---|",
+    `| backlog of ${formatInt(EVENTS)} paid-payment events over ${formatInt(WALLETS)} wallets | ${formatInt(backlog.eventsPerSecond)} events/s (${backlog.seconds.toFixed(2)} s) |`,
+    `| steady ${formatInt(RATE)} events/s for ${DURATION_SECONDS} s: event commit → earn entry, p50 / p99 | ${formatMs(steady.p50)} / ${formatMs(steady.p99)} |`,
+    ""
+  ].join("\n"))
+  writeSummary({
+    database: database.description,
+    wallets: WALLETS,
+    events: EVENTS,
+    eventsPerSecond: backlog.eventsPerSecond,
+    backlogSeconds: backlog.seconds,
+    steadyRate: RATE,
+    steadyP50: steady.p50,
+    steadyP99: steady.p99
+  })
+}
+
+runBench(main)
