@@ -147,6 +147,7 @@ const main = async () => {
     const perTick = Math.max(1, Math.round((RATE * STEADY_TICK_MS) / 1000))
     const ticks = Math.round((DURATION_SECONDS * 1000) / STEADY_TICK_MS)
     const first = EVENTS
+    const before = (await client.query<{ position: string }>(`SELECT COALESCE(max(position), 0)::text AS position FROM outbox`)).rows[0]!.position
     const began = performance.now()
     for (let tick = 0; tick < ticks; tick++) {
       await insertPaidPayments(client, payment.id, first + tick * perTick, perTick)
@@ -157,9 +158,8 @@ const main = async () => {
     const latencies = (await client.query<{ ms: number }>(
       `SELECT extract(epoch FROM (e.created_at - o.created_at)) * 1000 AS ms
        FROM outbox o JOIN points_entries e ON e.payment_id = o.payload -> 'data' -> 'object' ->> 'id' AND e.type = 'earn'
-       WHERE o.type = 'payment.completed' AND o.event_id >= '' AND o.position > (
-         SELECT max(position) - $1::int FROM outbox WHERE type = 'payment.completed')`,
-      [ticks * perTick]
+       WHERE o.type = 'payment.completed' AND o.position > $1::bigint`,
+      [before]
     )).rows.map((row) => Number(row.ms)).sort((a, b) => a - b)
     return { events: ticks * perTick, p50: percentile(latencies, 50), p99: percentile(latencies, 99) }
   })
