@@ -1,13 +1,13 @@
 /**
  * Every bench in sequence (`npm run bench`): payments (bench/run.ts), webhook deliveries
- * (bench/webhooks.ts), live status streams (bench/sse.ts), customer search (bench/customers.ts), each as a
+ * (bench/webhooks.ts), live status streams (bench/sse.ts), customer search (bench/customers.ts), loyalty earning (bench/loyalty.ts), each as a
  * process of its own so that none
  * inherits another's memory or load; then one markdown table of all their figures, with the machine.
  *
  * Each bench's own output is passed through as it comes, its summary table included. The figures come
- * from the JSON a bench writes to BENCH_SUMMARY_FILE (payments, SSE, customers) or from its output lines (webhooks,
+ * from the JSON a bench writes to BENCH_SUMMARY_FILE (payments, SSE, customers, loyalty) or from its output lines (webhooks,
  * a standalone script). Each bench keeps its own settings (BENCH_DURATION, BENCH_EVENTS, BENCH_SSE_STREAMS,
- * …); BENCH_ONLY=payments,webhooks,sse,customers picks some. The webhooks bench takes its PostgreSQL from
+ * …); BENCH_ONLY=payments,webhooks,sse,customers,loyalty picks some. The webhooks bench takes its PostgreSQL from
  * TEST_DATABASE_URL, set here to BENCH_POSTGRES_URL when only that is given. A bench that fails is
  * reported as such and the others still run; the exit code is then 1.
  */
@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url"
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
 interface Bench {
-  readonly name: "requests" | "payments" | "webhooks" | "sse" | "customers"
+  readonly name: "requests" | "payments" | "webhooks" | "sse" | "customers" | "loyalty"
   readonly script: string
 }
 
@@ -29,7 +29,8 @@ const BENCHES: ReadonlyArray<Bench> = [
   { name: "payments", script: "bench/run.ts" },
   { name: "webhooks", script: "bench/webhooks.ts" },
   { name: "sse", script: "bench/sse.ts" },
-  { name: "customers", script: "bench/customers.ts" }
+  { name: "customers", script: "bench/customers.ts" },
+  { name: "loyalty", script: "bench/loyalty.ts" }
 ]
 
 const log = (line: string) => console.log(`[bench:all] ${line}`)
@@ -117,7 +118,7 @@ const webhookFigures = (output: string): WebhookFigures => {
 const main = async () => {
   const only = process.env["BENCH_ONLY"]?.split(",").map((name) => name.trim()).filter((name) => name !== "")
   const unknown = only?.filter((name) => !BENCHES.some((bench) => bench.name === name)) ?? []
-  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (requests, payments, webhooks, sse, customers)`)
+  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (requests, payments, webhooks, sse, customers, loyalty)`)
   const selected = BENCHES.filter((bench) => only === undefined || only.length === 0 || only.includes(bench.name))
 
   const cores = cpus().length
@@ -229,6 +230,15 @@ const main = async () => {
         `no search, ${c.unsearched.connections} connections × ${c.unsearched.seconds} s`,
         `${formatInt(c.unsearched.requestsPerSecond)} pages/s, p50 ${formatMs(c.unsearched.p50)}, p99 ${formatMs(c.unsearched.p99)}`
       ])
+    } else if (bench.name === "loyalty" && outcome?.summary !== undefined) {
+      const l = outcome.summary
+      rows.push(["loyalty", "database", l.database])
+      rows.push([
+        "loyalty",
+        `earning: backlog of ${formatInt(l.events)} paid-payment events over ${formatInt(l.wallets)} wallets`,
+        `${formatInt(l.eventsPerSecond)} events/s`
+      ])
+      rows.push(["loyalty", `earning at ${formatInt(l.steadyRate)} events/s: commit → earn entry, p50 / p99`, `${formatMs(l.steadyP50)} / ${formatMs(l.steadyP99)}`])
     }
     if (problem !== undefined) rows.push([bench.name, "result", problem])
   }

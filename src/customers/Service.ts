@@ -28,7 +28,7 @@ import type { ListParams } from "../../domain/Lists.ts"
 import { AccessService } from "../access/Service.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
-import { decodeCursor, type PagePosition, toPage } from "../platform/Pagination.ts"
+import { pageAfter } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { currentDate } from "../platform/Time.ts"
 import {
@@ -61,27 +61,12 @@ interface ConsentAuthor {
  */
 const CREATE_ATTEMPTS = 3
 
-const positionOf = (row: { readonly created_at: Date; readonly id: string }): PagePosition => ({
-  createdAt: row.created_at,
-  id: row.id
-})
-
 const flagsOf = (row: CustomerRow): PreferenceFlags => ({
   email: row[preferenceColumn.email],
   sms: row[preferenceColumn.sms],
   telegram: row[preferenceColumn.telegram],
   marketing: row[preferenceColumn.marketing]
 })
-
-/** The page after `cursor` (the first without one), read by `read` with its position. */
-const pageAfter = <A extends { readonly created_at: Date; readonly id: string }, E, R>(
-  params: ListParams,
-  read: (position: PagePosition | undefined) => Effect.Effect<ReadonlyArray<A>, E, R>
-) =>
-  Effect.gen(function*() {
-    const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-    return toPage(yield* read(position), params.limit, positionOf)
-  })
 
 export class CustomersService extends Effect.Service<CustomersService>()("customers/CustomersService", {
   effect: Effect.gen(function*() {

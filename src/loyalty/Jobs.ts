@@ -9,13 +9,16 @@
  * payment's earning); different customers' go at once.
  */
 import { Singleton } from "@effect/cluster"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Queue, Stream } from "effect"
+import { OUTBOX_CHANNEL } from "../payments/Repo.ts"
+import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { currentDate } from "../platform/Time.ts"
 import { CustomerWalletEntity } from "./Entity.ts"
 import { type PendingPaymentEvent, LoyaltyRepo } from "./Repo.ts"
 
 const BATCH = 500
-const POLL_INTERVAL = Duration.millis(200)
+/** How often the outbox is looked at when no commit notice wakes the consumer sooner. */
+const POLL_INTERVAL = Duration.seconds(1)
 const CUSTOMERS_AT_ONCE = 32
 
 /** One pass: a batch of pending payment events applied to their wallets. Answers how many were read. */
@@ -39,12 +42,18 @@ export const makeEarningPass = Effect.gen(function*() {
       const key = event.customer_id ?? ""
       byCustomer.set(key, [...(byCustomer.get(key) ?? []), event])
     }
+    // A customer whose event fails keeps it and its later ones for the next pass (in order); the other
+    // customers' events are marked, so one failing wallet holds back no other.
+    const applied: Array<number> = []
     yield* Effect.forEach(
       byCustomer.values(),
-      (ofCustomer) => Effect.forEach(ofCustomer, apply, { discard: true }),
+      (ofCustomer) =>
+        Effect.forEach(ofCustomer, (event) => Effect.tap(apply(event), () => Effect.sync(() => applied.push(event.position))), { discard: true }).pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning(`loyalty event of customer ${ofCustomer[0]!.customer_id} failed`, cause))
+        ),
       { concurrency: CUSTOMERS_AT_ONCE, discard: true }
     )
-    yield* repo.markApplied({ positions: events.map((event) => event.position), at: yield* currentDate })
+    if (applied.length > 0) yield* repo.markApplied({ positions: applied, at: yield* currentDate })
     return events.length
   }).pipe(Effect.withSpan("Loyalty.applyPaymentEvents"))
 })
@@ -53,10 +62,14 @@ export const LoyaltyEarningLive = Singleton.make(
   "loyalty/earning",
   Effect.gen(function*() {
     const pass = yield* makeEarningPass
+    // Woken by the notice each outbox write sends as it commits; the poll stays for what a notice misses.
+    const wake = yield* Queue.sliding<void>(1)
+    const notices = yield* (yield* ChangeFeed).subscribe(OUTBOX_CHANNEL)
+    yield* Stream.runForEach(notices, () => Queue.offer(wake, undefined)).pipe(Effect.forkScoped)
     while (true) {
       const read = yield* pass.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("loyalty earning pass failed", cause), 0)))
       // A full batch means more are waiting: go again at once.
-      if (read < BATCH) yield* Effect.sleep(POLL_INTERVAL)
+      if (read < BATCH) yield* Effect.race(Queue.take(wake), Effect.sleep(POLL_INTERVAL))
     }
-  })
+  }).pipe(Effect.scoped)
 )

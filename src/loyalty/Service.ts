@@ -45,28 +45,13 @@ import { AccessService } from "../access/Service.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
 import { formatAmount } from "../platform/Money.ts"
-import { decodeCursor, MAX_LIST_LIMIT, type PagePosition, toPage } from "../platform/Pagination.ts"
+import { MAX_LIST_LIMIT, pageAfter } from "../platform/Pagination.ts"
 import { currentDate } from "../platform/Time.ts"
 import { randomUUID } from "node:crypto"
 import { CustomerWalletEntity } from "./Entity.ts"
 import { valueOf } from "./Points.ts"
 import { LoyaltyRepo, POINTS_CHANNEL, type WalletRow } from "./Repo.ts"
 import { tierOf, toPointsEntry, toProgram, toRedemption, toReward, toTier, toTierSummary } from "./View.ts"
-
-const positionOf = (row: { readonly created_at: Date; readonly id: string }): PagePosition => ({
-  createdAt: row.created_at,
-  id: row.id
-})
-
-/** The page after `cursor` (the first without one), read by `read` with its position. */
-const pageAfter = <A extends { readonly created_at: Date; readonly id: string }, E, R>(
-  params: ListParams,
-  read: (position: PagePosition | undefined) => Effect.Effect<ReadonlyArray<A>, E, R>
-) =>
-  Effect.gen(function*() {
-    const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-    return toPage(yield* read(position), params.limit, positionOf)
-  })
 
 /** The entity's own failures (mailbox full, persistence trouble) are the infrastructure's, not the client's. */
 const infrastructureDies = <A, E, R>(
@@ -307,6 +292,13 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         access.owned(repo.findReward(id), (row) => row.store_id, permission, () => rewardNotFound(id, "id"))
       )
 
+    /** The reward, locked until the transaction ends; deleted since it was found: 404 as for any missing one. */
+    const lockReward = (id: RewardId) =>
+      Effect.flatMap(
+        repo.findRewardForUpdate(id),
+        Option.match({ onNone: () => Effect.fail(rewardNotFound(id, "id")), onSome: Effect.succeed })
+      )
+
     const rewards = Effect.fn("Loyalty.rewards")(function*(storeId: StoreId, params: ListParams) {
       const store = yield* storeOfUser(storeId, "customer.read")
       const page = yield* pageAfter(params, (position) => repo.listRewards(store.storeId, false, params.limit, position))
@@ -331,7 +323,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
       yield* rewardOfUser(id, "marketing.manage")
       // Under the reward's lock: a stock set here is not undone by a redemption that read the old one.
       return yield* repo.inTransaction(Effect.gen(function*() {
-        const current = Option.getOrThrow(yield* repo.findRewardForUpdate(id))
+        const current = yield* lockReward(id)
         return toReward(yield* repo.updateReward({
           ...current,
           name: input.name ?? current.name,
@@ -348,7 +340,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
       // Under the reward's lock, which a redemption's stock update also takes: a reward is deleted only
       // if no redemption of it committed or is under way.
       return yield* repo.inTransaction(Effect.gen(function*() {
-        const current = Option.getOrThrow(yield* repo.findRewardForUpdate(id))
+        const current = yield* lockReward(id)
         if (yield* repo.hasRedemptions(current.id)) {
           return toReward(yield* repo.updateReward({ ...current, active: false }))
         }

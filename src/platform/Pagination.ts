@@ -151,3 +151,19 @@ export const newestFirst = (
   sql: Statement.Constructor,
   columns: ListColumns = DEFAULT_LIST_COLUMNS
 ): Statement.Fragment => sql`${sql(columns.createdAt)} DESC, ${sql(columns.id)} DESC`
+
+/** Where a row of a list stands: its `created_at` and `id`, the columns every list is ordered by. */
+const positionOfRow = (row: { readonly created_at: Date; readonly id: string }): PagePosition => ({
+  createdAt: row.created_at,
+  id: row.id
+})
+
+/** The page after `params.cursor` (the first without one), read by `read` with its position. */
+export const pageAfter = <A extends { readonly created_at: Date; readonly id: string }, E, R>(
+  params: { readonly limit: number; readonly cursor?: string | undefined },
+  read: (position: PagePosition | undefined) => Effect.Effect<ReadonlyArray<A>, E, R>
+) =>
+  Effect.gen(function*() {
+    const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+    return toPage(yield* read(position), params.limit, positionOfRow)
+  })

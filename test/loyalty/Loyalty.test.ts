@@ -11,6 +11,7 @@ import { Chunk, Effect, Either, Stream } from "effect"
 import type { PointsEntryAdded } from "../../domain/Console.ts"
 import { makeConsoleClient } from "../../domain/ConsoleClient.ts"
 import type { CustomerId, RewardId } from "../../domain/Ids.ts"
+import { CustomerWalletEntity } from "../../src/loyalty/Entity.ts"
 import { addMember } from "../support/Accounts.ts"
 import { clientAs, expectFailure, listParams } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
@@ -280,6 +281,20 @@ describe("loyalty", () => {
         expect(liability).toMatchObject({ object: "loyalty_liability", outstanding_points: 200, point_value: "0.015", currency: "USD", amount: "3.00" })
         // An adjustment does not count toward lifetime points.
         expect((yield* customerOf(app, merchant.key, customer.id)).lifetime_points).toBe(0)
+      }))
+
+    it.effect("applies another program's credit once per key, counting it toward lifetime points", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const merchant = yield* newMerchant(app)
+        const customer = yield* newCustomer(app, merchant.key)
+        const wallets = yield* CustomerWalletEntity.client
+        const credit = wallets(customer.id).Credit({ type: "referral", key: "ref_1", points: 50, reason: "Referred a friend" })
+        const first = yield* credit
+        const again = yield* credit
+        expect(again.id).toBe(first.id)
+        expect(first).toMatchObject({ type: "referral", points: 50, balance_after: 50 })
+        expect(yield* customerOf(app, merchant.key, customer.id)).toMatchObject({ points_balance: 50, lifetime_points: 50 })
       }))
 
     it.effect("serves the public wallet: JSON by default, an escaped HTML page under the nonce CSP for a browser", () =>
