@@ -472,7 +472,8 @@ describe("payment links", () => {
           expect(["available", "coming_soon"]).toContain(product.status)
         }
         expect(products.find((product) => product.id === "eco_payments_api")?.status).toBe("available")
-        expect(products.find((product) => product.id === "eco_loyalty")?.status).toBe("coming_soon")
+        expect(products.find((product) => product.id === "eco_loyalty")?.status).toBe("available")
+        expect(products.find((product) => product.id === "eco_referrals")?.status).toBe("coming_soon")
         const names = products.map((product) => product.name).join(" | ")
         for (const expected of ["Payments API", "Hosted checkout", "Payment links", "Webhooks", "Loyalty", "Billing"]) {
           expect(names).toContain(expected)
