@@ -1,7 +1,7 @@
 /**
  * Retention: what has done its job is deleted on a schedule, so tables do not grow without bound —
- * processed cluster messages and their replies, dispatched outbox rows, and finished webhook jobs with
- * their delivery records. Ages come from configuration (RETENTION_*_DAYS). Deletes go in batches so a
+ * processed cluster messages and their replies, dispatched outbox rows, finished webhook jobs with
+ * their delivery records, and sign-in throttle records whose window and block are long over. Ages come from configuration (RETENTION_*_DAYS). Deletes go in batches so a
  * large backlog never holds long locks.
  *
  * Handlers never rely on a purged message for correctness: a message replayed after its record is gone
@@ -93,15 +93,35 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
     const webhookJobs = (before: Date) =>
       drain(deleteFinishedJobs(before).pipe(Effect.map((rows) => rows.length), Effect.orDie))
 
+    /**
+     * Throttle records (per address, per e-mail) whose counting window started more than a day ago and
+     * whose block, if any, has ended: every window and block is far shorter, so they decide nothing.
+     */
+    const deleteStaleThrottles = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Unknown,
+      execute: (now) =>
+        sql`
+          DELETE FROM auth_throttle WHERE key IN (
+            SELECT key FROM auth_throttle
+            WHERE window_started < ${addMillis(now, -DAY_MS)} AND (blocked_until IS NULL OR blocked_until < ${now})
+            LIMIT ${BATCH}
+          )
+          RETURNING key`
+    })
+    const throttles = (now: Date) =>
+      drain(deleteStaleThrottles(now).pipe(Effect.map((rows) => rows.length), Effect.orDie))
+
     const purge = Effect.fn("Retention.purge")(function*(at?: Date) {
       const now = at ?? (yield* currentDate)
       const ago = (days: number) => addMillis(now, -days * DAY_MS)
       const purged = {
         clusterMessages: yield* clusterMessages(ago(config.retention.clusterMessagesDays)),
         outbox: yield* outbox(ago(config.retention.outboxDays)),
-        webhookJobs: yield* webhookJobs(ago(config.retention.webhookDeliveriesDays))
+        webhookJobs: yield* webhookJobs(ago(config.retention.webhookDeliveriesDays)),
+        throttles: yield* throttles(now)
       }
-      if (purged.clusterMessages + purged.outbox + purged.webhookJobs > 0) {
+      if (purged.clusterMessages + purged.outbox + purged.webhookJobs + purged.throttles > 0) {
         yield* Effect.logInfo("retention purge").pipe(Effect.annotateLogs(purged))
       }
       return purged

@@ -41,10 +41,21 @@ describe("retention", () => {
         expect(before.messages).toBeGreaterThan(0)
         expect(before.outbox).toBeGreaterThan(0)
 
+        // Sign-in throttle records: one whose window is current, one long over, one long over but still blocked.
+        const hour = 60 * 60 * 1000
+        yield* sql`DELETE FROM auth_throttle`
+        yield* sql`
+          INSERT INTO auth_throttle (key, failures, window_started, blocked_until) VALUES
+            ('retention:current', 1, ${new Date()}, NULL),
+            ('retention:over', 3, ${new Date(Date.now() - 48 * hour)}, ${new Date(Date.now() - 47 * hour)}),
+            ('retention:blocked', 0, ${new Date(Date.now() - 48 * hour)}, ${new Date(Date.now() + hour)})`
+
         const retention = yield* Effect.provide(Retention, Retention.Default)
-        // Today nothing is old enough.
+        // Today nothing is old enough but the throttle record whose window and block are long over.
         const today = yield* retention.purge(new Date())
-        expect(today).toEqual({ clusterMessages: 0, outbox: 0, webhookJobs: 0 })
+        expect(today).toEqual({ clusterMessages: 0, outbox: 0, webhookJobs: 0, throttles: 1 })
+        const throttleKeys = yield* sql<{ key: string }>`SELECT key FROM auth_throttle ORDER BY key`
+        expect(throttleKeys.map((row) => row.key)).toEqual(["retention:blocked", "retention:current"])
         // Thirty-one days on, everything finished is.
         const later = yield* retention.purge(new Date(Date.now() + 31 * DAY_MS))
         expect(later.clusterMessages).toBeGreaterThanOrEqual(before.messages)
