@@ -119,9 +119,10 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
     )
 
     /**
-     * The live status of the payment `paymentId` (which exists) as the body of an SSE response: the
-     * reconnect delay at once, the current status (unless `lastEventId` says the client has it), then
-     * one frame per change and a ping every 15 s, until a terminal status.
+     * The live status of the payment `paymentId` as the body of an SSE response: the reconnect delay at
+     * once, the current status (unless `lastEventId` says the client has it), then one frame per change
+     * and a ping every 15 s, until a terminal status. None when there is no such payment: the one read of
+     * the current status also tells whether it exists.
      */
     const open = Effect.fn("LiveStatus.open")(function*(paymentId: PaymentId, lastEventId: number | undefined) {
       const watcher: Watcher = {
@@ -144,23 +145,16 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
       watcher.body.push(RECONNECT_FRAME)
       const current = yield* readCurrent(paymentId).pipe(Effect.onError(() => Effect.sync(() => watcher.body.destroy())))
       if (Option.isNone(current)) {
-        end(watcher)
-        return watcher.body
+        watcher.body.destroy()
+        return Option.none<Readable>()
       }
       deliver(watcher, current.value)
       // A client that has the terminal status already gets the reconnect delay and the end.
       if (TERMINAL.has(current.value.status)) end(watcher)
-      return watcher.body
+      return Option.some(watcher.body)
     })
 
-    /** Streams open in this process, for the memory bench and tests. */
-    const openStreams = Effect.sync(() => {
-      let count = 0
-      for (const watchers of watchersByPayment.values()) count += watchers.size
-      return count
-    })
-
-    return { open, openStreams } as const
+    return { open } as const
   }),
   dependencies: [PaymentsRepo.Default]
 }) {}

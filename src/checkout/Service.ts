@@ -33,13 +33,12 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
     const liveStatus = yield* LiveStatus
     const publicUrl = yield* PublicBaseUrl
 
+    const paymentNotFound = (id: PaymentId) => new NotFound({ message: `No such payment: ${id}`, param: "id" })
+
     const findPayment = (id: PaymentId) =>
       Effect.flatMap(
         payments.find(id),
-        Option.match({
-          onNone: () => Effect.fail(new NotFound({ message: `No such payment: ${id}`, param: "id" })),
-          onSome: Effect.succeed
-        })
+        Option.match({ onNone: () => Effect.fail(paymentNotFound(id)), onSome: Effect.succeed })
       )
 
     const merchantOf = (payment: PaymentRow) =>
@@ -110,8 +109,9 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
      * payment, before any response starts.
      */
     const statusStream = Effect.fn("Checkout.statusStream")(function*(id: PaymentId, lastEventId: number | undefined) {
-      yield* findPayment(id)
-      return yield* liveStatus.open(id, lastEventId)
+      const body = yield* liveStatus.open(id, lastEventId)
+      if (Option.isNone(body)) return yield* paymentNotFound(id)
+      return body.value
     })
 
     return { view, receipt, statusStream } as const

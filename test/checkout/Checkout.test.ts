@@ -156,6 +156,17 @@ describe("checkout", () => {
         expect(done.frames).toEqual([])
       }))
 
+    it.effect("answers 404 in the shared error shape for the live status of an unknown payment", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        // Raw: the typed client cannot read an event stream.
+        const response = yield* Effect.promise(() => app.fetch(`/checkout/pay_3kTMd92JxQeLp0aZ7yNcB1vW/events`))
+        expect(response.status).toBe(404)
+        expect(yield* Effect.promise(() => response.json())).toEqual({
+          error: { code: "not_found", message: "No such payment: pay_3kTMd92JxQeLp0aZ7yNcB1vW", param: "id" }
+        })
+      }))
+
     it.effect("has a receipt only once the payment is paid", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
