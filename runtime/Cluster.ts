@@ -35,6 +35,7 @@ import { PaymentJobsLive } from "../src/payments/Jobs.ts"
 import { CustomerWalletEntityLive } from "../src/loyalty/Entity.ts"
 import { LoyaltyEarningLive } from "../src/loyalty/Jobs.ts"
 import { LoyaltyRepo } from "../src/loyalty/Repo.ts"
+import { Outbox } from "../src/platform/Outbox.ts"
 import { PaymentsRepo } from "../src/payments/Repo.ts"
 import { ClusterProbeLive } from "../src/system/ClusterProbe.ts"
 import { RetentionCronLive } from "../src/system/Retention.ts"
@@ -48,7 +49,7 @@ export const entityLayers = [ClusterProbeLive, PaymentEntityLive, CustomerWallet
 export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive] as const
 
 export const EntitiesLive = Layer.mergeAll(...entityLayers, ...singletonLayers).pipe(
-  Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default])
+  Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default, Outbox.Default])
 )
 
 /**

@@ -8,16 +8,13 @@ import { BranchId, CustomerId, EventId, JournalId, PaymentId, RefundId, StoreId 
 import type { PaymentStatus } from "../../domain/Payments.ts"
 import { OpenStatuses, PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
 import { Currency, formatAmount } from "../platform/Money.ts"
+import { OUTBOX_CHANNEL } from "../platform/Outbox.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
 /** The LISTEN/NOTIFY channel on which payment changes are announced. */
 export const PAYMENT_CHANNEL = "payment_changes"
 
-/**
- * The LISTEN/NOTIFY channel on which a new outbox event is announced (with its store's id), by the
- * statement that writes it: its dispatchers start on it when it commits rather than at their next poll.
- */
-export const OUTBOX_CHANNEL = "outbox_events"
+export { OUTBOX_CHANNEL } from "../platform/Outbox.ts"
 
 /** What a change notice says: enough for a live status frame without reading the payment again. */
 export const PaymentChange = Schema.Struct({

@@ -1,0 +1,209 @@
+/**
+ * The outbox: events written in the same transaction as the change they announce, so an event exists
+ * exactly when its change committed. Webhook delivery reads it (src/webhooks/Dispatcher.ts), and so do
+ * the areas that act on events after the fact — each through its own queue of pending events
+ * (migrations/0010_outbox_consumers.ts), filled by the database as the event commits.
+ *
+ * A consumer gets each event at least once: a crash between applying an event and deleting it from the
+ * queue applies it again, so `apply` must be idempotent (a primary or unique key on what it writes).
+ */
+import { Singleton } from "@effect/cluster"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Duration, Effect, Queue, Schema, Stream } from "effect"
+import { EventId, StoreId } from "../../domain/Ids.ts"
+import { ChangeFeed } from "./ChangeFeed.ts"
+import { newId } from "./Ids.ts"
+import { currentDate } from "./Time.ts"
+
+/**
+ * The LISTEN/NOTIFY channel on which a new outbox event is announced (with its store's id), by the
+ * statement that writes it: its dispatchers and consumers start on it when it commits rather than at
+ * their next poll.
+ */
+export const OUTBOX_CHANNEL = "outbox_events"
+
+/** The envelope every event has, on the wire and in the outbox (API.md "Webhooks"). */
+export const eventEnvelope = (event: {
+  readonly id: EventId
+  readonly type: string
+  readonly livemode: boolean
+  readonly at: Date
+  readonly object: unknown
+}) => ({
+  id: event.id,
+  object: "event",
+  type: event.type,
+  created_at: event.at.toISOString(),
+  livemode: event.livemode,
+  data: { object: event.object }
+})
+
+export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.void({
+      Request: Schema.Struct({
+        eventId: EventId,
+        storeId: StoreId,
+        livemode: Schema.Boolean,
+        type: Schema.String,
+        payload: Schema.Unknown
+      }),
+      execute: (event) =>
+        sql`
+          WITH written AS (
+            INSERT INTO outbox (event_id, store_id, livemode, type, payload)
+            VALUES (${event.eventId}, ${event.storeId}, ${event.livemode}, ${event.type}, ${JSON.stringify(event.payload)}::jsonb)
+            RETURNING store_id
+          )
+          SELECT pg_notify(${OUTBOX_CHANNEL}, store_id) FROM written`
+    })
+
+    /**
+     * Writes the event `type` about `object` (already in its wire form) for the store. Call it inside the
+     * transaction of the change it announces. Answers the event's id.
+     */
+    const emit = Effect.fn("Outbox.emit")(function*(event: {
+      readonly storeId: StoreId
+      readonly livemode: boolean
+      readonly type: string
+      readonly object: unknown
+      readonly at?: Date
+    }) {
+      const eventId = newId("evt")
+      const at = event.at ?? (yield* currentDate)
+      yield* insert({
+        eventId,
+        storeId: event.storeId,
+        livemode: event.livemode,
+        type: event.type,
+        payload: eventEnvelope({ id: eventId, type: event.type, livemode: event.livemode, at, object: event.object })
+      }).pipe(Effect.orDie)
+      return eventId
+    })
+
+    return { emit } as const
+  })
+}) {}
+
+// -------------------------------------------------------------------------------------------------
+// Consumers
+// -------------------------------------------------------------------------------------------------
+
+/** An event as a consumer receives it. `payload` is the envelope (`payload.data.object` the object). */
+export class OutboxEvent extends Schema.Class<OutboxEvent>("OutboxEvent")({
+  position: Schema.NumberFromString,
+  eventId: EventId,
+  type: Schema.String,
+  storeId: StoreId,
+  livemode: Schema.Boolean,
+  payload: Schema.Struct({ data: Schema.Struct({ object: Schema.Unknown }) }),
+  createdAt: Schema.DateFromSelf
+}) {
+  /** The event's object (a payment, a refund, a referral …), as it was when the event was written. */
+  get object(): unknown {
+    return this.payload.data.object
+  }
+}
+
+export interface OutboxConsumerOptions<R> {
+  /** The event types the consumer handles (those it subscribed to in its migration). */
+  readonly types: ReadonlyArray<string>
+  /**
+   * Applies one event. Must be idempotent: an event may come again after a crash. A failure leaves the
+   * event (and the later events of its key) queued for the next pass.
+   */
+  readonly apply: (event: OutboxEvent) => Effect.Effect<void, unknown, R>
+  /** Events of one key are applied one after another in outbox order; by default the store. */
+  readonly keyOf?: (event: OutboxEvent) => string
+  readonly batch?: number
+  /** How many keys are worked on at once. */
+  readonly concurrency?: number
+}
+
+const DEFAULT_BATCH = 500
+const DEFAULT_CONCURRENCY = 32
+/** How often the queue is looked at when no commit notice wakes the consumer sooner. */
+const POLL_INTERVAL = Duration.seconds(1)
+
+/**
+ * One pass of consumer `name`: up to a batch of its pending events, applied and taken off its queue.
+ * Answers how many were read (a full batch means more may be waiting).
+ */
+export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const batch = options.batch ?? DEFAULT_BATCH
+    const keyOf = options.keyOf ?? ((event: OutboxEvent) => event.storeId)
+    const types = [...options.types]
+
+    const pending = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: OutboxEvent,
+      execute: (limit) =>
+        sql`
+          SELECT o.position::text AS position, o.event_id AS "eventId", o.type, o.store_id AS "storeId",
+                 o.livemode, o.payload, o.created_at AS "createdAt"
+          FROM outbox_pending q JOIN outbox o ON o.position = q.position
+          WHERE q.consumer = ${name} AND o.type IN ${sql.in(types)}
+          ORDER BY q.position
+          LIMIT ${limit}`
+    })
+    const done = SqlSchema.void({
+      Request: Schema.Array(Schema.Number),
+      execute: (positions) => sql`DELETE FROM outbox_pending WHERE consumer = ${name} AND position IN ${sql.in(positions)}`
+    })
+
+    return Effect.gen(function*() {
+      const events = yield* Effect.orDie(pending(batch))
+      if (events.length === 0) return 0
+      const byKey = new Map<string, Array<OutboxEvent>>()
+      for (const event of events) {
+        const key = keyOf(event)
+        const ofKey = byKey.get(key)
+        if (ofKey) ofKey.push(event)
+        else byKey.set(key, [event])
+      }
+      const applied: Array<number> = []
+      // A key whose event fails keeps it and its later events for the next pass, in order; the other
+      // keys' events go on, so one failing subject holds back no other.
+      yield* Effect.forEach(
+        byKey.values(),
+        (ofKey) =>
+          Effect.forEach(ofKey, (event) =>
+            options.apply(event).pipe(
+              Effect.tap(() => Effect.sync(() => applied.push(event.position))),
+              Effect.withSpan(`${name}.apply`, { attributes: { type: event.type, event: event.eventId } })
+            ), { discard: true }).pipe(
+              Effect.catchAllCause((cause) => Effect.logWarning(`outbox consumer ${name}: event ${ofKey[0]!.eventId} failed`, cause))
+            ),
+        { concurrency: options.concurrency ?? DEFAULT_CONCURRENCY, discard: true }
+      )
+      if (applied.length > 0) yield* Effect.orDie(done(applied))
+      return events.length
+    })
+  })
+
+export const OutboxConsumer = {
+  /**
+   * The consumer `name` as a cluster singleton: one runner of the cluster applies its events, woken by
+   * the notice each outbox write sends as it commits, and polling for what a notice misses.
+   */
+  make: <R>(name: string, options: OutboxConsumerOptions<R>) =>
+    Singleton.make(
+      `outbox/${name}`,
+      Effect.gen(function*() {
+        const pass = yield* makeOutboxPass(name, options)
+        const wake = yield* Queue.sliding<void>(1)
+        const notices = yield* (yield* ChangeFeed).subscribe(OUTBOX_CHANNEL)
+        yield* Stream.runForEach(notices, () => Queue.offer(wake, undefined)).pipe(Effect.forkScoped)
+        while (true) {
+          const read = yield* pass.pipe(
+            Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`outbox consumer ${name}: pass failed`, cause), 0))
+          )
+          if (read < (options.batch ?? DEFAULT_BATCH)) yield* Effect.race(Queue.take(wake), Effect.sleep(POLL_INTERVAL))
+        }
+      }).pipe(Effect.scoped)
+    )
+}

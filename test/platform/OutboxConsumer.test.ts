@@ -1,0 +1,120 @@
+/**
+ * Outbox consumers: each subscribed consumer gets every event of its types that commits, and none that
+ * rolls back; a pass applies them oldest first per key, takes the applied ones off its queue, and keeps
+ * a failed event (and the later events of its key) for the next pass while other keys go on. Retention
+ * keeps an event while a consumer still has it queued.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { subscribeOutboxConsumer } from "../../migrations/0010_outbox_consumers.ts"
+import type { StoreId } from "../../domain/Ids.ts"
+import { makeOutboxPass, Outbox, type OutboxEvent } from "../../src/platform/Outbox.ts"
+import { Retention } from "../../src/system/Retention.ts"
+import { testAppLayer } from "../support/TestApp.ts"
+
+const DAY_MS = 24 * 60 * 60 * 1000
+const storeA = "store_outbox_a" as StoreId
+const storeB = "store_outbox_b" as StoreId
+
+const queued = (consumer: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ n: string }>`SELECT count(*) AS n FROM outbox_pending WHERE consumer = ${consumer}`).pipe(
+      Effect.map((rows) => Number(rows[0]!.n)),
+      Effect.orDie
+    )
+
+describe("outbox consumers", () => {
+  layer(testAppLayer(), { timeout: 120_000, excludeTestServices: true })("queue", (it) => {
+    it.effect("queues committed events of the subscribed types only, and applies each once in order per key", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const outbox = yield* Effect.provide(Outbox, Outbox.Default)
+        yield* subscribeOutboxConsumer("test-order", ["test.alpha", "test.beta"])
+
+        yield* outbox.emit({ storeId: storeA, livemode: false, type: "test.alpha", object: { n: 1 } })
+        yield* outbox.emit({ storeId: storeB, livemode: false, type: "test.beta", object: { n: 2 } })
+        yield* outbox.emit({ storeId: storeA, livemode: false, type: "test.gamma", object: { n: 3 } })
+        // An event whose transaction rolls back is never queued.
+        yield* sql.withTransaction(Effect.zipRight(
+          outbox.emit({ storeId: storeA, livemode: false, type: "test.alpha", object: { n: 4 } }),
+          Effect.fail("rolled back")
+        )).pipe(Effect.ignore)
+        yield* outbox.emit({ storeId: storeA, livemode: true, type: "test.beta", object: { n: 5 } })
+        expect(yield* queued("test-order")).toBe(3)
+
+        const seen: Array<{ store: string; n: unknown; livemode: boolean }> = []
+        const pass = yield* makeOutboxPass("test-order", {
+          types: ["test.alpha", "test.beta"],
+          apply: (event: OutboxEvent) =>
+            Effect.sync(() => seen.push({ store: event.storeId, n: (event.object as { n: number }).n, livemode: event.livemode }))
+        })
+        expect(yield* pass).toBe(3)
+        expect(seen.filter((s) => s.store === storeA)).toEqual([
+          { store: storeA, n: 1, livemode: false },
+          { store: storeA, n: 5, livemode: true }
+        ])
+        expect(seen.filter((s) => s.store === storeB)).toEqual([{ store: storeB, n: 2, livemode: false }])
+        // Applied events are off the queue: a second pass reads nothing.
+        expect(yield* pass).toBe(0)
+        expect(yield* queued("test-order")).toBe(0)
+      }))
+
+    it.effect("keeps a failed event and the later ones of its key for the next pass; other keys go on", () =>
+      Effect.gen(function*() {
+        const outbox = yield* Effect.provide(Outbox, Outbox.Default)
+        yield* subscribeOutboxConsumer("test-failure", ["test.failing"])
+        for (const [store, n] of [[storeA, 1], [storeA, 2], [storeB, 3]] as const) {
+          yield* outbox.emit({ storeId: store, livemode: false, type: "test.failing", object: { n } })
+        }
+        let failFirst = true
+        const applied: Array<number> = []
+        const pass = yield* makeOutboxPass("test-failure", {
+          types: ["test.failing"],
+          apply: (event: OutboxEvent) => {
+            const n = (event.object as { n: number }).n
+            if (n === 1 && failFirst) {
+              failFirst = false
+              return Effect.fail("temporarily broken")
+            }
+            return Effect.sync(() => applied.push(n))
+          }
+        })
+        yield* pass
+        // Store A's first event failed, so its second waited; store B's went through.
+        expect(applied).toEqual([3])
+        expect(yield* queued("test-failure")).toBe(2)
+        yield* pass
+        expect(applied).toEqual([3, 1, 2])
+        expect(yield* queued("test-failure")).toBe(0)
+      }))
+
+    it.effect("two consumers of one type each get the event", () =>
+      Effect.gen(function*() {
+        const outbox = yield* Effect.provide(Outbox, Outbox.Default)
+        yield* subscribeOutboxConsumer("test-first", ["test.shared"])
+        yield* subscribeOutboxConsumer("test-second", ["test.shared"])
+        yield* outbox.emit({ storeId: storeA, livemode: false, type: "test.shared", object: {} })
+        expect(yield* queued("test-first")).toBe(1)
+        expect(yield* queued("test-second")).toBe(1)
+        const first = yield* makeOutboxPass("test-first", { types: ["test.shared"], apply: () => Effect.void })
+        expect(yield* first).toBe(1)
+        expect(yield* queued("test-first")).toBe(0)
+        expect(yield* queued("test-second")).toBe(1)
+      }))
+
+    it.effect("retention keeps an event a consumer still has queued", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const outbox = yield* Effect.provide(Outbox, Outbox.Default)
+        yield* subscribeOutboxConsumer("test-retention", ["test.kept"])
+        const kept = yield* outbox.emit({ storeId: storeA, livemode: false, type: "test.kept", object: {} })
+        const gone = yield* outbox.emit({ storeId: storeA, livemode: false, type: "test.unsubscribed", object: {} })
+        yield* sql`UPDATE outbox SET dispatched_at = now() WHERE event_id IN (${kept}, ${gone})`
+        const retention = yield* Effect.provide(Retention, Retention.Default)
+        yield* retention.purge(new Date(Date.now() + 31 * DAY_MS))
+        const left = yield* sql<{ event_id: string }>`SELECT event_id FROM outbox WHERE event_id IN (${kept}, ${gone})`
+        expect(left.map((row) => row.event_id)).toEqual([kept])
+      }))
+  })
+})
