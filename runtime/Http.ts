@@ -6,8 +6,7 @@
 import { HttpApi, HttpApiScalar, HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Context, Effect, Layer, Option, Predicate } from "effect"
-import { createServer, type Server } from "node:http"
-import { randomUUID } from "node:crypto"
+import { Server } from "node:http"
 import { Api } from "../domain/Api.ts"
 import { CONSOLE_RPC_PATH } from "../domain/Console.ts"
 import type { ErrorCode } from "../domain/Errors.ts"
@@ -30,9 +29,10 @@ import { LoyaltyConsoleHttpLive, LoyaltyHttpLive, WalletHttpLive } from "../src/
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
-import { type RequestLogRecord, requestLogFields, withRequestLog } from "../src/platform/RequestLog.ts"
+import { logAccess, type RequestLogRecord, requestIdOf, withRequestLog } from "../src/platform/RequestLog.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge } from "./RequestGuard.ts"
 import { ServicesLive } from "./Services.ts"
+import { type DirectRoute, type DirectRoutes, statusStreamsOn } from "./StatusStreams.ts"
 
 /** Routes served outside the HttpApi (documents, pages, the console RPC), for the method check below. */
 const extraRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
@@ -66,8 +66,6 @@ export const knownRoutes = (api: HttpApi.HttpApi.Any): ReadonlyArray<GuardedRout
 
 const errorResponse = (status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.unsafeJson({ error: { code, message } }, { status, headers })
-
-const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/
 
 /**
  * The outermost middleware. It gives each request an id (echoing a sane `x-request-id`), renders every
@@ -106,20 +104,14 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
 
     return (httpEffect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        const incomingId = request.headers["x-request-id"]
-        const requestId = incomingId !== undefined && REQUEST_ID_PATTERN.test(incomingId) ? incomingId : randomUUID()
+        const requestId = requestIdOf(request.headers["x-request-id"])
         const path = request.url.split("?")[0] ?? request.url
         const started = performance.now()
         const record: RequestLogRecord = {}
         return guard(httpEffect).pipe(
           withRequestLog(record),
           Effect.catchAllCause(renderFailure(request, path)),
-          Effect.tap((response) => {
-            const durationMs = Math.round((performance.now() - started) * 10) / 10
-            return Effect.logInfo(`${request.method} ${path} ${response.status} ${durationMs}ms`).pipe(
-              Effect.annotateLogs({ status: response.status, duration_ms: durationMs, ...requestLogFields(record) })
-            )
-          }),
+          Effect.tap((response) => logAccess({ method: request.method, path, status: response.status, started, record })),
           Effect.tap((response) =>
             Effect.flatMap(currentHttpRoute, (route) =>
               recordHttpRequest({
@@ -175,12 +167,25 @@ export const RoutesLive = Layer.mergeAll(
  * closes whatever connections remain (long-lived streams) after the grace period.
  */
 /** The Node HTTP server itself, for the shutdown sequence. */
-export class NodeServer extends Context.Tag("runtime/NodeServer")<NodeServer, Server>() {}
+export class NodeServer extends Context.Tag("runtime/NodeServer")<NodeServer, RoutingServer>() {}
+
+/**
+ * The Node HTTP server, with a hook for the routes it answers itself (runtime/StatusStreams.ts) before
+ * a request reaches the Effect handler.
+ */
+export class RoutingServer extends Server implements DirectRoutes {
+  direct: DirectRoute | undefined = undefined
+
+  override emit(event: string | symbol, ...args: Array<any>): boolean {
+    if (event === "request" && this.direct !== undefined && this.direct(args[0], args[1])) return true
+    return super.emit(event as string, ...args)
+  }
+}
 
 export const NodeServerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const server = createServer()
+    const server = new RoutingServer()
     return Layer.succeed(NodeServer, server).pipe(
       Layer.provideMerge(NodeHttpServer.layer(() => server, { port: config.port, host: config.host }))
     )
@@ -217,6 +222,7 @@ export const logListening = Effect.gen(function*() {
 })
 
 /** Serves every route; requires the services the handlers use. */
-export const HttpLive = HttpLayerRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
-  Layer.provide(ServicesLive)
-)
+export const HttpLive = Layer.merge(
+  HttpLayerRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }),
+  Layer.unwrapEffect(Effect.map(NodeServer, statusStreamsOn))
+).pipe(Layer.provide(ServicesLive))

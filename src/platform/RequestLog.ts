@@ -5,6 +5,7 @@
  * (`actor=usr_…` for a user session, `actor=key_…` for an API key). An erasure, a refund or a key
  * rotation can then be traced to whoever asked for it from the log alone.
  */
+import { randomUUID } from "node:crypto"
 import { Effect, FiberRef } from "effect"
 
 export interface RequestLogRecord {
@@ -29,3 +30,23 @@ export const recordActor = (actor: string): Effect.Effect<void> =>
 /** The access-log fields of a record, for `Effect.annotateLogs`. */
 export const requestLogFields = (record: RequestLogRecord): Record<string, string> =>
   record.actor === undefined ? {} : { actor: record.actor }
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** The request's id: the client's `x-request-id` when it is a sane one, a fresh one otherwise. */
+export const requestIdOf = (incoming: string | undefined): string =>
+  incoming !== undefined && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID()
+
+/** The one access-log line of a request, written when its answer leaves. */
+export const logAccess = (line: {
+  readonly method: string
+  readonly path: string
+  readonly status: number
+  readonly started: number
+  readonly record: RequestLogRecord
+}): Effect.Effect<void> => {
+  const durationMs = Math.round((performance.now() - line.started) * 10) / 10
+  return Effect.logInfo(`${line.method} ${line.path} ${line.status} ${durationMs}ms`).pipe(
+    Effect.annotateLogs({ status: line.status, duration_ms: durationMs, ...requestLogFields(line.record) })
+  )
+}

@@ -1,0 +1,136 @@
+/**
+ * `GET /checkout/{id}/events` answered by the Node server directly, beside the Effect HTTP handler.
+ *
+ * A live status stream is open for minutes, thousands at a time. Served by the Effect handler, each one
+ * kept its request fiber waiting for the body to end — the fiber's continuation of every middleware and
+ * its context, some 35 KiB of heap per stream, more than the stream itself. Here a short fiber does what
+ * the request needs (the address's slot, the one read of the payment, the access-log line, the metric,
+ * the error in the shared envelope) and ends; the body (a plain Readable fed by LiveStatus) is then piped
+ * to the Node response with nothing of Effect held for it.
+ *
+ * The route stays declared in the HttpApi (domain/Checkout.ts): the OpenAPI document describes it, and
+ * the Effect handler answers the requests this does not take (HEAD, and anything before it is installed).
+ */
+import { Cause, Effect, Layer, Runtime } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { type ApiError, errorStatus, toErrorEnvelope } from "../domain/Errors.ts"
+import type { PaymentId } from "../domain/Ids.ts"
+import { CheckoutService } from "../src/checkout/Service.ts"
+import { StreamSlots } from "../src/checkout/StreamSlots.ts"
+import { recordHttpRequest } from "../src/platform/Metrics.ts"
+import { logAccess, requestIdOf } from "../src/platform/RequestLog.ts"
+
+export const STATUS_STREAM_ROUTE = "/checkout/:id/events"
+const STATUS_STREAM_PATH = /^\/checkout\/([^/]+)\/events\/?$/
+
+/** A request the Node server answers itself; answers false to leave it to the Effect handler. */
+export type DirectRoute = (request: IncomingMessage, response: ServerResponse) => boolean
+
+const headerOf = (request: IncomingMessage, name: string): string | undefined => {
+  const value = request.headers[name]
+  return typeof value === "string" ? value : undefined
+}
+
+/** `Last-Event-ID` as the number of the last frame the client has; anything else counts as none. */
+const lastEventIdOf = (raw: string | undefined) =>
+  raw !== undefined && /^\d{1,12}$/.test(raw.trim()) ? Number(raw.trim()) : undefined
+
+const paymentIdOf = (url: string): string | undefined => {
+  const path = url.split("?")[0] ?? url
+  const match = STATUS_STREAM_PATH.exec(path)
+  if (match === null) return undefined
+  try {
+    return decodeURIComponent(match[1]!)
+  } catch {
+    return undefined
+  }
+}
+
+const STREAM_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
+
+const sendError = (response: ServerResponse, error: ApiError, requestId: string) => {
+  const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId }
+  if (error._tag === "RateLimited") headers["retry-after"] = String(error.retryAfterSeconds ?? 60)
+  response.writeHead(errorStatus(error), headers)
+  response.end(JSON.stringify(toErrorEnvelope(error)))
+}
+
+const INTERNAL_ERROR = JSON.stringify({ error: { code: "internal_error", message: "An internal error occurred; it has been logged" } })
+
+export const makeStatusStreamRoute = Effect.gen(function*() {
+  const checkout = yield* CheckoutService
+  const slots = yield* StreamSlots
+  const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+
+  const serve = (request: IncomingMessage, response: ServerResponse, paymentId: string) => {
+    const started = performance.now()
+    const requestId = requestIdOf(headerOf(request, "x-request-id"))
+    const path = (request.url ?? "").split("?")[0]!
+
+    const answer = Effect.gen(function*() {
+      const release = yield* slots.take(request.socket.remoteAddress ?? "unknown")
+      // The slot is the connection's until its response is over: ended, failed, or the client went away.
+      response.once("close", release)
+      const body = yield* checkout.statusStream(paymentId as PaymentId, lastEventIdOf(headerOf(request, "last-event-id")))
+      if (response.destroyed) {
+        body.destroy()
+      } else {
+        // The client going away ends the body, which forgets the stream.
+        response.once("close", () => body.destroy())
+        response.writeHead(200, { ...STREAM_HEADERS, "x-request-id": requestId })
+        body.pipe(response)
+      }
+      return 200
+    }).pipe(
+      // Too many streams from the address (429), or no such payment (404).
+      Effect.catchAll((error) => Effect.sync(() => (sendError(response, error, requestId), errorStatus(error)))),
+      Effect.catchAllCause((cause) =>
+        Effect.as(
+          Effect.zipRight(
+            Effect.logError("request failed", cause),
+            Effect.sync(() => {
+              if (!response.headersSent) {
+                response.writeHead(500, { "content-type": "application/json", "x-request-id": requestId })
+                response.end(INTERNAL_ERROR)
+              } else response.destroy()
+            })
+          ),
+          Cause.isInterruptedOnly(cause) ? 499 : 500
+        )),
+      Effect.tap((status) =>
+        Effect.zipRight(
+          logAccess({ method: "GET", path, status, started, record: {} }),
+          recordHttpRequest({
+            method: "GET",
+            route: STATUS_STREAM_ROUTE,
+            status,
+            durationSeconds: (performance.now() - started) / 1000
+          })
+        )),
+      Effect.withSpan(`GET ${STATUS_STREAM_ROUTE}`, { kind: "server", attributes: { "http.route": STATUS_STREAM_ROUTE } }),
+      Effect.annotateLogs("request_id", requestId)
+    )
+    runFork(answer)
+  }
+
+  const route: DirectRoute = (request, response) => {
+    if (request.method !== "GET" || request.url === undefined) return false
+    const paymentId = paymentIdOf(request.url)
+    if (paymentId === undefined) return false
+    serve(request, response, paymentId)
+    return true
+  }
+  return route
+})
+
+/** Where the Node server looks for the routes it answers itself. */
+export interface DirectRoutes {
+  direct: DirectRoute | undefined
+}
+
+/** Installs the status stream route on `server` for as long as the layer lives. */
+export const statusStreamsOn = (server: DirectRoutes) =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    server.direct = yield* makeStatusStreamRoute
+    yield* Effect.addFinalizer(() => Effect.sync(() => (server.direct = undefined)))
+  }))

@@ -1,0 +1,64 @@
+/**
+ * The live status stream is answered by the Node server itself (runtime/StatusStreams.ts), not by the
+ * Effect handler, so its request fiber does not live as long as the stream. From outside it must be a
+ * route like any other: the request id echoed, one access-log line with status and duration, errors in
+ * the shared envelope, and the methods it does not take still answered by the HttpApi.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { createPayment, newMerchant, simulate } from "../support/Merchant.ts"
+import { TestApp, testAppLayer } from "../support/TestApp.ts"
+
+const logs: Array<string> = []
+
+describe("live status route", () => {
+  layer(testAppLayer({}, { logs }), { timeout: 60_000, excludeTestServices: true })("served by the Node server", (it) => {
+    it.effect("echoes the request id, logs one line when the stream starts, and streams until the end", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const { key } = yield* newMerchant(app)
+        const payment = yield* createPayment(app, key)
+        const response = yield* Effect.promise(() =>
+          app.fetch(`/checkout/${payment.id}/events`, { headers: { "x-request-id": "stream-check-1" } })
+        )
+        expect(response.status).toBe(200)
+        expect(response.headers.get("content-type")).toBe("text/event-stream")
+        expect(response.headers.get("x-request-id")).toBe("stream-check-1")
+        const text = Effect.promise(() => response.text())
+        yield* simulate(app, key, payment.id, "scanned")
+        yield* simulate(app, key, payment.id, "paid")
+        expect(yield* text).toContain(`"status":"paid"`)
+        const lines = logs.filter((line) => line.includes("request_id=stream-check-1"))
+        expect(lines).toHaveLength(1)
+        expect(lines[0]).toContain(`GET /checkout/${payment.id}/events 200`)
+        expect(lines[0]).toMatch(/duration_ms=[\d.]+/)
+      }))
+
+    it.effect("gives a fresh request id when the client's is not a sane one, and 404 in the envelope for an unknown payment", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const response = yield* Effect.promise(() =>
+          app.fetch(`/checkout/pay_unknown%20id/events/`, { headers: { "x-request-id": "bad id with spaces" } })
+        )
+        expect(response.status).toBe(404)
+        expect(response.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
+        const body = yield* Effect.promise(() => response.json())
+        expect(body.error.code).toBe("not_found")
+        expect(body.error.message).toContain("pay_unknown id")
+      }))
+
+    it.effect("leaves other methods on the path to the HttpApi", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const { key } = yield* newMerchant(app)
+        const payment = yield* createPayment(app, key)
+        const post = yield* Effect.promise(() => app.fetch(`/checkout/${payment.id}/events`, { method: "POST" }))
+        expect(post.status).toBe(405)
+        expect(post.headers.get("allow")).toContain("GET")
+        const head = yield* Effect.promise(() => app.fetch(`/checkout/${payment.id}/events`, { method: "HEAD" }))
+        yield* Effect.promise(() => head.arrayBuffer())
+        expect(head.status).toBe(200)
+        expect(head.headers.get("content-type")).toBe("text/event-stream")
+      }))
+  })
+})
