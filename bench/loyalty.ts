@@ -80,7 +80,7 @@ const insertPaidPayments = (client: pg.Client, template: string, first: number, 
 
 const pendingEvents = async (client: pg.Client) =>
   (await client.query<{ pending: number }>(
-    `SELECT count(*)::int AS pending FROM outbox WHERE loyalty_applied_at IS NULL AND type = 'payment.completed'`
+    `SELECT count(*)::int AS pending FROM outbox_pending WHERE consumer = 'loyalty'`
   )).rows[0]!.pending
 
 const untilApplied = async (client: pg.Client, timeoutMs: number) => {

@@ -13,6 +13,7 @@ import Migration0007 from "./0007_account_and_payment_hardening.ts"
 import Migration0008 from "./0008_customers.ts"
 import Migration0009 from "./0009_loyalty.ts"
 import Migration0010 from "./0010_outbox_consumers.ts"
+import Migration0017 from "./0017_loyalty_outbox_consumer.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_platform": Migration0001,
@@ -24,5 +25,6 @@ export const migrations = Migrator.fromRecord({
   "0007_account_and_payment_hardening": Migration0007,
   "0008_customers": Migration0008,
   "0009_loyalty": Migration0009,
-  "0010_outbox_consumers": Migration0010
+  "0010_outbox_consumers": Migration0010,
+  "0017_loyalty_outbox_consumer": Migration0017
 })

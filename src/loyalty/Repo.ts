@@ -104,15 +104,6 @@ export const WalletRow = Schema.Struct({
 export type WalletRow = typeof WalletRow.Type
 
 /** A paid or refunded payment's outbox event that the wallet has not yet applied. */
-export const PendingPaymentEvent = Schema.Struct({
-  position: Schema.NumberFromString,
-  event_id: EventId,
-  type: Schema.Literal("payment.completed", "payment.refunded"),
-  payment_id: PaymentId,
-  customer_id: Schema.NullOr(CustomerId)
-})
-export type PendingPaymentEvent = typeof PendingPaymentEvent.Type
-
 /** What the wallet reads of a payment to earn or reverse its points. */
 export const EarningPayment = Schema.Struct({
   id: PaymentId,
@@ -510,34 +501,6 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    // ---------------------------------------------------------------------------------------------
-    // The payment events the wallet consumes
-    // ---------------------------------------------------------------------------------------------
-
-    const pendingPaymentEvents = Effect.fn("LoyaltyRepo.pendingPaymentEvents")(
-      SqlSchema.findAll({
-        Request: Schema.Number,
-        Result: PendingPaymentEvent,
-        execute: (limit) =>
-          sql`
-            SELECT o.position::text AS position, o.event_id, o.type, p.id AS payment_id, p.customer_id
-            FROM outbox o JOIN payments p ON p.id = o.payload -> 'data' -> 'object' ->> 'id'
-            WHERE o.loyalty_applied_at IS NULL AND o.type IN ('payment.completed', 'payment.refunded')
-            ORDER BY o.position
-            LIMIT ${limit}`
-      }),
-      Effect.orDie
-    )
-
-    const markApplied = Effect.fn("LoyaltyRepo.markApplied")(
-      SqlSchema.void({
-        Request: Schema.Struct({ positions: Schema.Array(Schema.Number), at: Schema.DateFromSelf }),
-        execute: ({ at, positions }) =>
-          sql`UPDATE outbox SET loyalty_applied_at = ${at} WHERE position IN ${sql.in(positions)}`
-      }),
-      Effect.orDie
-    )
-
     const findPayment = Effect.fn("LoyaltyRepo.findPayment")(
       SqlSchema.findOne({
         Request: Schema.String,
@@ -584,8 +547,6 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       paymentPoints,
       listEntries,
       outstanding,
-      pendingPaymentEvents,
-      markApplied,
       findPayment
     } as const
   })

@@ -70,9 +70,7 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
         sql`
           DELETE FROM outbox WHERE position IN (
             SELECT position FROM outbox WHERE dispatched_at IS NOT NULL AND dispatched_at < ${before}
-              -- A paid or refunded payment's event stays until the loyalty consumer has applied it.
-              AND (loyalty_applied_at IS NOT NULL OR type NOT IN ('payment.completed', 'payment.refunded'))
-              -- And every event stays until each consumer it is queued for has applied it.
+              -- An event stays until each consumer it is queued for has applied it.
               AND NOT EXISTS (SELECT 1 FROM outbox_pending q WHERE q.position = outbox.position)
             LIMIT ${BATCH}
           )

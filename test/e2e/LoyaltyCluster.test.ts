@@ -115,7 +115,7 @@ describe.skipIf(!enabled)("loyalty wallets across a killed runner", () => {
     // Every paid payment's event applied to its wallet.
     await waitFor("every payment event to reach its wallet", 120_000, async () => {
       const [row] = await db.query<{ pending: number }>(
-        `SELECT count(*)::int AS pending FROM outbox WHERE loyalty_applied_at IS NULL AND type IN ('payment.completed', 'payment.refunded')`
+        `SELECT count(*)::int AS pending FROM outbox_pending WHERE consumer = 'loyalty'`
       )
       return row!.pending === 0 ? true : undefined
     }, 250)
