@@ -26,6 +26,10 @@ import { LinksGroup, PublicLinksGroup } from "./Links.ts"
 import { EcosystemGroup } from "./Ecosystem.ts"
 import { CustomerConsoleGroup, CustomersGroup } from "./Customers.ts"
 import { LoyaltyConsoleGroup, LoyaltyGroup, WalletGroup } from "./Loyalty.ts"
+import { AnalyticsGroup, LedgerGroup, RevenueSharesGroup, RiskGroup } from "./Analytics.ts"
+import { AiGroup } from "./Ai.ts"
+import { BillingGroup, ConnectorsGroup, NotificationsGroup, SecurityGroup } from "./Connectors.ts"
+import { ReferralLinkGroup, ReferralsConsoleGroup, ReferralsGroup } from "./Referrals.ts"
 
 const BaseApi = HttpApi.make("merchant-platform")
   .add(SystemGroup)
@@ -48,6 +52,18 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(CustomerConsoleGroup)
   .add(LoyaltyGroup)
   .add(LoyaltyConsoleGroup)
+  .add(ReferralsGroup)
+  .add(ReferralsConsoleGroup)
+  .add(ReferralLinkGroup)
+  .add(AnalyticsGroup)
+  .add(LedgerGroup)
+  .add(RevenueSharesGroup)
+  .add(RiskGroup)
+  .add(AiGroup)
+  .add(ConnectorsGroup)
+  .add(NotificationsGroup)
+  .add(SecurityGroup)
+  .add(BillingGroup)
   .add(WalletGroup)
   .addError(InvalidRequestResponse)
   .annotateContext(OpenApi.annotations({

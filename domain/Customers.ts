@@ -228,7 +228,8 @@ export const CreateCustomer = closed(Schema.Struct({
       "personal data, so keep no payment records in it"
   })),
   referral_code: Schema.optional(boundedText(MAX_REFERRAL_CODE_LENGTH).annotations({
-    description: "The referral code of the customer who referred this one; an unknown code is 400 `invalid_request`"
+    description: "The referral code of the customer who referred this one (POST /v1/customers/{id}/referral-code): the " +
+      "new customer becomes its referee. A code no customer of this store and mode has is 400 `invalid_request`"
   }))
 }), "CreateCustomerDto")
 export type CreateCustomer = typeof CreateCustomer.Type
@@ -308,7 +309,8 @@ export class CustomersGroup extends HttpApiGroup.make("customers")
           "`invalid_state` naming the existing customer. The same e-mail in another store or mode is another " +
           "customer. Preferences start all false. With `Idempotency-Key`, a retry with the same body answers " +
           "the original customer and creates nothing. `referral_code` names the referrer; a code no customer " +
-          "of the store has is 400 `invalid_request`."
+          "of the store has is 400 `invalid_request`; a referral whose referee shares the referrer's e-mail, phone " +
+          "or external_id, or past the referrer's daily limit, is made flagged for review."
       )
   )
   .add(

@@ -32,8 +32,16 @@ export const IdPrefixes = [
   "cns", // customer consent record
   "lpe", // loyalty points entry
   "tier", // loyalty tier
+  "seg", // customer segment
+  "promo", // promotion
   "rwd", // loyalty reward
-  "rdm" // loyalty redemption
+  "rdm", // loyalty redemption
+  "rs", // revenue share
+  "risk", // risk case
+  "ref", // referral
+  "com", // affiliate commission
+  "con", // connector
+  "ntf" // notification message
 ] as const
 
 export type IdPrefix = (typeof IdPrefixes)[number]
@@ -102,6 +110,18 @@ export const InvoiceId = IdOf("inv")
 export type InvoiceId = typeof InvoiceId.Type
 export const JournalId = IdOf("jrn")
 export type JournalId = typeof JournalId.Type
+export const RevenueShareId = IdOf("rs")
+export type RevenueShareId = typeof RevenueShareId.Type
+export const RiskCaseId = IdOf("risk")
+export type RiskCaseId = typeof RiskCaseId.Type
+export const ReferralId = IdOf("ref")
+export type ReferralId = typeof ReferralId.Type
+export const CommissionId = IdOf("com")
+export type CommissionId = typeof CommissionId.Type
+export const ConnectorId = IdOf("con")
+export type ConnectorId = typeof ConnectorId.Type
+export const NotificationId = IdOf("ntf")
+export type NotificationId = typeof NotificationId.Type
 export const SessionId = IdOf("sess")
 export type SessionId = typeof SessionId.Type
 export const VerificationId = IdOf("kyc")
@@ -111,6 +131,10 @@ export type ConsentRecordId = typeof ConsentRecordId.Type
 export const PointsEntryId = IdOf("lpe")
 export type PointsEntryId = typeof PointsEntryId.Type
 export const TierId = IdOf("tier")
+export const SegmentId = IdOf("seg")
+export type SegmentId = typeof SegmentId.Type
+export const PromotionId = IdOf("promo")
+export type PromotionId = typeof PromotionId.Type
 export type TierId = typeof TierId.Type
 export const RewardId = IdOf("rwd")
 export type RewardId = typeof RewardId.Type

@@ -244,6 +244,10 @@ const EVENT_DESCRIPTIONS: Record<(typeof WebhookEventTypes)[number], string> = {
   "loyalty.points_earned": "A paid payment earned loyalty points; `data.object` is the `earn` points entry.",
   "loyalty.redemption.created": "Points were redeemed (for a reward or raw); `data.object` is the issued redemption.",
   "loyalty.redemption.cancelled": "A redemption was cancelled and its points and stock returned; `data.object` is the redemption.",
+  "risk.case_opened": "A risk rule opened a case; `data.object` is the risk case.",
+  "referral.converted": "A referee's first payment was paid; `data.object` is the referral.",
+  "referral.flagged": "A fraud rule flagged a referral, holding its points and commissions; `data.object` is the referral.",
+  "commission.paid": "A payout marked an accrued commission paid; `data.object` is the commission.",
   "test.event": "Sent by `POST /webhook-endpoints/{id}/test`; `data.object` describes the test."
 }
 
@@ -251,7 +255,11 @@ const EVENT_DESCRIPTIONS: Record<(typeof WebhookEventTypes)[number], string> = {
 const EVENT_OBJECT_SCHEMA: Partial<Record<(typeof WebhookEventTypes)[number], string>> = {
   "loyalty.points_earned": "PointsEntry",
   "loyalty.redemption.created": "Redemption",
-  "loyalty.redemption.cancelled": "Redemption"
+  "loyalty.redemption.cancelled": "Redemption",
+  "risk.case_opened": "RiskCase",
+  "referral.converted": "Referral",
+  "referral.flagged": "Referral",
+  "commission.paid": "Commission"
 }
 
 const SIGNATURE_HEADERS = [

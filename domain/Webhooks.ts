@@ -32,6 +32,12 @@ export const WebhookEventTypes = [
   "loyalty.points_earned",
   "loyalty.redemption.created",
   "loyalty.redemption.cancelled",
+  "referral.converted",
+  "referral.flagged",
+  "promotion.activated",
+  "promotion.ended",
+  "commission.paid",
+  "risk.case_opened",
   "test.event"
 ] as const
 export type WebhookEventType = (typeof WebhookEventTypes)[number]

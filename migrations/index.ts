@@ -13,6 +13,11 @@ import Migration0007 from "./0007_account_and_payment_hardening.ts"
 import Migration0008 from "./0008_customers.ts"
 import Migration0009 from "./0009_loyalty.ts"
 import Migration0010 from "./0010_outbox_consumers.ts"
+import Migration0011 from "./0011_referrals.ts"
+import Migration0012 from "./0012_promotions.ts"
+import Migration0014 from "./0014_analytics_ledger_risk.ts"
+import Migration0015 from "./0015_connectors_billing.ts"
+import Migration0016 from "./0016_ai.ts"
 import Migration0017 from "./0017_loyalty_outbox_consumer.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -26,5 +31,10 @@ export const migrations = Migrator.fromRecord({
   "0008_customers": Migration0008,
   "0009_loyalty": Migration0009,
   "0010_outbox_consumers": Migration0010,
+  "0011_referrals": Migration0011,
+  "0012_promotions": Migration0012,
+  "0014_analytics_ledger_risk": Migration0014,
+  "0015_connectors_billing": Migration0015,
+  "0016_ai": Migration0016,
   "0017_loyalty_outbox_consumer": Migration0017
 })

@@ -26,6 +26,13 @@ import { LinksHttpLive, PublicLinksHttpLive } from "../src/links/Http.ts"
 import { EcosystemHttpLive } from "../src/ecosystem/Http.ts"
 import { CustomerConsoleHttpLive, CustomersHttpLive } from "../src/customers/Http.ts"
 import { LoyaltyConsoleHttpLive, LoyaltyHttpLive, WalletHttpLive } from "../src/loyalty/Http.ts"
+import { AnalyticsHttpLive, LedgerHttpLive, RevenueSharesHttpLive, RiskHttpLive } from "../src/analytics/Http.ts"
+import { AiHttpLive } from "../src/ai/Http.ts"
+import { ConnectorsHttpLive } from "../src/connectors/Http.ts"
+import { NotificationsHttpLive } from "../src/notifications/Http.ts"
+import { SecurityHttpLive } from "../src/security/Http.ts"
+import { BillingHttpLive } from "../src/billing/Http.ts"
+import { ReferralLinkHttpLive, ReferralsConsoleHttpLive, ReferralsHttpLive } from "../src/referrals/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
@@ -151,7 +158,19 @@ export const ApiGroupsLive = Layer.mergeAll(
   CustomerConsoleHttpLive,
   LoyaltyHttpLive,
   LoyaltyConsoleHttpLive,
-  WalletHttpLive
+  WalletHttpLive,
+  ReferralsHttpLive,
+  ReferralsConsoleHttpLive,
+  ReferralLinkHttpLive,
+  AnalyticsHttpLive,
+  LedgerHttpLive,
+  RevenueSharesHttpLive,
+  RiskHttpLive,
+  AiHttpLive,
+  ConnectorsHttpLive,
+  NotificationsHttpLive,
+  SecurityHttpLive,
+  BillingHttpLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** Every route: the API, its OpenAPI document, the interactive reference, the console RPC. */

@@ -23,6 +23,16 @@ import { LinksService } from "../src/links/Service.ts"
 import { EcosystemService } from "../src/ecosystem/Service.ts"
 import { CustomersService } from "../src/customers/Service.ts"
 import { LoyaltyService } from "../src/loyalty/Service.ts"
+import { ReferralsService } from "../src/referrals/Service.ts"
+import { AnalyticsService } from "../src/analytics/Service.ts"
+import { LedgerService } from "../src/ledger/Service.ts"
+import { RevenueSharesService } from "../src/revenue-shares/Service.ts"
+import { RiskService } from "../src/risk/Service.ts"
+import { AiService } from "../src/ai/Service.ts"
+import { ConnectorsService } from "../src/connectors/Service.ts"
+import { NotificationsService } from "../src/notifications/Service.ts"
+import { SecurityService } from "../src/security/Service.ts"
+import { BillingService } from "../src/billing/Service.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
@@ -43,5 +53,15 @@ export const ServicesLive = Layer.mergeAll(
   LinksService.Default,
   EcosystemService.Default,
   CustomersService.Default,
-  LoyaltyService.Default
+  LoyaltyService.Default,
+  ReferralsService.Default,
+  AnalyticsService.Default,
+  LedgerService.Default,
+  RevenueSharesService.Default,
+  RiskService.Default,
+  AiService.Default,
+  ConnectorsService.Default,
+  NotificationsService.Default,
+  SecurityService.Default,
+  BillingService.Default
 )

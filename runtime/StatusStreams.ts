@@ -11,10 +11,10 @@
  * The route stays declared in the HttpApi (domain/Checkout.ts): the OpenAPI document describes it, and
  * the Effect handler answers the requests this does not take (HEAD, and anything before it is installed).
  */
-import { Cause, Effect, Layer, Runtime } from "effect"
+import { Cause, Effect, Layer, Option, Runtime, Schema } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { type ApiError, errorStatus, toErrorEnvelope } from "../domain/Errors.ts"
-import type { PaymentId } from "../domain/Ids.ts"
+import { PaymentId } from "../domain/Ids.ts"
 import { CheckoutService } from "../src/checkout/Service.ts"
 import { StreamSlots } from "../src/checkout/StreamSlots.ts"
 import { recordHttpRequest } from "../src/platform/Metrics.ts"
@@ -35,15 +35,23 @@ const headerOf = (request: IncomingMessage, name: string): string | undefined =>
 const lastEventIdOf = (raw: string | undefined) =>
   raw !== undefined && /^\d{1,12}$/.test(raw.trim()) ? Number(raw.trim()) : undefined
 
-const paymentIdOf = (url: string): string | undefined => {
+const decodePaymentId = Schema.decodeUnknownOption(PaymentId)
+
+/**
+ * The payment id of a status stream's path, decoded as the HttpApi decodes it; none for any other path,
+ * or an id the route's schema refuses (the Effect handler then answers it, with its own error).
+ */
+const paymentIdOf = (url: string): PaymentId | undefined => {
   const path = url.split("?")[0] ?? url
   const match = STATUS_STREAM_PATH.exec(path)
   if (match === null) return undefined
+  let raw: string
   try {
-    return decodeURIComponent(match[1]!)
+    raw = decodeURIComponent(match[1]!)
   } catch {
     return undefined
   }
+  return Option.getOrUndefined(decodePaymentId(raw))
 }
 
 const STREAM_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
@@ -62,7 +70,7 @@ export const makeStatusStreamRoute = Effect.gen(function*() {
   const slots = yield* StreamSlots
   const runFork = Runtime.runFork(yield* Effect.runtime<never>())
 
-  const serve = (request: IncomingMessage, response: ServerResponse, paymentId: string) => {
+  const serve = (request: IncomingMessage, response: ServerResponse, paymentId: PaymentId) => {
     const started = performance.now()
     const requestId = requestIdOf(headerOf(request, "x-request-id"))
     const path = (request.url ?? "").split("?")[0]!
@@ -71,7 +79,7 @@ export const makeStatusStreamRoute = Effect.gen(function*() {
       const release = yield* slots.take(request.socket.remoteAddress ?? "unknown")
       // The slot is the connection's until its response is over: ended, failed, or the client went away.
       response.once("close", release)
-      const body = yield* checkout.statusStream(paymentId as PaymentId, lastEventIdOf(headerOf(request, "last-event-id")))
+      const body = yield* checkout.statusStream(paymentId, lastEventIdOf(headerOf(request, "last-event-id")))
       if (response.destroyed) {
         body.destroy()
       } else {

@@ -31,6 +31,8 @@ export const CustomerRow = Schema.Struct({
   lifetime_points: Schema.Number,
   /** The loyalty tier the lifetime points reach, read from the store's tiers (never stored, so never stale). */
   tier: Schema.NullOr(Schema.Struct({ id: TierId, name: Schema.String })),
+  /** The customer's own code to refer others (src/referrals), once one was made. */
+  referral_code: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })

@@ -31,6 +31,7 @@ import { newId } from "../platform/Ids.ts"
 import { pageAfter } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { currentDate } from "../platform/Time.ts"
+import { ReferralAttach } from "../referrals/Attach.ts"
 import {
   type ConsentEventRow,
   type CustomerFilters,
@@ -74,6 +75,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
     const access = yield* AccessService
     const idempotency = yield* Idempotency
     const publicUrl = yield* PublicBaseUrl
+    const referrals = yield* ReferralAttach
     const encodeCustomer = Schema.encodeSync(Customer)
 
     const notFound = (id: string, param = "id") => new NotFound({ message: `No such customer: ${id}`, param })
@@ -135,15 +137,11 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
             param: "email"
           })
         }
-        if (input.referral_code !== undefined) {
-          // A referral code is a customer's of this store; none has been issued to any customer here.
-          return yield* new InvalidRequest({
-            message: `No customer of this store has the referral code ${JSON.stringify(input.referral_code)}`,
-            param: "referral_code"
-          })
-        }
+        const referrer = input.referral_code === undefined
+          ? undefined
+          : yield* referrals.referrerOf(owner, input.referral_code)
         const createdAt = yield* currentDate
-        const row = yield* insertUnique({
+        const insert = insertUnique({
           id: newId("cus"),
           storeId: owner.storeId,
           livemode: owner.livemode,
@@ -154,6 +152,10 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
           metadata: input.metadata ?? {},
           createdAt
         }, input, owner)
+        // A referee and its referral commit together: no customer is left without the referral it asked for.
+        const row = referrer === undefined
+          ? yield* insert
+          : yield* repo.inTransaction(Effect.tap(insert, (inserted) => referrals.attach(referrer, inserted)))
         return toCustomer(row)
       })
 
@@ -365,5 +367,5 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       checkPayer
     } as const
   }),
-  dependencies: [CustomersRepo.Default, AccessService.Default, Idempotency.Default]
+  dependencies: [CustomersRepo.Default, AccessService.Default, Idempotency.Default, ReferralAttach.Default]
 }) {}

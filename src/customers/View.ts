@@ -32,8 +32,7 @@ const customerFields = (row: CustomerRow) => ({
   points_balance: row.points_balance,
   lifetime_points: row.lifetime_points,
   tier: row.tier === null ? null : new CustomerTier(row.tier),
-  // Referral codes are kept by the referral program, which issues none yet.
-  referral_code: null,
+  referral_code: row.referral_code,
   erased_at: iso(row.erased_at),
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString()

@@ -15,12 +15,13 @@ import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { CustomerWalletEntity } from "./Entity.ts"
 
 /** What earning reads of a payment event's object. */
-const PaymentOfEvent = Schema.Struct({ id: PaymentId, customer_id: Schema.NullOr(CustomerId) })
-const decodePayment = Schema.decodeUnknown(PaymentOfEvent)
+const PaymentOfEvent = Schema.Struct({ id: PaymentId, customer_id: Schema.optionalWith(Schema.NullOr(CustomerId), { default: () => null }) })
+export const decodePayment = Schema.decodeUnknown(PaymentOfEvent)
 
 const NO_CUSTOMER = ""
 
-const customerOf = (event: OutboxEvent): string => {
+/** The key of a payment event: its customer, so one customer's events apply in order. */
+export const customerOf = (event: OutboxEvent): string => {
   const object = event.object as { readonly customer_id?: unknown } | null
   return typeof object?.customer_id === "string" ? object.customer_id : NO_CUSTOMER
 }

@@ -20,7 +20,8 @@ import { recordPaymentTransition } from "../platform/Metrics.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { currentDate } from "../platform/Time.ts"
 import { eventTypeOf, nextStatus, type PaymentAction, PaymentActions, refundOutcome } from "./Lifecycle.ts"
-import { type JournalLine, PaymentRow, PaymentsRepo, RefundRow } from "./Repo.ts"
+import { paymentLines, refundLines, shareReversalOf } from "../ledger/Postings.ts"
+import { PaymentRow, PaymentsRepo, RefundRow } from "./Repo.ts"
 import { paymentEvent, toPayment } from "./View.ts"
 
 /** A payment row as messages carry it: the same type, with dates and amounts encoded for storage. */
@@ -68,17 +69,6 @@ export const PaymentEntity = Entity.make("Payment", [
   }).annotate(ClusterSchema.Persisted, true)
 ])
 
-/** Journal lines of a paid payment: the provider owes the money, the store is owed it. */
-const paymentLines = (amount: bigint): ReadonlyArray<JournalLine> => [
-  { account: "provider_clearing", debit: amount, credit: 0n },
-  { account: "merchant_payable", debit: 0n, credit: amount }
-]
-
-/** Journal lines of a refund: the money goes back out through the provider. */
-const refundLines = (amount: bigint): ReadonlyArray<JournalLine> => [
-  { account: "refunds", debit: amount, credit: 0n },
-  { account: "provider_clearing", debit: 0n, credit: amount }
-]
 
 export const PaymentEntityLive = PaymentEntity.toLayer(
   Effect.gen(function*() {
@@ -145,7 +135,8 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
             paymentId,
             refundId: null,
             memo: `payment ${paymentId} paid`,
-            lines: paymentLines(updated.amount),
+            // The store's active revenue shares as they are when it is paid (src/ledger/Postings.ts).
+            lines: paymentLines(updated.amount, yield* repo.activeSharePercents(updated.store_id)),
             at
           })
         }
@@ -201,7 +192,15 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
           paymentId,
           refundId: refundRow.id,
           memo: `refund ${refundRow.id} of payment ${paymentId}`,
-          lines: refundLines(outcome.amount),
+          lines: refundLines(
+            outcome.amount,
+            shareReversalOf({
+              paymentAmount: current.amount,
+              sharedTotal: yield* repo.sharedTotalOf(paymentId),
+              refundedBefore: current.amount_refunded,
+              amount: outcome.amount
+            })
+          ),
           at
         })
         yield* announce(updated, eventTypeOf.refund, at)

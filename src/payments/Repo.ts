@@ -8,6 +8,7 @@ import { BranchId, CustomerId, EventId, JournalId, PaymentId, RefundId, StoreId 
 import type { PaymentStatus } from "../../domain/Payments.ts"
 import { OpenStatuses, PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
 import { Currency, formatAmount } from "../platform/Money.ts"
+import type { JournalLine } from "../ledger/Postings.ts"
 import { OUTBOX_CHANNEL } from "../platform/Outbox.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
@@ -131,11 +132,6 @@ const statusTimestampColumn: Partial<Record<PaymentStatus, string>> = {
   cancelled: "cancelled_at"
 }
 
-export interface JournalLine {
-  readonly account: "provider_clearing" | "merchant_payable" | "refunds"
-  readonly debit: bigint
-  readonly credit: bigint
-}
 
 export interface OutboxEvent {
   readonly eventId: EventId
@@ -426,6 +422,31 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       }`
     }, Effect.orDie)
 
+    const sharePercents = SqlSchema.findAll({
+      Request: StoreId,
+      Result: Schema.Struct({ percent: Schema.String }),
+      execute: (storeId) =>
+        sql`SELECT percent::text AS percent FROM revenue_shares WHERE store_id = ${storeId} AND active ORDER BY created_at, id`
+    })
+    /** The percents of the store's active revenue shares (read inside the paying transaction). */
+    const activeSharePercents = Effect.fn("PaymentsRepo.activeSharePercents")((storeId: StoreId) =>
+      sharePercents(storeId).pipe(Effect.map((rows) => rows.map((row) => row.percent)), Effect.orDie)
+    )
+
+    const sharedTotal = SqlSchema.single({
+      Request: PaymentId,
+      Result: Schema.Struct({ total: Schema.BigInt }),
+      execute: (paymentId) =>
+        sql`
+          SELECT COALESCE(sum(l.credit), 0)::text AS total
+          FROM journal_entries e JOIN journal_lines l ON l.entry_id = e.id
+          WHERE e.payment_id = ${paymentId} AND e.kind = 'payment' AND l.account = 'revenue_share_payable'`
+    })
+    /** What the payment's entry moved to `revenue_share_payable` when it was paid. */
+    const sharedTotalOf = Effect.fn("PaymentsRepo.sharedTotalOf")((paymentId: PaymentId) =>
+      sharedTotal(paymentId).pipe(Effect.map((row) => row.total), Effect.orDie)
+    )
+
     // The notice travels as the JSON of PaymentChange, which is what Changes.ts parses on the other side.
     const notify = SqlSchema.void({
       Request: Schema.parseJson(PaymentChange),
@@ -489,6 +510,8 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       listRefunds,
       insertOutbox,
       postJournal,
+      activeSharePercents,
+      sharedTotalOf,
       notifyChange,
       overdue,
       openLive

@@ -53,6 +53,26 @@ export const currentHttpRoute: Effect.Effect<string> = Effect.currentSpan.pipe(
 /** `2xx`, `4xx`, …: the status class keeps one series per outcome kind rather than one per code. */
 export const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`
 
+// Requests per second of the last minute, for the monitoring route's throughput (this process only).
+const requestSeconds = new Array<number>(60).fill(0)
+const requestCounts = new Array<number>(60).fill(0)
+const countRequest = () => {
+  const second = Math.floor(Date.now() / 1000)
+  const slot = second % 60
+  if (requestSeconds[slot] !== second) {
+    requestSeconds[slot] = second
+    requestCounts[slot] = 0
+  }
+  requestCounts[slot]!++
+}
+/** Requests this process answered in the last 60 seconds. */
+export const requestsLastMinute = (): number => {
+  const now = Math.floor(Date.now() / 1000)
+  let total = 0
+  for (let slot = 0; slot < 60; slot++) if (now - requestSeconds[slot]! < 60) total += requestCounts[slot]!
+  return total
+}
+
 export const recordHttpRequest = (request: {
   readonly method: string
   readonly route: string
@@ -65,6 +85,7 @@ export const recordHttpRequest = (request: {
     MetricLabel.make("status_class", statusClass(request.status))
   ]
   const labelled = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>) => Metric.taggedWithLabels(metric, labels)
+  countRequest()
   return Effect.zipRight(
     Metric.increment(labelled(httpRequests)),
     Metric.update(labelled(httpRequestDuration), request.durationSeconds)

@@ -98,12 +98,21 @@ export class OutboxEvent extends Schema.Class<OutboxEvent>("OutboxEvent")({
   type: Schema.String,
   storeId: StoreId,
   livemode: Schema.Boolean,
-  payload: Schema.Struct({ data: Schema.Struct({ object: Schema.Unknown }) }),
+  payload: Schema.Struct({ created_at: Schema.optional(Schema.String), data: Schema.Struct({ object: Schema.Unknown }) }),
   createdAt: Schema.DateFromSelf
 }) {
   /** The event's object (a payment, a refund, a referral …), as it was when the event was written. */
   get object(): unknown {
     return this.payload.data.object
+  }
+
+  /**
+   * When the change happened, as its envelope says (the service's clock, the same instant as the
+   * change's own timestamps); the outbox row's time is its transaction's start, a little earlier.
+   */
+  get occurredAt(): Date {
+    const stated = this.payload.created_at === undefined ? Number.NaN : Date.parse(this.payload.created_at)
+    return Number.isNaN(stated) ? this.createdAt : new Date(stated)
   }
 }
 

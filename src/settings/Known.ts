@@ -8,9 +8,26 @@
  */
 export const KnownSettings: Readonly<Record<string, string>> = {
   telegram_bot_token: "Bot token of the messaging app (Telegram) used for store notifications",
+  telegram_api_base_url: "Notifications: base URL of the Telegram Bot API (default https://api.telegram.org)",
+  whatsapp_api_base_url: "Notifications: base URL of the WhatsApp messages provider (POST {base}/messages)",
+  whatsapp_api_token: "Notifications: bearer token of the WhatsApp messages provider",
+  sms_api_base_url: "Notifications: base URL of the SMS provider (POST {base}/messages)",
+  sms_api_token: "Notifications: bearer token of the SMS provider",
+  signal_api_base_url: "Notifications: base URL of the Signal messages provider (POST {base}/messages)",
+  signal_api_token: "Notifications: bearer token of the Signal messages provider",
   bakong_api_token: "API token of the Bakong (KHQR) payment provider",
   bakong_base_url: "Base address of the Bakong (KHQR) payment provider's API",
-  ai_api_key: "API key of the AI provider used for generated copy and summaries"
+  ai_api_key: "API key of the AI provider used for generated copy and summaries",
+  ai_base_url: "AI: base URL of an OpenAI-compatible chat-completions API, such as https://api.openai.com/v1",
+  ai_model: "AI: model name sent to the chat-completions API, such as gpt-4o-mini",
+  ai_input_cost_per_1k: "AI: US dollars per 1,000 input tokens of the configured model (default 0.00015)",
+  ai_output_cost_per_1k: "AI: US dollars per 1,000 output tokens of the configured model (default 0.0006)",
+  ai_timeout_ms: "AI: how long one call to the chat-completions API may take, in milliseconds (default 15000)",
+  ai_monthly_cost_cap_usd: "AI: the most each store may spend on AI calls in a calendar month, in US dollars (unset: no cap)",
+  risk_velocity_max: "Risk: paid payments one customer may make in 10 minutes before a velocity case opens (default 5)",
+  risk_large_amount_usd: "Risk: a USD payment above this amount opens a large-amount case (default 1000.00)",
+  risk_large_amount_khr: "Risk: a KHR payment above this amount opens a large-amount case (default 4000000)",
+  risk_refund_ratio: "Risk: a store's refunds over its paid amount in 24 hours above this ratio open a case (default 0.5)"
 }
 
 export const isKnownSetting = (key: string): boolean => Object.hasOwn(KnownSettings, key)

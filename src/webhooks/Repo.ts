@@ -138,7 +138,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       execute: ({ limit, position, storeId }) =>
         sql`
           SELECT ${endpointColumns} FROM webhook_endpoints
-          WHERE store_id = ${storeId} AND ${keysetAfter(sql, position)}
+          WHERE store_id = ${storeId} AND NOT connector AND ${keysetAfter(sql, position)}
           ORDER BY ${newestFirst(sql)}
           LIMIT ${limit + 1}`
     })

@@ -42,7 +42,7 @@ describe("live status route", () => {
         )
         expect(response.status).toBe(404)
         expect(response.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
-        const body = yield* Effect.promise(() => response.json())
+        const body = (yield* Effect.promise(() => response.json())) as { error: { code: string; message: string } }
         expect(body.error.code).toBe("not_found")
         expect(body.error.message).toContain("pay_unknown id")
       }))

@@ -473,7 +473,7 @@ describe("payment links", () => {
         }
         expect(products.find((product) => product.id === "eco_payments_api")?.status).toBe("available")
         expect(products.find((product) => product.id === "eco_loyalty")?.status).toBe("available")
-        expect(products.find((product) => product.id === "eco_referrals")?.status).toBe("coming_soon")
+        expect(products.find((product) => product.id === "eco_analytics")?.status).toBe("available")
         const names = products.map((product) => product.name).join(" | ")
         for (const expected of ["Payments API", "Hosted checkout", "Payment links", "Webhooks", "Loyalty", "Billing"]) {
           expect(names).toContain(expected)

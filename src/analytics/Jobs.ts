@@ -1,0 +1,35 @@
+/**
+ * The daily rollup (`analytics_daily`) follows the payments: the `analytics` consumer of the outbox
+ * recomputes the day a `payment.completed` (its paid day) or `payment.refunded` (the refund's day) event
+ * touched, from that day's payments and refunds. A recomputation, not an increment: an event applied
+ * twice, or two events of one day, leave the same figures. One store's events are applied in order.
+ */
+import { Effect, Layer, Option, Schema } from "effect"
+import { ANALYTICS_CONSUMER } from "../../migrations/0014_analytics_ledger_risk.ts"
+import { PaymentId } from "../../domain/Ids.ts"
+import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
+import { addDays, dayOf, startOfDay } from "./Days.ts"
+import { AnalyticsRepo } from "./Repo.ts"
+
+const PaymentOfEvent = Schema.Struct({ id: PaymentId, paid_at: Schema.optional(Schema.NullOr(Schema.String)) })
+
+export const applyAnalyticsEvent = (event: OutboxEvent) =>
+  Effect.gen(function*() {
+    const repo = yield* AnalyticsRepo
+    const payment = yield* Schema.decodeUnknown(PaymentOfEvent)(event.object)
+    const paidAt = Option.fromNullable(payment.paid_at).pipe(Option.map((text) => new Date(text)))
+    const when = event.type === "payment.completed" ? Option.getOrElse(paidAt, () => event.occurredAt) : event.occurredAt
+    const day = dayOf(when)
+    yield* repo.refreshDay({
+      storeId: event.storeId,
+      livemode: event.livemode,
+      day,
+      start: startOfDay(day),
+      end: startOfDay(addDays(day, 1))
+    })
+  })
+
+export const AnalyticsRollupLive = OutboxConsumer.make(ANALYTICS_CONSUMER, {
+  types: ["payment.completed", "payment.refunded"],
+  apply: applyAnalyticsEvent
+}).pipe(Layer.provide(AnalyticsRepo.Default))

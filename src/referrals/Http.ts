@@ -1,0 +1,48 @@
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../domain/Api.ts"
+import { prefersHtml } from "../checkout/Page.ts"
+import { idempotentResponse } from "../platform/IdempotentResponse.ts"
+import { invitePage } from "./Page.ts"
+import { ReferralsService } from "./Service.ts"
+
+export const ReferralsHttpLive = HttpApiBuilder.group(Api, "referrals", (handlers) =>
+  Effect.gen(function*() {
+    const referrals = yield* ReferralsService
+    return handlers
+      .handle("code", ({ path }) => referrals.code(path.id))
+      .handle("qr", ({ path }) => referrals.qr(path.id))
+  }))
+
+export const ReferralsConsoleHttpLive = HttpApiBuilder.group(Api, "referralsConsole", (handlers) =>
+  Effect.gen(function*() {
+    const referrals = yield* ReferralsService
+    return handlers
+      .handle("qr", ({ path }) => referrals.qrForUser(path.customerId))
+      .handle("program", ({ path }) => referrals.program(path.storeId))
+      .handle("configure", ({ path, payload }) => referrals.configure(path.storeId, payload))
+      .handle("list", ({ path, urlParams }) => referrals.list(path.storeId, urlParams))
+      .handle("commissions", ({ path, urlParams }) => referrals.commissions(path.storeId, urlParams))
+      .handle("summary", ({ path, urlParams }) => referrals.summary(path.storeId, urlParams))
+      .handle("payout", ({ headers, path, payload }) =>
+        referrals.payout(path.storeId, payload, headers["idempotency-key"]).pipe(Effect.map(idempotentResponse)))
+      .handle("report", ({ path, urlParams }) => referrals.report(path.storeId, urlParams))
+      .handle("flagged", ({ path, urlParams }) => referrals.flagged(path.storeId, urlParams))
+      .handle("review", ({ path, payload }) => referrals.review(path.storeId, path.referralId, payload))
+  }))
+
+const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
+
+export const ReferralLinkHttpLive = HttpApiBuilder.group(Api, "referralLink", (handlers) =>
+  Effect.gen(function*() {
+    const referrals = yield* ReferralsService
+    return handlers
+      .handle("share", ({ path }) =>
+        Effect.map(referrals.joinPath(path.code), (location) =>
+          HttpServerResponse.empty({ status: 302, headers: { location, "cache-control": "no-store" } })))
+      .handle("join", ({ path }) =>
+        Effect.gen(function*() {
+          const invite = yield* referrals.invite(path.code)
+          return prefersHtml(yield* acceptHeader) ? invitePage(invite) : invite
+        }))
+  }))

@@ -1,0 +1,148 @@
+/**
+ * Revenue shares: per-store agreements that move a percent of each paid payment to a party (posted by
+ * the payment engine, src/ledger/Postings.ts). The active shares of a store sum to at most 100 %: every
+ * change that could raise the sum locks the store's row first and sums inside the same transaction, so
+ * two concurrent creates are checked one after the other and the second sees the first.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import type { CreateRevenueShare, RevenueShare, UpdateRevenueShare } from "../../domain/Analytics.ts"
+import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import { RevenueShareId, StoreId } from "../../domain/Ids.ts"
+import type { ListParams } from "../../domain/Lists.ts"
+import { AccessService } from "../access/Service.ts"
+import { newId } from "../platform/Ids.ts"
+import { keysetAfter, newestFirst, type PagePosition, pageAfter } from "../platform/Pagination.ts"
+import { currentDate } from "../platform/Time.ts"
+import { percentUnits } from "../ledger/Postings.ts"
+
+const ShareRow = Schema.Struct({
+  id: RevenueShareId,
+  store_id: StoreId,
+  party: Schema.String,
+  percent: Schema.String,
+  active: Schema.Boolean,
+  created_at: Schema.DateFromSelf
+})
+type ShareRow = typeof ShareRow.Type
+
+const COLUMNS = "id, store_id, party, percent::text AS percent, active, created_at"
+
+/** "12.5000" as stored → "12.5" on the wire. */
+const percentText = (stored: string) => stored.includes(".") ? stored.replace(/0+$/, "").replace(/\.$/, "") : stored
+
+const toWire = (row: ShareRow): RevenueShare => ({
+  id: row.id,
+  object: "revenue_share",
+  store_id: row.store_id,
+  party: row.party,
+  percent: percentText(row.percent),
+  active: row.active,
+  created_at: row.created_at.toISOString()
+})
+
+const HUNDRED_PERCENT = 100n * 10_000n
+
+export class RevenueSharesService extends Effect.Service<RevenueSharesService>()("revenue-shares/RevenueSharesService", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const access = yield* AccessService
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: StoreId, limit: Schema.Number, position: Schema.optional(Schema.Any) }),
+      Result: ShareRow,
+      execute: ({ limit, position, storeId }) =>
+        sql`SELECT ${sql.literal(COLUMNS)} FROM revenue_shares
+            WHERE store_id = ${storeId} AND ${keysetAfter(sql, position as PagePosition | undefined)}
+            ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
+    })
+    const find = SqlSchema.findOne({
+      Request: RevenueShareId,
+      Result: ShareRow,
+      execute: (id) => sql`SELECT ${sql.literal(COLUMNS)} FROM revenue_shares WHERE id = ${id}`
+    })
+    const activeOthers = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: StoreId, except: Schema.String }),
+      Result: Schema.Struct({ percent: Schema.String }),
+      execute: ({ except, storeId }) =>
+        sql`SELECT percent::text AS percent FROM revenue_shares WHERE store_id = ${storeId} AND active AND id <> ${except}`
+    })
+
+    const notFound = (id: string) => new NotFound({ message: `No such revenue share: ${id}`, param: "shareId" })
+
+    /** Within the transaction: the store locked, and the active shares other than `except` summed with `percent`. */
+    const checkRoom = (storeId: StoreId, except: string, percent: string) =>
+      Effect.gen(function*() {
+        yield* Effect.orDie(sql`SELECT id FROM stores WHERE id = ${storeId} FOR UPDATE`)
+        const others = yield* Effect.orDie(activeOthers({ storeId, except }))
+        const total = others.reduce((sum, row) => sum + percentUnits(row.percent), 0n) + percentUnits(percent)
+        if (total > HUNDRED_PERCENT) {
+          const used = others.reduce((sum, row) => sum + percentUnits(row.percent), 0n)
+          return yield* new InvalidState({
+            message: `The store's active revenue shares would sum to more than 100 %: ${Number(used) / 10_000} % is taken`,
+            param: "percent"
+          })
+        }
+      })
+
+    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    const list = Effect.fn("RevenueShares.list")(function*(storeId: StoreId, params: ListParams) {
+      yield* access.currentUser
+      const store = yield* access.store(storeId, "analytics.read")
+      const result = yield* pageAfter(params, (position) => Effect.orDie(page({ storeId: store.storeId, limit: params.limit, position })))
+      return { ...result, data: result.data.map(toWire) }
+    })
+
+    const create = Effect.fn("RevenueShares.create")(function*(storeId: StoreId, input: CreateRevenueShare) {
+      yield* access.currentUser
+      const store = yield* access.store(storeId, "marketing.manage")
+      const id = newId("rs")
+      const at = yield* currentDate
+      const active = input.active ?? true
+      const row = yield* inTransaction(Effect.gen(function*() {
+        if (active) yield* checkRoom(store.storeId, id, input.percent)
+        const [inserted] = yield* sql<ShareRow>`
+          INSERT INTO revenue_shares (id, store_id, party, percent, active, created_at, updated_at)
+          VALUES (${id}, ${store.storeId}, ${input.party}, ${input.percent}::numeric, ${active}, ${at}, ${at})
+          RETURNING ${sql.literal(COLUMNS)}`
+        return inserted!
+      }))
+      return toWire(row)
+    })
+
+    const owned = (id: RevenueShareId) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.owned(Effect.orDie(find(id)), (row) => row.store_id, "marketing.manage", () => notFound(id))
+      )
+
+    const update = Effect.fn("RevenueShares.update")(function*(id: RevenueShareId, input: UpdateRevenueShare) {
+      const current = yield* owned(id)
+      const at = yield* currentDate
+      const row = yield* inTransaction(Effect.gen(function*() {
+        const percent = input.percent ?? current.percent
+        const active = input.active ?? current.active
+        if (active) yield* checkRoom(current.store_id, id, percent)
+        const [updated] = yield* sql<ShareRow>`
+          UPDATE revenue_shares SET party = ${input.party ?? current.party}, percent = ${percent}::numeric,
+            active = ${active}, updated_at = ${at}
+          WHERE id = ${id}
+          RETURNING ${sql.literal(COLUMNS)}`
+        return Option.fromNullable(updated)
+      }))
+      if (Option.isNone(row)) return yield* notFound(id)
+      return toWire(row.value)
+    })
+
+    const remove = Effect.fn("RevenueShares.delete")(function*(id: RevenueShareId) {
+      yield* owned(id)
+      yield* Effect.orDie(sql`DELETE FROM revenue_shares WHERE id = ${id}`)
+      return { id, object: "revenue_share" as const, deleted: true as const }
+    })
+
+    return { list, create, update, remove } as const
+  }),
+  dependencies: [AccessService.Default]
+}) {}
