@@ -26,6 +26,7 @@ import { LinksGroup, PublicLinksGroup } from "./Links.ts"
 import { EcosystemGroup } from "./Ecosystem.ts"
 import { CustomerConsoleGroup, CustomersGroup } from "./Customers.ts"
 import { LoyaltyConsoleGroup, LoyaltyGroup, WalletGroup } from "./Loyalty.ts"
+import { SegmentsGroup } from "./Promotions.ts"
 import { AnalyticsGroup, LedgerGroup, RevenueSharesGroup, RiskGroup } from "./Analytics.ts"
 import { AiGroup } from "./Ai.ts"
 import { BillingGroup, ConnectorsGroup, NotificationsGroup, SecurityGroup } from "./Connectors.ts"
@@ -52,6 +53,7 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(CustomerConsoleGroup)
   .add(LoyaltyGroup)
   .add(LoyaltyConsoleGroup)
+  .add(SegmentsGroup)
   .add(ReferralsGroup)
   .add(ReferralsConsoleGroup)
   .add(ReferralLinkGroup)

@@ -34,8 +34,6 @@ export const WebhookEventTypes = [
   "loyalty.redemption.cancelled",
   "referral.converted",
   "referral.flagged",
-  "promotion.activated",
-  "promotion.ended",
   "commission.paid",
   "risk.case_opened",
   "test.event"

@@ -33,6 +33,7 @@ import { NotificationsHttpLive } from "../src/notifications/Http.ts"
 import { SecurityHttpLive } from "../src/security/Http.ts"
 import { BillingHttpLive } from "../src/billing/Http.ts"
 import { ReferralLinkHttpLive, ReferralsConsoleHttpLive, ReferralsHttpLive } from "../src/referrals/Http.ts"
+import { SegmentsHttpLive } from "../src/segments/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
@@ -160,6 +161,7 @@ export const ApiGroupsLive = Layer.mergeAll(
   LoyaltyConsoleHttpLive,
   WalletHttpLive,
   ReferralsHttpLive,
+  SegmentsHttpLive,
   ReferralsConsoleHttpLive,
   ReferralLinkHttpLive,
   AnalyticsHttpLive,

@@ -23,6 +23,7 @@ import { LinksService } from "../src/links/Service.ts"
 import { EcosystemService } from "../src/ecosystem/Service.ts"
 import { CustomersService } from "../src/customers/Service.ts"
 import { LoyaltyService } from "../src/loyalty/Service.ts"
+import { SegmentsService } from "../src/segments/Service.ts"
 import { ReferralsService } from "../src/referrals/Service.ts"
 import { AnalyticsService } from "../src/analytics/Service.ts"
 import { LedgerService } from "../src/ledger/Service.ts"
@@ -54,6 +55,7 @@ export const ServicesLive = Layer.mergeAll(
   EcosystemService.Default,
   CustomersService.Default,
   LoyaltyService.Default,
+  SegmentsService.Default,
   ReferralsService.Default,
   AnalyticsService.Default,
   LedgerService.Default,

@@ -1,0 +1,16 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../domain/Api.ts"
+import { ConnectorsService } from "./Service.ts"
+
+export const ConnectorsHttpLive = HttpApiBuilder.group(Api, "connectors", (handlers) =>
+  Effect.gen(function*() {
+    const connectors = yield* ConnectorsService
+    return handlers
+      .handle("marketplace", () => connectors.marketplace)
+      .handle("list", ({ path }) => connectors.list(path.storeId))
+      .handle("install", ({ path, payload }) => connectors.install(path.storeId, payload))
+      .handle("update", ({ path, payload }) => connectors.update(path.connectorId, payload))
+      .handle("remove", ({ path }) => connectors.remove(path.connectorId))
+      .handle("test", ({ path }) => connectors.test(path.connectorId))
+  }))

@@ -1,0 +1,16 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../domain/Api.ts"
+import { NotificationsService } from "./Service.ts"
+
+export const NotificationsHttpLive = HttpApiBuilder.group(Api, "notifications", (handlers) =>
+  Effect.gen(function*() {
+    const notifications = yield* NotificationsService
+    return handlers
+      .handle("telegram", ({ path }) => notifications.telegram(path.storeId))
+      .handle("updateTelegram", ({ path, payload }) => notifications.updateTelegram(path.storeId, payload))
+      .handle("testTelegram", ({ path }) => notifications.testTelegram(path.storeId))
+      .handle("channels", ({ path }) => notifications.channels(path.storeId))
+      .handle("updateChannel", ({ path, payload }) => notifications.updateChannel(path.storeId, payload))
+      .handle("testChannel", ({ path }) => notifications.testChannel(path.storeId, path.channel))
+  }))

@@ -1,0 +1,207 @@
+/**
+ * Per-store notification configs (Telegram and the other channels) and the messages sent: every send is
+ * recorded with its outcome and, when it failed, its next attempt on the retry schedule (Clock time).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import {
+  ChannelConfig,
+  MessageChannels,
+  type MessageChannelName,
+  NotificationMessage,
+  TelegramConfig,
+  type UpdateChannel,
+  type UpdateTelegram
+} from "../../domain/Connectors.ts"
+import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import type { NotificationId, StoreId } from "../../domain/Ids.ts"
+import { AccessService } from "../access/Service.ts"
+import { newId } from "../platform/Ids.ts"
+import { currentDate } from "../platform/Time.ts"
+import { SettingsService } from "../settings/Service.ts"
+import { makeChannels } from "./Channels.ts"
+import { renderMessage } from "./Render.ts"
+
+/** The waits before each retry of a failed send; after the last the message stays failed. */
+export const NOTIFICATION_RETRY_SECONDS = [30, 120, 600, 3600] as const
+
+interface ConfigRow {
+  readonly channel: MessageChannelName
+  readonly destination: string | null
+  readonly events: ReadonlyArray<string>
+  readonly enabled: boolean
+}
+
+interface MessageRow {
+  readonly id: NotificationId
+  readonly store_id: StoreId
+  readonly channel: string
+  readonly destination: string
+  readonly event_type: string
+  readonly text: string
+  readonly status: "pending" | "sent" | "failed"
+  readonly attempts: number
+  readonly last_status_code: number | null
+  readonly last_error: string | null
+  readonly next_attempt_at: Date | null
+  readonly created_at: Date
+}
+
+const DEFAULT_EVENTS = ["payment.completed", "payment.refunded"]
+
+const toMessage = (row: MessageRow) =>
+  new NotificationMessage({
+    id: row.id,
+    object: "notification",
+    store_id: row.store_id,
+    channel: row.channel,
+    destination: row.destination,
+    event_type: row.event_type,
+    text: row.text,
+    status: row.status,
+    attempts: row.attempts,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+    next_attempt_at: row.next_attempt_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString()
+  })
+
+export class NotificationsService extends Effect.Service<NotificationsService>()("notifications/NotificationsService", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const access = yield* AccessService
+    const channels = yield* makeChannels
+
+    const configOf = (storeId: StoreId, channel: MessageChannelName) =>
+      Effect.map(
+        sql<ConfigRow>`SELECT channel, destination, events, enabled FROM notification_configs WHERE store_id = ${storeId} AND channel = ${channel}`,
+        (rows): ConfigRow => rows[0] ?? { channel, destination: null, events: DEFAULT_EVENTS, enabled: false }
+      ).pipe(Effect.orDie)
+
+    const saveConfig = (storeId: StoreId, config: ConfigRow) =>
+      Effect.gen(function*() {
+        if (config.enabled && config.destination === null) {
+          return yield* new InvalidRequest({
+            message: `set ${config.channel === "telegram" ? "chat_id" : "destination"} before enabling`,
+            param: config.channel === "telegram" ? "chat_id" : "destination"
+          })
+        }
+        const now = yield* currentDate
+        yield* sql`
+          INSERT INTO notification_configs (store_id, channel, destination, events, enabled, updated_at)
+          VALUES (${storeId}, ${config.channel}, ${config.destination}, ${[...new Set(config.events)]}::text[], ${config.enabled}, ${now})
+          ON CONFLICT (store_id, channel) DO UPDATE SET destination = EXCLUDED.destination, events = EXCLUDED.events,
+            enabled = EXCLUDED.enabled, updated_at = EXCLUDED.updated_at`.pipe(Effect.orDie)
+      })
+
+    const merge = (current: ConfigRow, changes: { destination?: string | undefined; events?: ReadonlyArray<string> | undefined; enabled?: boolean | undefined }): ConfigRow => ({
+      channel: current.channel,
+      destination: changes.destination ?? current.destination,
+      events: changes.events ?? current.events,
+      // Giving a destination to an unconfigured channel turns it on unless told otherwise.
+      enabled: changes.enabled ?? (current.destination === null && changes.destination !== undefined ? true : current.enabled)
+    })
+
+    const telegramView = (storeId: StoreId, row: ConfigRow) =>
+      new TelegramConfig({ object: "telegram_config", store_id: storeId, chat_id: row.destination, events: row.events, enabled: row.enabled })
+    const channelView = (row: ConfigRow) =>
+      new ChannelConfig({ object: "channel_config", channel: row.channel as (typeof MessageChannels)[number], enabled: row.enabled, destination: row.destination, events: row.events })
+
+    const storeFor = (storeId: StoreId, write: boolean) =>
+      Effect.zipRight(access.currentUser, access.store(storeId, write ? "integration.manage" : "store.read"))
+
+    /** One attempt at a recorded message; the record is updated with the outcome and the next attempt. */
+    const attempt = (row: MessageRow) =>
+      Effect.gen(function*() {
+        const outcome = yield* channels[row.channel as MessageChannelName].send(row.destination, row.text)
+        const now = yield* currentDate
+        const attempts = row.attempts + 1
+        const wait = NOTIFICATION_RETRY_SECONDS[attempts - 1]
+        const status = outcome.ok ? "sent" : wait === undefined ? "failed" : "pending"
+        const next = status === "pending" ? new Date(now.getTime() + wait! * 1000) : null
+        const rows = yield* sql<MessageRow>`
+          UPDATE notification_messages SET status = ${status}, attempts = ${attempts}, last_status_code = ${outcome.statusCode},
+            last_error = ${outcome.error}, next_attempt_at = ${next}
+          WHERE id = ${row.id} RETURNING *`.pipe(Effect.orDie)
+        return rows[0]!
+      })
+
+    /** Records a message (once per store, channel and event) and makes its first attempt. */
+    const send = (storeId: StoreId, channel: MessageChannelName, destination: string, eventId: string, eventType: string, text: string) =>
+      Effect.gen(function*() {
+        const now = yield* currentDate
+        const rows = yield* sql<MessageRow>`
+          INSERT INTO notification_messages (id, store_id, channel, destination, event_id, event_type, text, status, next_attempt_at, created_at)
+          VALUES (${newId("ntf")}, ${storeId}, ${channel}, ${destination}, ${eventId}, ${eventType}, ${text}, 'pending', ${now}, ${now})
+          ON CONFLICT (store_id, channel, event_id) DO NOTHING RETURNING *`.pipe(Effect.orDie)
+        const inserted = rows[0]
+        return inserted === undefined ? undefined : yield* attempt(inserted)
+      })
+
+    const sendTest = (storeId: StoreId, channel: MessageChannelName) =>
+      Effect.gen(function*() {
+        const config = yield* configOf(storeId, channel)
+        if (config.destination === null) {
+          return yield* new InvalidState({ message: `${channel} has no ${channel === "telegram" ? "chat id" : "destination"} yet; configure it first` })
+        }
+        const sent = yield* send(storeId, channel, config.destination, newId("evt"), "test.message", renderMessage("test.message", {}))
+        return toMessage(sent!)
+      })
+
+    const requireChannel = (channel: string) =>
+      (MessageChannels as ReadonlyArray<string>).includes(channel)
+        ? Effect.succeed(channel as MessageChannelName)
+        : Effect.fail(new NotFound({ message: `No such channel: ${channel}; use one of ${MessageChannels.join(", ")}`, param: "channel" }))
+
+    return {
+      telegram: Effect.fn("Notifications.telegram")(function*(storeId: StoreId) {
+        const store = yield* storeFor(storeId, false)
+        return telegramView(store.storeId, yield* configOf(store.storeId, "telegram"))
+      }),
+      updateTelegram: Effect.fn("Notifications.updateTelegram")(function*(storeId: StoreId, changes: UpdateTelegram) {
+        const store = yield* storeFor(storeId, true)
+        const next = merge(yield* configOf(store.storeId, "telegram"), { destination: changes.chat_id, events: changes.events, enabled: changes.enabled })
+        yield* saveConfig(store.storeId, next)
+        return telegramView(store.storeId, next)
+      }),
+      testTelegram: Effect.fn("Notifications.testTelegram")(function*(storeId: StoreId) {
+        const store = yield* storeFor(storeId, true)
+        return yield* sendTest(store.storeId, "telegram")
+      }),
+      channels: Effect.fn("Notifications.channels")(function*(storeId: StoreId) {
+        const store = yield* storeFor(storeId, false)
+        const data = yield* Effect.forEach(MessageChannels, (channel) => Effect.map(configOf(store.storeId, channel), channelView))
+        return { object: "list" as const, data }
+      }),
+      updateChannel: Effect.fn("Notifications.updateChannel")(function*(storeId: StoreId, changes: UpdateChannel) {
+        const store = yield* storeFor(storeId, true)
+        const next = merge(yield* configOf(store.storeId, changes.channel), changes)
+        yield* saveConfig(store.storeId, next)
+        return channelView(next)
+      }),
+      testChannel: Effect.fn("Notifications.testChannel")(function*(storeId: StoreId, channel: string) {
+        const store = yield* storeFor(storeId, true)
+        return yield* sendTest(store.storeId, yield* requireChannel(channel))
+      }),
+      /** Sends an event's message on every enabled channel of its store subscribed to its type (idempotent). */
+      notify: (storeId: StoreId, eventId: string, eventType: string, object: unknown) =>
+        Effect.gen(function*() {
+          const configs = yield* sql<ConfigRow>`
+            SELECT channel, destination, events, enabled FROM notification_configs
+            WHERE store_id = ${storeId} AND enabled AND destination IS NOT NULL AND ${eventType} = ANY (events)`.pipe(Effect.orDie)
+          yield* Effect.forEach(configs, (config) =>
+            send(storeId, config.channel, config.destination!, eventId, eventType, renderMessage(eventType, object)), { discard: true })
+        }),
+      /** One attempt at each failed message whose retry is due; answers how many were tried. */
+      retryDue: Effect.gen(function*() {
+        const now = yield* currentDate
+        const due = yield* sql<MessageRow>`
+          SELECT * FROM notification_messages WHERE status = 'pending' AND attempts > 0 AND next_attempt_at <= ${now}
+          ORDER BY next_attempt_at LIMIT 100`.pipe(Effect.orDie)
+        yield* Effect.forEach(due, attempt, { concurrency: 8, discard: true })
+        return due.length
+      })
+    } as const
+  }),
+  dependencies: [AccessService.Default, SettingsService.Default]
+}) {}

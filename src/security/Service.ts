@@ -1,0 +1,107 @@
+/**
+ * The platform's security posture and monitoring figures, read from the current state at each call
+ * (platform administrators only).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { Monitoring, PostureCheck, SecurityPosture } from "../../domain/Connectors.ts"
+import { AccessService } from "../access/Service.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { requestsLastMinute } from "../platform/Metrics.ts"
+import { currentDate } from "../platform/Time.ts"
+
+const API_KEY_MAX_AGE_DAYS = 90
+const DAY_MILLIS = 24 * 60 * 60 * 1000
+
+const check = (id: string, title: string, status: "pass" | "warn" | "fail", detail: string) =>
+  new PostureCheck({ id, title, status, detail })
+
+const countCheck = (id: string, title: string, count: number, bad: "warn" | "fail", what: string) =>
+  check(id, title, count === 0 ? "pass" : bad, count === 0 ? `No ${what}` : `${count} ${what}`)
+
+export class SecurityService extends Effect.Service<SecurityService>()("security/SecurityService", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const access = yield* AccessService
+    const config = yield* AppConfig
+
+    const count = (query: Effect.Effect<ReadonlyArray<{ n: number }>, unknown>) =>
+      Effect.map(query, (rows) => rows[0]?.n ?? 0).pipe(Effect.orDie)
+
+    const posture = Effect.fn("Security.posture")(function*() {
+      yield* access.requirePlatformAdmin
+      const now = yield* currentDate
+      const keyCutoff = new Date(now.getTime() - API_KEY_MAX_AGE_DAYS * DAY_MILLIS)
+      const withoutMfa = yield* count(sql<{ n: number }>`
+        SELECT count(DISTINCT u.id)::int AS n FROM users u JOIN memberships m ON m.user_id = u.id
+        WHERE m.role IN ('owner', 'admin') AND NOT u.mfa_enabled`)
+      const oldKeys = yield* count(sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NULL AND created_at < ${keyCutoff}`)
+      const plainUrls = yield* count(sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM webhook_endpoints WHERE url NOT LIKE 'https://%'`)
+      const unverifiedLive = yield* count(sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM stores s WHERE s.live_mode AND NOT EXISTS (
+          SELECT 1 FROM verifications v WHERE v.organization_id = s.organization_id AND v.status = 'approved')`)
+      const checks = [
+        Option.isSome(config.masterKey)
+          ? check("master_key", "Master key source", "pass", "MASTER_KEY comes from the environment")
+          : check("master_key", "Master key source", "warn", "The master key is a generated file in the data directory"),
+        config.production
+          ? check("production_mode", "Production mode", "pass", "NODE_ENV=production")
+          : check("production_mode", "Production mode", "warn", "NODE_ENV is not production"),
+        config.webhookAllowPrivateNetworks
+          ? check("private_webhooks", "Private-network webhooks", "fail", "WEBHOOK_ALLOW_PRIVATE_NETWORKS is true")
+          : check("private_webhooks", "Private-network webhooks", "pass", "Webhook URLs on private networks are refused"),
+        countCheck("admin_mfa", "Owners and admins with MFA", withoutMfa, "fail", "owners or admins without MFA"),
+        countCheck("api_key_age", `API keys younger than ${API_KEY_MAX_AGE_DAYS} days`, oldKeys, "warn", `active API keys older than ${API_KEY_MAX_AGE_DAYS} days`),
+        countCheck("webhook_https", "Webhook URLs over HTTPS", plainUrls, "warn", "webhook URLs without HTTPS"),
+        countCheck("live_store_kyc", "Live stores verified", unverifiedLive, "fail", "live stores without approved verification")
+      ]
+      const points = checks.reduce((sum, c) => sum + (c.status === "pass" ? 1 : c.status === "warn" ? 0.5 : 0), 0)
+      return new SecurityPosture({ object: "security_posture", score: Math.round((100 * points) / checks.length), checks })
+    })
+
+    const clusterFigures = sql<{ runners: number; shards: number }>`
+      SELECT
+        (SELECT count(*)::int FROM cluster_runners WHERE healthy) AS runners,
+        (SELECT count(*)::int FROM cluster_shards) AS shards`.pipe(
+      Effect.map((rows) => rows[0] ?? { runners: 0, shards: 0 }),
+      // The single-process runtime keeps no runner tables.
+      Effect.orElseSucceed(() => ({ runners: 1, shards: 0 }))
+    )
+
+    const monitoring = Effect.fn("Security.monitoring")(function*() {
+      yield* access.requirePlatformAdmin
+      const now = yield* currentDate
+      const started = performance.now()
+      const ping = yield* sql`SELECT 1`.pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+      const latency = Math.round((performance.now() - started) * 100) / 100
+      const hourAgo = new Date(now.getTime() - 60 * 60 * 1000)
+      const minuteAgo = new Date(now.getTime() - 60 * 1000)
+      const rows = yield* sql<{ pending: number; oldest: Date | null; jobs: number; failed: number; payments: number }>`
+        SELECT
+          (SELECT count(*)::int FROM outbox WHERE dispatched_at IS NULL) AS pending,
+          (SELECT min(created_at) FROM outbox WHERE dispatched_at IS NULL) AS oldest,
+          (SELECT count(*)::int FROM webhook_jobs WHERE status = 'pending') AS jobs,
+          (SELECT count(*)::int FROM webhook_deliveries WHERE error IS NOT NULL AND created_at >= ${hourAgo}) AS failed,
+          (SELECT count(*)::int FROM payments WHERE created_at >= ${minuteAgo}) AS payments`.pipe(Effect.orDie)
+      const row = rows[0]!
+      const cluster = yield* clusterFigures
+      return new Monitoring({
+        object: "monitoring",
+        database: { ok: ping, latency_ms: latency },
+        cluster,
+        outbox: {
+          pending: row.pending,
+          oldest_age_seconds: row.oldest === null ? 0 : Math.max(0, Math.round((now.getTime() - row.oldest.getTime()) / 1000))
+        },
+        webhooks: { pending: row.jobs, failed_last_hour: row.failed },
+        throughput: { payments_last_minute: row.payments, requests_last_minute: requestsLastMinute() },
+        process: { uptime_seconds: Math.round(process.uptime()), rss_bytes: process.memoryUsage().rss }
+      })
+    })
+
+    return { posture, monitoring } as const
+  }),
+  dependencies: [AccessService.Default]
+}) {}

@@ -1,0 +1,125 @@
+/**
+ * Segments' rows, and the one-query preview and membership test compiled from their rules (Rules.ts).
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { Match, Rule, type RuleSet, SAMPLE_SIZE } from "../../domain/Promotions.ts"
+import { CustomerId, SegmentId, StoreId } from "../../domain/Ids.ts"
+import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { metricsOf, predicateOf } from "./Rules.ts"
+
+export const SegmentRow = Schema.Struct({
+  id: SegmentId,
+  store_id: StoreId,
+  name: Schema.String,
+  match: Match,
+  rules: Schema.Array(Rule),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type SegmentRow = typeof SegmentRow.Type
+
+export interface Scope {
+  readonly storeId: StoreId
+  readonly livemode: boolean
+  readonly now: Date
+}
+
+export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/SegmentsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = Effect.fn("SegmentsRepo.insert")(
+      SqlSchema.single({
+        Request: SegmentRow,
+        Result: SegmentRow,
+        execute: (row) =>
+          sql`
+            INSERT INTO segments (id, store_id, name, match, rules, created_at, updated_at)
+            VALUES (${row.id}, ${row.store_id}, ${row.name}, ${row.match}, ${JSON.stringify(row.rules)}::jsonb,
+              ${row.created_at}, ${row.updated_at})
+            RETURNING *`
+      }),
+      Effect.orDie
+    )
+
+    const update = Effect.fn("SegmentsRepo.update")(
+      SqlSchema.single({
+        Request: SegmentRow,
+        Result: SegmentRow,
+        execute: (row) =>
+          sql`
+            UPDATE segments SET name = ${row.name}, match = ${row.match}, rules = ${JSON.stringify(row.rules)}::jsonb,
+              updated_at = ${row.updated_at}
+            WHERE id = ${row.id}
+            RETURNING *`
+      }),
+      Effect.orDie
+    )
+
+    const find = Effect.fn("SegmentsRepo.find")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: SegmentRow,
+        execute: (id) => sql`SELECT * FROM segments WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
+      Result: SegmentRow,
+      execute: ({ limit, position, storeId }) =>
+        sql`
+          SELECT * FROM segments WHERE store_id = ${storeId} AND ${keysetAfter(sql, position)}
+          ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
+    })
+    const list = Effect.fn("SegmentsRepo.list")(
+      (storeId: StoreId, limit: number, position?: PagePosition) => page({ storeId, limit, position }).pipe(Effect.orDie)
+    )
+
+    /**
+     * Deletes the segment unless a promotion that has not ended uses it (then false). Ended promotions
+     * that used it keep their record and lose the link.
+     */
+    const remove = Effect.fn("SegmentsRepo.remove")(function*(id: SegmentId) {
+      const rows = yield* sql<{ deleted: boolean }>`
+        WITH in_use AS (
+          SELECT 1 FROM promotions WHERE segment_id = ${id} AND status <> 'ended' LIMIT 1
+        ), unlinked AS (
+          UPDATE promotions SET segment_id = NULL WHERE segment_id = ${id} AND NOT EXISTS (SELECT 1 FROM in_use)
+          RETURNING 1
+        ), deleted AS (
+          DELETE FROM segments WHERE id = ${id} AND NOT EXISTS (SELECT 1 FROM in_use)
+            AND (SELECT count(*) FROM unlinked) >= 0
+          RETURNING 1
+        )
+        SELECT EXISTS (SELECT 1 FROM deleted) AS deleted`.pipe(Effect.orDie)
+      return rows[0]?.deleted === true
+    })
+
+    /** How many customers the rules match now, and the newest `SAMPLE_SIZE` of them, in one query. */
+    const preview = Effect.fn("SegmentsRepo.preview")(function*(scope: Scope, ruleSet: RuleSet) {
+      const rows = yield* sql<{ id: string; total: string }>`
+        WITH m AS (${metricsOf(sql, scope)})
+        SELECT m.id, count(*) OVER () AS total FROM m
+        WHERE ${predicateOf(sql, ruleSet)}
+        ORDER BY m.created_at DESC, m.id DESC
+        LIMIT ${SAMPLE_SIZE}`.pipe(Effect.orDie)
+      return {
+        count: rows.length === 0 ? 0 : Number(rows[0]!.total),
+        sample: rows.map((row) => CustomerId.make(row.id))
+      }
+    })
+
+    /** Whether the customer is in the rules' segment at `scope.now`. */
+    const contains = Effect.fn("SegmentsRepo.contains")(function*(scope: Scope, ruleSet: RuleSet, customerId: CustomerId) {
+      const rows = yield* sql<{ member: boolean }>`
+        WITH m AS (${metricsOf(sql, { ...scope, customerId })})
+        SELECT EXISTS (SELECT 1 FROM m WHERE ${predicateOf(sql, ruleSet)}) AS member`.pipe(Effect.orDie)
+      return rows[0]?.member === true
+    })
+
+    return { insert, update, find, list, remove, preview, contains } as const
+  })
+}) {}

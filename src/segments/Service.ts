@@ -1,0 +1,130 @@
+/**
+ * Segments: CRUD under the access policy, and previews (count and sample) of saved or unsaved rules.
+ * `previewOf` and `contains` are plain service methods (store, mode, rules) for other areas to call.
+ */
+import { Effect, Option } from "effect"
+import type { Permission } from "../../domain/Access.ts"
+import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import type { CustomerId, SegmentId, StoreId } from "../../domain/Ids.ts"
+import type { ListParams } from "../../domain/Lists.ts"
+import {
+  type CreateSegment,
+  type ModeParams,
+  type PreviewRules,
+  type RuleSet,
+  Segment,
+  SegmentList,
+  SegmentPreview,
+  type UpdateSegment
+} from "../../domain/Promotions.ts"
+import { AccessService } from "../access/Service.ts"
+import { CustomersRepo } from "../customers/Repo.ts"
+import { toCustomer } from "../customers/View.ts"
+import { newId } from "../platform/Ids.ts"
+import { pageAfter } from "../platform/Pagination.ts"
+import { currentDate } from "../platform/Time.ts"
+import { SegmentsRepo, type SegmentRow } from "./Repo.ts"
+
+export const toSegment = (row: SegmentRow): Segment =>
+  new Segment({
+    id: row.id,
+    object: "segment",
+    store_id: row.store_id,
+    name: row.name,
+    match: row.match,
+    rules: row.rules,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString()
+  })
+
+export const segmentNotFound = (id: string, param = "id") => new NotFound({ message: `No such segment: ${id}`, param })
+
+export class SegmentsService extends Effect.Service<SegmentsService>()("segments/SegmentsService", {
+  effect: Effect.gen(function*() {
+    const repo = yield* SegmentsRepo
+    const access = yield* AccessService
+    const customers = yield* CustomersRepo
+
+    const storeOfUser = (storeId: StoreId, permission: Permission) =>
+      Effect.zipRight(access.currentUser, access.store(storeId, permission))
+    const segmentOfUser = (id: SegmentId, permission: Permission) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.owned(repo.find(id), (row) => row.store_id, permission, () => segmentNotFound(id))
+      )
+
+    /** The count and sample of the store's customers of a mode that the rules match now. */
+    const previewOf = Effect.fn("Segments.previewOf")(function*(storeId: StoreId, livemode: boolean, ruleSet: RuleSet) {
+      const found = yield* repo.preview({ storeId, livemode, now: yield* currentDate }, ruleSet)
+      const sample = yield* Effect.forEach(found.sample, (id) => customers.find(id))
+      return new SegmentPreview({
+        object: "segment_preview",
+        count: found.count,
+        sample: sample.flatMap((row) => Option.isSome(row) ? [toCustomer(row.value)] : [])
+      })
+    })
+
+    /** Whether the customer is in the segment's rules at `at`. */
+    const contains = (storeId: StoreId, livemode: boolean, ruleSet: RuleSet, customerId: CustomerId, at: Date) =>
+      repo.contains({ storeId, livemode, now: at }, ruleSet, customerId)
+
+    const list = Effect.fn("Segments.list")(function*(storeId: StoreId, params: ListParams) {
+      const store = yield* storeOfUser(storeId, "customer.read")
+      const page = yield* pageAfter(params, (position) => repo.list(store.storeId, params.limit, position))
+      return new SegmentList({ ...page, data: page.data.map(toSegment) })
+    })
+
+    const create = Effect.fn("Segments.create")(function*(storeId: StoreId, input: CreateSegment) {
+      const store = yield* storeOfUser(storeId, "marketing.manage")
+      const now = yield* currentDate
+      return toSegment(yield* repo.insert({
+        id: newId("seg"),
+        store_id: store.storeId,
+        name: input.name,
+        match: input.match,
+        rules: input.rules,
+        created_at: now,
+        updated_at: now
+      }))
+    })
+
+    const update = Effect.fn("Segments.update")(function*(id: SegmentId, input: UpdateSegment) {
+      const current = yield* segmentOfUser(id, "marketing.manage")
+      return toSegment(yield* repo.update({
+        ...current,
+        name: input.name ?? current.name,
+        match: input.match ?? current.match,
+        rules: input.rules ?? current.rules,
+        updated_at: yield* currentDate
+      }))
+    })
+
+    const remove = Effect.fn("Segments.remove")(function*(id: SegmentId) {
+      const current = yield* segmentOfUser(id, "marketing.manage")
+      if (!(yield* repo.remove(current.id))) {
+        return yield* new InvalidState({ message: `Segment ${id} is used by a promotion that has not ended`, param: "id" })
+      }
+      return toSegment(current)
+    })
+
+    const previewRules = Effect.fn("Segments.previewRules")(function*(storeId: StoreId, params: ModeParams, input: PreviewRules) {
+      const store = yield* storeOfUser(storeId, "customer.read")
+      return yield* previewOf(store.storeId, params.livemode ?? false, input)
+    })
+
+    const preview = Effect.fn("Segments.preview")(function*(id: SegmentId, params: ModeParams) {
+      const segment = yield* segmentOfUser(id, "customer.read")
+      return yield* previewOf(segment.store_id, params.livemode ?? false, segment)
+    })
+
+    /** The segment of the store, for a promotion naming it; anything else is 404 naming segment_id. */
+    const ofStore = Effect.fn("Segments.ofStore")(function*(storeId: StoreId, id: SegmentId) {
+      const found = Option.filter(yield* repo.find(id), (row) => row.store_id === storeId)
+      if (Option.isNone(found)) return yield* segmentNotFound(id, "segment_id")
+      return found.value
+    })
+
+    return { previewOf, contains, list, create, update, remove, previewRules, preview, ofStore, find: repo.find } as const
+  }),
+  dependencies: [SegmentsRepo.Default, AccessService.Default, CustomersRepo.Default]
+}) {}
