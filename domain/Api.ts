@@ -26,7 +26,7 @@ import { LinksGroup, PublicLinksGroup } from "./Links.ts"
 import { EcosystemGroup } from "./Ecosystem.ts"
 import { CustomerConsoleGroup, CustomersGroup } from "./Customers.ts"
 import { LoyaltyConsoleGroup, LoyaltyGroup, WalletGroup } from "./Loyalty.ts"
-import { SegmentsGroup } from "./Promotions.ts"
+import { PromotionsGroup, SegmentsGroup } from "./Promotions.ts"
 import { AnalyticsGroup, LedgerGroup, RevenueSharesGroup, RiskGroup } from "./Analytics.ts"
 import { AiGroup } from "./Ai.ts"
 import { BillingGroup, ConnectorsGroup, NotificationsGroup, SecurityGroup } from "./Connectors.ts"
@@ -54,6 +54,7 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(LoyaltyGroup)
   .add(LoyaltyConsoleGroup)
   .add(SegmentsGroup)
+  .add(PromotionsGroup)
   .add(ReferralsGroup)
   .add(ReferralsConsoleGroup)
   .add(ReferralLinkGroup)

@@ -248,6 +248,8 @@ const EVENT_DESCRIPTIONS: Record<(typeof WebhookEventTypes)[number], string> = {
   "referral.converted": "A referee's first payment was paid; `data.object` is the referral.",
   "referral.flagged": "A fraud rule flagged a referral, holding its points and commissions; `data.object` is the referral.",
   "commission.paid": "A payout marked an accrued commission paid; `data.object` is the commission.",
+  "promotion.activated": "A promotion was activated (after approval, or resumed from paused); `data.object` is the promotion. Promotion events carry `livemode: true`: a promotion is store-wide and acts on live payments.",
+  "promotion.ended": "A promotion was ended by a user, or because its `ends_at` passed; `data.object` is the promotion.",
   "test.event": "Sent by `POST /webhook-endpoints/{id}/test`; `data.object` describes the test."
 }
 
@@ -259,7 +261,9 @@ const EVENT_OBJECT_SCHEMA: Partial<Record<(typeof WebhookEventTypes)[number], st
   "risk.case_opened": "RiskCase",
   "referral.converted": "Referral",
   "referral.flagged": "Referral",
-  "commission.paid": "Commission"
+  "commission.paid": "Commission",
+  "promotion.activated": "Promotion",
+  "promotion.ended": "Promotion"
 }
 
 const SIGNATURE_HEADERS = [

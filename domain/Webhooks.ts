@@ -35,6 +35,8 @@ export const WebhookEventTypes = [
   "referral.converted",
   "referral.flagged",
   "commission.paid",
+  "promotion.activated",
+  "promotion.ended",
   "risk.case_opened",
   "test.event"
 ] as const

@@ -19,6 +19,7 @@ import Migration0014 from "./0014_analytics_ledger_risk.ts"
 import Migration0015 from "./0015_connectors_billing.ts"
 import Migration0016 from "./0016_ai.ts"
 import Migration0017 from "./0017_loyalty_outbox_consumer.ts"
+import Migration0018 from "./0018_promotion_awards.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_platform": Migration0001,
@@ -36,5 +37,6 @@ export const migrations = Migrator.fromRecord({
   "0014_analytics_ledger_risk": Migration0014,
   "0015_connectors_billing": Migration0015,
   "0016_ai": Migration0016,
-  "0017_loyalty_outbox_consumer": Migration0017
+  "0017_loyalty_outbox_consumer": Migration0017,
+  "0018_promotion_awards": Migration0018
 })

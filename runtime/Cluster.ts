@@ -39,6 +39,7 @@ import { RiskRulesLive } from "../src/risk/Jobs.ts"
 import { AnalyticsRollupLive } from "../src/analytics/Jobs.ts"
 import { ReferralConversionLive } from "../src/referrals/Conversion.ts"
 import { ReferralsRepo } from "../src/referrals/Repo.ts"
+import { PromotionAwardingLive, PromotionEndingCronLive } from "../src/promotions/Awarding.ts"
 import { LoyaltyRepo } from "../src/loyalty/Repo.ts"
 import { Outbox } from "../src/platform/Outbox.ts"
 import { PaymentsRepo } from "../src/payments/Repo.ts"
@@ -51,7 +52,7 @@ import { ClusterConfig, type ClusterConfigShape } from "./ClusterConfig.ts"
 export const entityLayers = [ClusterProbeLive, PaymentEntityLive, CustomerWalletEntityLive] as const
 
 /** Every singleton and cron job, run by exactly one runner of the cluster. */
-export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive, RiskRulesLive, AnalyticsRollupLive, ReferralConversionLive, NotificationsConsumerLive, NotificationRetriesLive] as const
+export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive, RiskRulesLive, AnalyticsRollupLive, ReferralConversionLive, NotificationsConsumerLive, NotificationRetriesLive, PromotionAwardingLive, PromotionEndingCronLive] as const
 
 export const EntitiesLive = Layer.mergeAll(...entityLayers, ...singletonLayers).pipe(
   Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default, Outbox.Default, ReferralsRepo.Default])

@@ -34,6 +34,7 @@ import { SecurityHttpLive } from "../src/security/Http.ts"
 import { BillingHttpLive } from "../src/billing/Http.ts"
 import { ReferralLinkHttpLive, ReferralsConsoleHttpLive, ReferralsHttpLive } from "../src/referrals/Http.ts"
 import { SegmentsHttpLive } from "../src/segments/Http.ts"
+import { PromotionsHttpLive } from "../src/promotions/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
@@ -162,6 +163,7 @@ export const ApiGroupsLive = Layer.mergeAll(
   WalletHttpLive,
   ReferralsHttpLive,
   SegmentsHttpLive,
+  PromotionsHttpLive,
   ReferralsConsoleHttpLive,
   ReferralLinkHttpLive,
   AnalyticsHttpLive,

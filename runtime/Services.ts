@@ -24,6 +24,7 @@ import { EcosystemService } from "../src/ecosystem/Service.ts"
 import { CustomersService } from "../src/customers/Service.ts"
 import { LoyaltyService } from "../src/loyalty/Service.ts"
 import { SegmentsService } from "../src/segments/Service.ts"
+import { PromotionsService } from "../src/promotions/Service.ts"
 import { ReferralsService } from "../src/referrals/Service.ts"
 import { AnalyticsService } from "../src/analytics/Service.ts"
 import { LedgerService } from "../src/ledger/Service.ts"
@@ -56,6 +57,7 @@ export const ServicesLive = Layer.mergeAll(
   CustomersService.Default,
   LoyaltyService.Default,
   SegmentsService.Default,
+  PromotionsService.Default,
   ReferralsService.Default,
   AnalyticsService.Default,
   LedgerService.Default,

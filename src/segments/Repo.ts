@@ -94,7 +94,15 @@ export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/Segme
             AND (SELECT count(*) FROM unlinked) >= 0
           RETURNING 1
         )
-        SELECT EXISTS (SELECT 1 FROM deleted) AS deleted`.pipe(Effect.orDie)
+        SELECT EXISTS (SELECT 1 FROM deleted) AS deleted`.pipe(
+        // A promotion naming the segment committed after this statement's snapshot: its reference
+        // refuses the delete, and the segment is in use after all.
+        Effect.catchIf(
+          (error) => (error.cause as { readonly code?: string } | undefined)?.code === "23503",
+          () => Effect.succeed([{ deleted: false }])
+        ),
+        Effect.orDie
+      )
       return rows[0]?.deleted === true
     })
 
