@@ -23,11 +23,13 @@ import {
 import type { Permission } from "../../domain/Access.ts"
 import { RateLimited } from "../../domain/Errors.ts"
 import type { StoreId } from "../../domain/Ids.ts"
+import { type RuleSet, SIMULATION_WINDOW_DAYS } from "../../domain/Promotions.ts"
 import { AccessService } from "../access/Service.ts"
 import { addDays, dayOf } from "../analytics/Days.ts"
 import { AnalyticsService } from "../analytics/Service.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { currentDate } from "../platform/Time.ts"
+import { PromotionsRepo } from "../promotions/Repo.ts"
 import { RiskService } from "../risk/Service.ts"
 import { SettingsService } from "../settings/Service.ts"
 import { answerQuestion } from "./Assistant.ts"
@@ -90,6 +92,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     const settings = yield* SettingsService
     const analytics = yield* AnalyticsService
     const risk = yield* RiskService
+    const promotions = yield* PromotionsRepo
     const httpClient = yield* HttpClient.HttpClient
 
     const setting = (key: string) => settings.get(key).pipe(Effect.orDie)
@@ -354,6 +357,26 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     const WIN_BACK_BONUS = 200
     const LOYAL_BONUS = 100
 
+    /**
+     * The suggested audiences as segment rules (the same rules `POST /dashboard/stores/{id}/segments` takes,
+     * so the merchant can save the suggestion as it is): customers who accept marketing and paid in the last
+     * 30 days, or who paid in the 60 days before that and not since.
+     */
+    const audienceRules: Record<"active" | "lapsed", RuleSet> = {
+      active: {
+        match: "all",
+        rules: [{ field: "payments_last_30d", op: "gte", value: 1 }, { field: "marketing_opt_in", op: "eq", value: true }]
+      },
+      lapsed: {
+        match: "all",
+        rules: [
+          { field: "days_since_last_payment", op: "gt", value: SUMMARY_DAYS },
+          { field: "days_since_last_payment", op: "lte", value: 3 * SUMMARY_DAYS },
+          { field: "marketing_opt_in", op: "eq", value: true }
+        ]
+      }
+    }
+
     const campaignSuggest = Effect.fn("Ai.campaignSuggest")(function*(storeId: StoreId, params: AiReadParams) {
       const store = yield* storeOf(storeId, "marketing.manage")
       const language = params.language ?? "en"
@@ -366,14 +389,31 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
       const lapsed = of("lapsed")
       const active = of("active")
       const target = lapsed.reachable > 0 ? { ...lapsed, bonus_points: WIN_BACK_BONUS } : { ...active, bonus_points: LOYAL_BONUS }
+      // What the suggested promotion would have cost over the last 30 days: the promotions simulation
+      // (GET /dashboard/promotions/{id}/simulate) run on the suggestion before it exists.
+      const simulated = target.customers === 0 ? null : yield* promotions.simulate({
+        storeId: store.storeId,
+        livemode,
+        now,
+        segment: audienceRules[target.segment],
+        minAmount: null,
+        minCurrency: null
+      })
       const facts = {
         livemode,
         segments: { active, lapsed },
-        suggestion: target.customers === 0 ? null : {
+        suggestion: target.customers === 0 || simulated === null ? null : {
           segment: target.segment,
+          rules: audienceRules[target.segment],
           bonus_points: target.bonus_points,
           reach: target.reachable,
-          points_cost: target.reachable * target.bonus_points
+          points_cost: target.reachable * target.bonus_points,
+          simulation: {
+            window_days: SIMULATION_WINDOW_DAYS,
+            eligible_customers: simulated.eligibleCustomers,
+            qualifying_payments: simulated.qualifyingPayments,
+            estimated_bonus_points: simulated.qualifyingPayments * target.bonus_points
+          }
         }
       }
       const s = facts.suggestion
@@ -383,9 +423,13 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
           : "No customer paid in the last 90 days, so there is no campaign to suggest yet.")
         : language === "km"
         ? `ណែនាំ៖ ផ្តល់ពិន្ទុបន្ថែម ${s.bonus_points} ដល់អតិថិជន${s.segment === "lapsed" ? "ដែលមិនបានមកវិញក្នុង ៣០ ថ្ងៃ" : "សកម្ម"} ` +
-          `(${target.customers} នាក់ ក្នុងនោះ ${s.reach} នាក់យល់ព្រមទទួលការផ្សព្វផ្សាយ)។ ចំណាយ៖ ${s.points_cost} ពិន្ទុ។`
+          `(${target.customers} នាក់ ក្នុងនោះ ${s.reach} នាក់យល់ព្រមទទួលការផ្សព្វផ្សាយ)។ ចំណាយ៖ ${s.points_cost} ពិន្ទុ។ ` +
+          `ការសាកល្បង ${s.simulation.window_days} ថ្ងៃចុងក្រោយ៖ អតិថិជន ${s.simulation.eligible_customers} នាក់ ` +
+          `ការទូទាត់ ${s.simulation.qualifying_payments} ពិន្ទុ ${s.simulation.estimated_bonus_points}។`
         : `Suggestion: offer ${s.bonus_points} bonus points to ${s.segment === "lapsed" ? "lapsed customers (paid in the 60 days before the last 30, not since)" : "active customers (paid in the last 30 days)"}: ` +
-          `${target.customers} customers, ${s.reach} of whom accept marketing. Cost: ${s.points_cost} points.`
+          `${target.customers} customers, ${s.reach} of whom accept marketing. Cost: ${s.points_cost} points. ` +
+          `Simulated over the last ${s.simulation.window_days} days as a promotion: ${s.simulation.eligible_customers} customers, ` +
+          `${s.simulation.qualifying_payments} qualifying payments, ${s.simulation.estimated_bonus_points} bonus points.`
       return yield* generate(store.storeId, "campaign_suggest", {
         instruction: "Suggest the promotion in the facts to the merchant: which customers, which bonus, its reach and cost.",
         facts,
@@ -494,6 +538,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     SettingsService.Default,
     AnalyticsService.Default,
     RiskService.Default,
+    PromotionsRepo.Default,
     FetchHttpClient.layer
   ]
 }) {}

@@ -191,6 +191,25 @@ describe("AI assistance", () => {
           suggestion: { segment: "active", bonus_points: 100, reach: 0, points_cost: 0 }
         })
         expect(result.text).toContain("2 customers")
+        expect(result.data).toMatchObject({ suggestion: { simulation: { window_days: 30, eligible_customers: 0, estimated_bonus_points: 0 } } })
+
+        // Once they accept marketing, the promotions simulation of the suggested segment counts them and their payments.
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE customers SET prefers_marketing = true WHERE store_id = ${merchant.storeId}`
+        const [paid] = yield* sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM payments
+          WHERE store_id = ${merchant.storeId} AND customer_id IS NOT NULL AND paid_at > now() - interval '30 days'`
+        const reachable = yield* (yield* ai(app, merchant.owner.token)).campaignSuggest({ path: { storeId: merchant.storeId }, urlParams: {} })
+        expect(reachable.data).toMatchObject({
+          suggestion: {
+            segment: "active",
+            reach: 2,
+            points_cost: 200,
+            rules: { match: "all" },
+            simulation: { eligible_customers: 2, qualifying_payments: paid!.count, estimated_bonus_points: paid!.count * 100 }
+          }
+        })
+        expect(reachable.text).toContain(`${paid!.count} qualifying payments`)
       }))
 
     it.effect("answers the assistant's questions with the store's figures, and says plainly what it cannot", () =>
