@@ -2,13 +2,14 @@
  * SQL of customers, their preferences and consent events. A customer's lifetime figures and recent
  * payments are read from its payments (as a payment link's are), so they can never disagree with them.
  */
-import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { ConsentActorType, ConsentPurpose } from "../../domain/Customers.ts"
 import { ConsentRecordId, CustomerId, StoreId, TierId } from "../../domain/Ids.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { PaymentRow } from "../payments/Repo.ts"
+import { transactionOf } from "../platform/Transaction.ts"
 
 const StringRecord = Schema.Record({ key: Schema.String, value: Schema.String })
 
@@ -109,10 +110,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
     // A decode failure or a SqlError is the infrastructure's, not the caller's: every method dies on them.
 
     /** Runs `effect` in one transaction; a failure to begin or commit is the infrastructure's, a defect. */
-    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(effect).pipe(
-        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
-      )
+    const inTransaction = transactionOf(sql)
 
     /**
      * Inserts the customer; None when its e-mail or external_id is already another live customer's in the

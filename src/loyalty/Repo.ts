@@ -18,6 +18,7 @@ import {
   TierId
 } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { transactionOf } from "../platform/Transaction.ts"
 
 export const ProgramRow = Schema.Struct({
   store_id: StoreId,
@@ -125,10 +126,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
 
     // A decode failure or a SqlError is the infrastructure's, not the caller's: every method dies on them.
 
-    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(effect).pipe(
-        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
-      )
+    const inTransaction = transactionOf(sql)
 
     /** Whether `error` is PostgreSQL's unique violation (two tiers on one threshold). */
     const isUniqueViolation = (error: SqlError.SqlError) =>

@@ -2,7 +2,7 @@
  * SQL of payments, refunds, their outbox events and ledger journals. The writes that change a
  * payment run inside the Payment entity's transaction (see Entity.ts); reads go straight here.
  */
-import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { BranchId, CustomerId, EventId, JournalId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
 import type { PaymentStatus } from "../../domain/Payments.ts"
@@ -11,6 +11,7 @@ import { Currency, formatAmount } from "../platform/Money.ts"
 import type { JournalLine } from "../ledger/Postings.ts"
 import { OUTBOX_CHANNEL } from "../platform/Outbox.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { transactionOf } from "../platform/Transaction.ts"
 
 /** The LISTEN/NOTIFY channel on which payment changes are announced. */
 export const PAYMENT_CHANNEL = "payment_changes"
@@ -179,10 +180,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
     const insert = Effect.fn("PaymentsRepo.insert")((payment: NewPayment) => insertPayment(payment).pipe(Effect.orDie))
 
     /** Runs `effect` in one transaction; a failure to begin or commit is the infrastructure's, a defect. */
-    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(effect).pipe(
-        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
-      )
+    const inTransaction = transactionOf(sql)
 
     const find = Effect.fn("PaymentsRepo.find")(
       SqlSchema.findOne({

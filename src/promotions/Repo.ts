@@ -3,12 +3,13 @@
  * status the machine allows, so two racing moves cannot both apply); the simulation and the promotions
  * a paid payment may earn, each one query.
  */
-import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { CustomerId, PaymentId, PromotionId, SegmentId, StoreId, UserId } from "../../domain/Ids.ts"
 import { PromotionActions, PromotionStatus, type RuleSet, SIMULATION_WINDOW_DAYS } from "../../domain/Promotions.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { metricsOf, predicateOf } from "../segments/Rules.ts"
+import { transactionOf } from "../platform/Transaction.ts"
 
 export const PromotionRow = Schema.Struct({
   id: PromotionId,
@@ -86,10 +87,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(effect).pipe(
-        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
-      )
+    const inTransaction = transactionOf(sql)
 
     const insert = Effect.fn("PromotionsRepo.insert")(
       SqlSchema.single({

@@ -3,12 +3,13 @@
  * commissions. Summaries and reports are SQL aggregates. Every method dies on SQL or decode failures: they
  * are the infrastructure's, not the caller's.
  */
-import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { CommissionId, CustomerId, PaymentId, ReferralId, StoreId, UserId } from "../../domain/Ids.ts"
 import { CommissionStatus, ReferralFlags, ReferralStatus } from "../../domain/Referrals.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { transactionOf } from "../platform/Transaction.ts"
 
 export const ProgramRow = Schema.Struct({
   store_id: StoreId,
@@ -117,10 +118,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(effect).pipe(
-        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
-      )
+    const inTransaction = transactionOf(sql)
 
     // ---------------------------------------------------------------------------------------------
     // Program

@@ -15,6 +15,7 @@ import { newId } from "../platform/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, pageAfter } from "../platform/Pagination.ts"
 import { currentDate } from "../platform/Time.ts"
 import { percentUnits } from "../ledger/Postings.ts"
+import { transactionOf } from "../platform/Transaction.ts"
 
 const ShareRow = Schema.Struct({
   id: RevenueShareId,
@@ -85,8 +86,7 @@ export class RevenueSharesService extends Effect.Service<RevenueSharesService>()
         }
       })
 
-    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+    const inTransaction = transactionOf(sql)
 
     const list = Effect.fn("RevenueShares.list")(function*(storeId: StoreId, params: ListParams) {
       yield* access.currentUser

@@ -9,6 +9,7 @@ import { RiskKind, RiskStatus } from "../../domain/Analytics.ts"
 import { CustomerId, PaymentId, RiskCaseId, StoreId } from "../../domain/Ids.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+import { transactionOf } from "../platform/Transaction.ts"
 
 export const RiskCaseRow = Schema.Struct({
   id: RiskCaseId,
@@ -153,8 +154,7 @@ export class RiskRepo extends Effect.Service<RiskRepo>()("risk/RiskRepo", {
       customerPaidSince: (input: Parameters<typeof customerPaidSince>[0]) =>
         Effect.map(Effect.orDie(customerPaidSince(input)), (row) => row.n),
       storeWindowTotals: (input: Parameters<typeof storeWindowTotals>[0]) => Effect.orDie(storeWindowTotals(input)),
-      inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+      inTransaction: transactionOf(sql)
     } as const
   })
 }) {}
