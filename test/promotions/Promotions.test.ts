@@ -161,6 +161,26 @@ describe("promotions", () => {
         }
       }))
 
+    it.effect("lets one of racing moves land: ten activations at once give one 201, one audit entry and one event", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const sql = yield* SqlClient.SqlClient
+        const team = yield* newTeam(app)
+        const approved = yield* promotionIn(app, team, "approved")
+        const results = yield* Effect.all(
+          Array.from({ length: 10 }, () => move(app, team.admin.token, approved.id, "activate")),
+          { concurrency: "unbounded" }
+        )
+        expect(results.map((result) => result.status).sort()).toEqual([201, ...Array.from({ length: 9 }, () => 409)])
+        const [audit] = yield* sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM promotion_audit WHERE promotion_id = ${approved.id} AND action = 'activate'`
+        expect(audit!.count).toBe(1)
+        const [events] = yield* sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM outbox
+          WHERE type = 'promotion.activated' AND payload -> 'data' -> 'object' ->> 'id' = ${approved.id}`
+        expect(events!.count).toBe(1)
+      }))
+
     it.effect("needs an Owner other than the submitter to approve or reject; keeps who did what in the audit trail", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
