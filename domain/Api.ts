@@ -31,6 +31,7 @@ import { AnalyticsGroup, LedgerGroup, RevenueSharesGroup, RiskGroup } from "./An
 import { AiGroup } from "./Ai.ts"
 import { BillingGroup, ConnectorsGroup, NotificationsGroup, SecurityGroup } from "./Connectors.ts"
 import { ReferralLinkGroup, ReferralsConsoleGroup, ReferralsGroup } from "./Referrals.ts"
+import { GamesConsoleGroup, GamesGroup, HostedGamesGroup } from "./Games.ts"
 
 const BaseApi = HttpApi.make("merchant-platform")
   .add(SystemGroup)
@@ -68,6 +69,9 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(SecurityGroup)
   .add(BillingGroup)
   .add(WalletGroup)
+  .add(GamesConsoleGroup)
+  .add(GamesGroup)
+  .add(HostedGamesGroup)
   .addError(InvalidRequestResponse)
   .annotateContext(OpenApi.annotations({
     title: "Merchant payments and loyalty API",

@@ -21,7 +21,8 @@ import {
   ServiceUnavailable,
   Unauthorized
 } from "./Errors.ts"
-import { CustomerId, PaymentId, StoreId } from "./Ids.ts"
+import { Play } from "./Games.ts"
+import { CustomerId, GameId, PaymentId, StoreId } from "./Ids.ts"
 import { PointsEntry } from "./Loyalty.ts"
 import { DEFAULT_LIST_LIMIT, ListParams, MAX_LIST_LIMIT } from "./Lists.ts"
 import { Currency } from "./Money.ts"
@@ -100,6 +101,22 @@ export class WalletFeedSynced extends Schema.TaggedClass<WalletFeedSynced>()("Wa
 export const WalletFeedFrame = Schema.Union(WalletFeedSynced, PointsEntryAdded)
 export type WalletFeedFrame = typeof WalletFeedFrame.Type
 
+/** A play of the followed game was recorded (a scratch card issued, or a draw): the play, as the REST routes show it. */
+export class PlayRecorded extends Schema.TaggedClass<PlayRecorded>()("PlayRecorded", {
+  play: Play
+}) {}
+
+/**
+ * Every play from here on follows: re-read the game's plays now for what happened before. Sent first, once the
+ * feed is subscribed, and again whenever plays may have been missed (the database listener reconnected).
+ */
+export class GamePlaysFeedSynced extends Schema.TaggedClass<GamePlaysFeedSynced>()("GamePlaysFeedSynced", {
+  reason: Schema.Literal("subscribed", "reconnected")
+}) {}
+
+export const GamePlaysFeedFrame = Schema.Union(GamePlaysFeedSynced, PlayRecorded)
+export type GamePlaysFeedFrame = typeof GamePlaysFeedFrame.Type
+
 /** Failures of procedures that read one store or one payment. */
 const ReadErrors = Schema.Union(Forbidden, NotFound)
 
@@ -172,6 +189,17 @@ export class ConsoleRpcs extends RpcGroup.make(
   Rpc.make("WalletFeed", {
     payload: Schema.Struct({ customer_id: CustomerId }),
     success: WalletFeedFrame,
+    error: ReadErrors,
+    stream: true
+  }),
+  /**
+   * The plays of a game as they are recorded: a `GamePlaysFeedSynced` once subscribed, then a `PlayRecorded`
+   * for every issued scratch card and every draw (instant plays and reveals). Needs customer.read on the
+   * game's store; ends after a while like PaymentFeed (subscribe again).
+   */
+  Rpc.make("GamePlaysFeed", {
+    payload: Schema.Struct({ game_id: GameId }),
+    success: GamePlaysFeedFrame,
     error: ReadErrors,
     stream: true
   })

@@ -41,7 +41,10 @@ export const IdPrefixes = [
   "ref", // referral
   "com", // affiliate commission
   "con", // connector
-  "ntf" // notification message
+  "ntf", // notification message
+  "game", // game
+  "prz", // game prize
+  "play" // game play (or scratch card)
 ] as const
 
 export type IdPrefix = (typeof IdPrefixes)[number]
@@ -140,3 +143,9 @@ export const RewardId = IdOf("rwd")
 export type RewardId = typeof RewardId.Type
 export const RedemptionId = IdOf("rdm")
 export type RedemptionId = typeof RedemptionId.Type
+export const GameId = IdOf("game")
+export type GameId = typeof GameId.Type
+export const PrizeId = IdOf("prz")
+export type PrizeId = typeof PrizeId.Type
+export const PlayId = IdOf("play")
+export type PlayId = typeof PlayId.Type

@@ -59,7 +59,12 @@ const ID_PREFIXES: Record<string, string> = {
   points_entry: "lpe",
   tier: "tier",
   reward: "rwd",
-  redemption: "rdm"
+  redemption: "rdm",
+  game: "game",
+  prize: "prz",
+  play: "play",
+  hosted_game: "game",
+  hosted_play: "play"
 }
 
 /**
@@ -211,7 +216,9 @@ const HOSTED_PAGES: ReadonlyArray<readonly [path: string, what: string]> = [
   ["/checkout/{id}", "the checkout page: the store's branding, the amount, the QR code and the live status"],
   ["/receipts/{id}", "the receipt page"],
   ["/links/{id}", "the payment-link page with its pay button"],
-  ["/wallet/{customerId}", "the wallet page: balance, tier and progress to the next, rewards and recent activity"]
+  ["/wallet/{customerId}", "the wallet page: balance, tier and progress to the next, rewards and recent activity"],
+  ["/play/game/{gameId}", "the game page: a wheel of its prizes and, opened with `?c={customerId}`, a play button"],
+  ["/play/{playId}", "the play page: its result, or a scratch card to reveal"]
 ]
 
 const addHtmlVariants = (document: Json): void => {
@@ -250,6 +257,7 @@ const EVENT_DESCRIPTIONS: Record<(typeof WebhookEventTypes)[number], string> = {
   "commission.paid": "A payout marked an accrued commission paid; `data.object` is the commission.",
   "promotion.activated": "A promotion was activated (after approval, or resumed from paused); `data.object` is the promotion. Promotion events carry `livemode: true`: a promotion is store-wide and acts on live payments.",
   "promotion.ended": "A promotion was ended by a user, or because its `ends_at` passed; `data.object` is the promotion.",
+  "game.prize_awarded": "A game play won a points or voucher prize; `data.object` is the play (with its prize and any voucher code).",
   "test.event": "Sent by `POST /webhook-endpoints/{id}/test`; `data.object` describes the test."
 }
 
@@ -262,6 +270,7 @@ const EVENT_OBJECT_SCHEMA: Partial<Record<(typeof WebhookEventTypes)[number], st
   "referral.converted": "Referral",
   "referral.flagged": "Referral",
   "commission.paid": "Commission",
+  "game.prize_awarded": "Play",
   "promotion.activated": "Promotion",
   "promotion.ended": "Promotion"
 }

@@ -38,6 +38,7 @@ export const WebhookEventTypes = [
   "promotion.activated",
   "promotion.ended",
   "risk.case_opened",
+  "game.prize_awarded",
   "test.event"
 ] as const
 export type WebhookEventType = (typeof WebhookEventTypes)[number]

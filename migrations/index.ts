@@ -20,6 +20,7 @@ import Migration0015 from "./0015_connectors_billing.ts"
 import Migration0016 from "./0016_ai.ts"
 import Migration0017 from "./0017_loyalty_outbox_consumer.ts"
 import Migration0018 from "./0018_promotion_awards.ts"
+import Migration0019 from "./0019_games.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_platform": Migration0001,
@@ -38,5 +39,6 @@ export const migrations = Migrator.fromRecord({
   "0015_connectors_billing": Migration0015,
   "0016_ai": Migration0016,
   "0017_loyalty_outbox_consumer": Migration0017,
-  "0018_promotion_awards": Migration0018
+  "0018_promotion_awards": Migration0018,
+  "0019_games": Migration0019
 })

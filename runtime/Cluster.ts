@@ -40,6 +40,7 @@ import { AnalyticsRollupLive } from "../src/analytics/Jobs.ts"
 import { ReferralConversionLive } from "../src/referrals/Conversion.ts"
 import { ReferralsRepo } from "../src/referrals/Repo.ts"
 import { PromotionAwardingLive, PromotionEndingCronLive } from "../src/promotions/Awarding.ts"
+import { GameInventoryEntityLive, GamePrizeCreditsLive } from "../src/games/Entity.ts"
 import { LoyaltyRepo } from "../src/loyalty/Repo.ts"
 import { Outbox } from "../src/platform/Outbox.ts"
 import { PaymentsRepo } from "../src/payments/Repo.ts"
@@ -49,10 +50,10 @@ import { WebhookDispatcherLive } from "../src/webhooks/Dispatcher.ts"
 import { ClusterConfig, type ClusterConfigShape } from "./ClusterConfig.ts"
 
 /** Every entity hosted by a runner. */
-export const entityLayers = [ClusterProbeLive, PaymentEntityLive, CustomerWalletEntityLive] as const
+export const entityLayers = [ClusterProbeLive, PaymentEntityLive, CustomerWalletEntityLive, GameInventoryEntityLive] as const
 
 /** Every singleton and cron job, run by exactly one runner of the cluster. */
-export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive, RiskRulesLive, AnalyticsRollupLive, ReferralConversionLive, NotificationsConsumerLive, NotificationRetriesLive, PromotionAwardingLive, PromotionEndingCronLive] as const
+export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive, RiskRulesLive, AnalyticsRollupLive, ReferralConversionLive, NotificationsConsumerLive, NotificationRetriesLive, PromotionAwardingLive, PromotionEndingCronLive, GamePrizeCreditsLive] as const
 
 export const EntitiesLive = Layer.mergeAll(...entityLayers, ...singletonLayers).pipe(
   Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default, Outbox.Default, ReferralsRepo.Default])

@@ -34,6 +34,7 @@ import { SecurityHttpLive } from "../src/security/Http.ts"
 import { BillingHttpLive } from "../src/billing/Http.ts"
 import { ReferralLinkHttpLive, ReferralsConsoleHttpLive, ReferralsHttpLive } from "../src/referrals/Http.ts"
 import { SegmentsHttpLive } from "../src/segments/Http.ts"
+import { GamesConsoleHttpLive, GamesHttpLive, HostedGamesHttpLive } from "../src/games/Http.ts"
 import { PromotionsHttpLive } from "../src/promotions/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
@@ -174,7 +175,10 @@ export const ApiGroupsLive = Layer.mergeAll(
   ConnectorsHttpLive,
   NotificationsHttpLive,
   SecurityHttpLive,
-  BillingHttpLive
+  BillingHttpLive,
+  GamesConsoleHttpLive,
+  GamesHttpLive,
+  HostedGamesHttpLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** Every route: the API, its OpenAPI document, the interactive reference, the console RPC. */

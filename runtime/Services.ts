@@ -35,6 +35,7 @@ import { ConnectorsService } from "../src/connectors/Service.ts"
 import { NotificationsService } from "../src/notifications/Service.ts"
 import { SecurityService } from "../src/security/Service.ts"
 import { BillingService } from "../src/billing/Service.ts"
+import { GamesService } from "../src/games/Service.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
@@ -67,5 +68,6 @@ export const ServicesLive = Layer.mergeAll(
   ConnectorsService.Default,
   NotificationsService.Default,
   SecurityService.Default,
-  BillingService.Default
+  BillingService.Default,
+  GamesService.Default
 )

@@ -12,6 +12,7 @@ import { Refund } from "../../domain/Payments.ts"
 import { isApiKeySecret } from "../accounts/Authentication.ts"
 import { AccountsService } from "../accounts/Service.ts"
 import { outcomeValue } from "../platform/Idempotency.ts"
+import { GamesService } from "../games/Service.ts"
 import { LoyaltyService } from "../loyalty/Service.ts"
 import { PaymentsService } from "../payments/Service.ts"
 
@@ -71,6 +72,7 @@ export const ConsoleAuthenticationLive = Layer.effect(
 export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
   const payments = yield* PaymentsService
   const loyalty = yield* LoyaltyService
+  const games = yield* GamesService
   return ConsoleRpcs.of({
     ListPayments: ({ cursor, limit, livemode, status, store_id }) =>
       hideDefects(payments.listForStore(store_id, livemode, { limit, cursor, status })),
@@ -79,12 +81,13 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
       hideDefects(payments.refund(id, refund, idempotency_key).pipe(Effect.flatMap(outcomeValue(Refund)))),
     StoreSummary: ({ livemode, store_id }) => hideDefects(payments.summary(store_id, livemode)),
     PaymentFeed: ({ livemode, store_id }) => hideStreamDefects(Stream.unwrap(payments.feed(store_id, livemode))),
-    WalletFeed: ({ customer_id }) => hideStreamDefects(Stream.unwrap(loyalty.walletFeed(customer_id)))
+    WalletFeed: ({ customer_id }) => hideStreamDefects(Stream.unwrap(loyalty.walletFeed(customer_id))),
+    GamePlaysFeed: ({ game_id }) => hideStreamDefects(Stream.unwrap(games.playsFeed(game_id)))
   })
 }))
 
 /** The `POST /rpc` route, with its handlers, authentication and serialization. */
-export const ConsoleRpcLive: Layer.Layer<never, never, HttpLayerRouter.HttpRouter | PaymentsService | LoyaltyService | AccountsService> =
+export const ConsoleRpcLive: Layer.Layer<never, never, HttpLayerRouter.HttpRouter | PaymentsService | LoyaltyService | GamesService | AccountsService> =
   RpcServer.layerHttpRouter({
     group: ConsoleRpcs,
     path: CONSOLE_RPC_PATH,

@@ -1,0 +1,54 @@
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../domain/Api.ts"
+import { prefersHtml } from "../checkout/Page.ts"
+import { idempotentResponse } from "../platform/IdempotentResponse.ts"
+import { gamePage, playPage } from "./Page.ts"
+import { GamesService } from "./Service.ts"
+
+export const GamesConsoleHttpLive = HttpApiBuilder.group(Api, "gamesConsole", (handlers) =>
+  Effect.gen(function*() {
+    const games = yield* GamesService
+    return handlers
+      .handle("list", ({ path, urlParams }) => games.list(path.storeId, urlParams))
+      .handle("create", ({ path, payload }) => games.create(path.storeId, payload))
+      .handle("retrieve", ({ path }) => games.retrieve(path.gameId))
+      .handle("update", ({ path, payload }) => games.update(path.gameId, payload))
+      .handle("delete", ({ path }) => games.remove(path.gameId))
+      .handle("addPrize", ({ path, payload }) => games.addPrize(path.gameId, payload))
+      .handle("updatePrize", ({ path, payload }) => games.updatePrize(path.prizeId, payload))
+      .handle("deletePrize", ({ path }) => games.deletePrize(path.prizeId))
+      .handle("plays", ({ path, urlParams }) => games.plays(path.gameId, urlParams))
+      .handle("stats", ({ path }) => games.stats(path.gameId))
+      .handle("issue", ({ path, payload }) => games.issue(path.gameId, payload.customer_id))
+  }))
+
+export const GamesHttpLive = HttpApiBuilder.group(Api, "games", (handlers) =>
+  Effect.gen(function*() {
+    const games = yield* GamesService
+    return handlers
+      .handle("play", ({ headers, path, payload }) =>
+        games.play(path.id, payload, headers["idempotency-key"]).pipe(Effect.map(idempotentResponse)))
+      .handle("reveal", ({ path }) => games.reveal(path.id))
+      .handle("customerPlays", ({ path, urlParams }) => games.customerPlays(path.id, urlParams))
+  }))
+
+const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
+
+export const HostedGamesHttpLive = HttpApiBuilder.group(Api, "hostedGames", (handlers) =>
+  Effect.gen(function*() {
+    const games = yield* GamesService
+    return handlers
+      .handle("game", ({ path }) =>
+        Effect.gen(function*() {
+          const game = yield* games.hostedGame(path.gameId)
+          return prefersHtml(yield* acceptHeader) ? gamePage(game) : game
+        }))
+      .handle("instantPlay", ({ path, urlParams }) => games.hostedPlay(path.gameId, urlParams.c))
+      .handle("reveal", ({ path }) => games.hostedReveal(path.playId))
+      .handle("play", ({ path }) =>
+        Effect.gen(function*() {
+          const play = yield* games.hostedPlayView(path.playId)
+          return prefersHtml(yield* acceptHeader) ? playPage(play) : play
+        }))
+  }))

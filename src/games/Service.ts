@@ -1,0 +1,506 @@
+/**
+ * The rules of games: who may see and change which game and prize, the validation the schemas cannot
+ * express, the seed (sealed at rest, disclosed once the game ends or is deleted), and the plays, which go
+ * through the GameInventory entity of their game (src/games/Entity.ts).
+ *
+ * The console acts with a user session under the access policy (customer.read to read, marketing.manage to
+ * configure and issue); the merchant API with an API key on its own store and mode; the hosted routes with
+ * the game, customer or play id as the capability.
+ */
+import { ClusterError } from "@effect/cluster"
+import { Duration, Effect, Option, Stream } from "effect"
+import { createHash, randomBytes } from "node:crypto"
+import type { Permission } from "../../domain/Access.ts"
+import { GamePlaysFeedSynced, type GamePlaysFeedFrame, PlayRecorded } from "../../domain/Console.ts"
+import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
+import { seedCommitment } from "../../domain/GameFairness.ts"
+import {
+  type CreateGame,
+  GameList,
+  HostedGameStore,
+  HostedPlay,
+  MAX_PRIZES,
+  Play,
+  PlayList,
+  type PlayInput,
+  type PlayListParams,
+  type PrizeInput,
+  type UpdateGame
+} from "../../domain/Games.ts"
+import type { CustomerId, GameId, PlayId, PrizeId, StoreId } from "../../domain/Ids.ts"
+import type { ListParams } from "../../domain/Lists.ts"
+import { Schema } from "effect"
+import { AccessService } from "../access/Service.ts"
+import { ChangeFeed } from "../platform/ChangeFeed.ts"
+import { SecretBox } from "../platform/Crypto.ts"
+import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
+import { newId } from "../platform/Ids.ts"
+import { pageAfter } from "../platform/Pagination.ts"
+import { currentDate } from "../platform/Time.ts"
+import { StoresService } from "../stores/Service.ts"
+import { creditPrize, GameInventoryEntity, type PlayOutcome } from "./Entity.ts"
+import { type GameRow, GamesRepo, PLAYS_CHANNEL, type PrizeRow } from "./Repo.ts"
+import { encodePlay, hasEnded, toGame, toHostedGame, toPlay, toPrize, toStats } from "./View.ts"
+
+/** How long one GamePlaysFeed subscription lasts: a client subscribes again, authorized afresh. */
+export const GAME_PLAYS_FEED_LIFETIME = Duration.minutes(15)
+
+type InfrastructureError = ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError
+
+/** The entity's own failures (mailbox full, persistence trouble) are the infrastructure's, not the client's. */
+const infrastructureDies = <A, E, R>(call: Effect.Effect<A, E | InfrastructureError, R>): Effect.Effect<A, Exclude<E, InfrastructureError>, R> =>
+  call.pipe(
+    Effect.catchIf(
+      (error): error is InfrastructureError =>
+        error instanceof ClusterError.MailboxFull || error instanceof ClusterError.AlreadyProcessingMessage ||
+        error instanceof ClusterError.PersistenceError,
+      Effect.die
+    )
+  ) as never
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+/**
+ * The play id of an idempotent request: derived from its request token, so a retry that takes over a
+ * crashed attempt sends the same message (the same play) again rather than drawing a second time.
+ */
+export const playIdOfToken = (token: string): PlayId => {
+  const digest = createHash("sha256").update(`play:${token}`).digest()
+  return `play_${Array.from(digest.subarray(0, 24), (byte) => BASE62[byte % 62]).join("")}` as PlayId
+}
+
+/** A new secret seed: 32 random bytes, base64url. */
+const newSeed = () => randomBytes(32).toString("base64url")
+
+const decodeNotice = Schema.decodeUnknownOption(Schema.parseJson(Play))
+
+export class GamesService extends Effect.Service<GamesService>()("games/GamesService", {
+  effect: Effect.gen(function*() {
+    const repo = yield* GamesRepo
+    const access = yield* AccessService
+    const idempotency = yield* Idempotency
+    const secrets = yield* SecretBox
+    const stores = yield* StoresService
+    const changeFeed = yield* ChangeFeed
+    const inventories = yield* GameInventoryEntity.client
+
+    const gameNotFound = (id: string, param = "gameId") => new NotFound({ message: `No such game: ${id}`, param })
+    const prizeNotFound = (id: string) => new NotFound({ message: `No such prize: ${id}`, param: "prizeId" })
+    const playNotFound = (id: string, param = "id") => new NotFound({ message: `No such play: ${id}`, param })
+    const customerNotFound = (id: string, param = "customer_id") => new NotFound({ message: `No such customer: ${id}`, param })
+
+    // ---------------------------------------------------------------------------------------------
+    // Access
+    // ---------------------------------------------------------------------------------------------
+
+    const gameOfUser = (id: GameId, permission: Permission) =>
+      Effect.zipRight(access.currentUser, access.owned(repo.findGame(id), (row) => row.store_id, permission, () => gameNotFound(id)))
+
+    const prizeOfUser = (id: PrizeId, permission: Permission) =>
+      Effect.gen(function*() {
+        yield* access.currentUser
+        const prize = yield* repo.findPrize(id)
+        const game = Option.isNone(prize) ? Option.none<GameRow>() : yield* repo.findGame(prize.value.game_id)
+        yield* access.owned(Effect.succeed(game), (row) => row.store_id, permission, () => prizeNotFound(id))
+        return Option.getOrThrow(prize)
+      })
+
+    const storeOfUser = (storeId: StoreId, permission: Permission) => Effect.zipRight(access.currentUser, access.store(storeId, permission))
+
+    /** A game of the API key's store; any other does not exist. */
+    const gameOfKey = (id: GameId) =>
+      Effect.gen(function*() {
+        const key = yield* access.currentApiKey
+        const found = Option.filter(yield* repo.findGame(id), (row) => row.store_id === key.storeId)
+        if (Option.isNone(found)) return yield* gameNotFound(id, "id")
+        return { key, game: found.value }
+      })
+
+    /** A customer of the store (and mode, when given) who can play; erased customers cannot. */
+    const customerOfStore = (id: CustomerId, storeId: StoreId, livemode: boolean | undefined, param: string) =>
+      Effect.gen(function*() {
+        const found = Option.filter(
+          yield* repo.findCustomer(id),
+          (row) => row.store_id === storeId && (livemode === undefined || row.livemode === livemode)
+        )
+        if (Option.isNone(found)) return yield* customerNotFound(id, param)
+        if (found.value.erased_at !== null) {
+          return yield* new InvalidState({ message: `Customer ${id} was erased and can no longer play`, param })
+        }
+        return found.value
+      })
+
+    // ---------------------------------------------------------------------------------------------
+    // Views
+    // ---------------------------------------------------------------------------------------------
+
+    /** The seed, disclosed once the game has ended or was deleted; null before. */
+    const disclosedSeed = (row: GameRow) =>
+      Effect.gen(function*() {
+        return hasEnded(row, yield* currentDate) ? yield* secrets.open(row.seed_sealed) : null
+      })
+
+    const gameView = (row: GameRow, prizes?: ReadonlyArray<PrizeRow>) =>
+      Effect.gen(function*() {
+        return toGame(row, prizes ?? (yield* repo.prizesOf([row.id])), yield* disclosedSeed(row))
+      })
+
+    const playView = (id: PlayId) =>
+      Effect.flatMap(
+        repo.findPlayView(id),
+        Option.match({ onNone: () => Effect.fail(playNotFound(id)), onSome: (row) => Effect.succeed(toPlay(row)) })
+      )
+
+    /**
+     * The play the entity answered, once its points prize is on its way to the wallet. A credit that fails
+     * here is logged: the `games` outbox consumer sends it again from the committed event.
+     */
+    const settle = (outcome: PlayOutcome) =>
+      Effect.gen(function*() {
+        yield* creditPrize(outcome).pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning(`play ${outcome.playId}: credit deferred to the games consumer`, cause))
+        )
+        return yield* playView(outcome.playId)
+      })
+
+    // ---------------------------------------------------------------------------------------------
+    // Validation the schemas cannot express
+    // ---------------------------------------------------------------------------------------------
+
+    const checkPrize = (input: PrizeInput, param = "") =>
+      Effect.gen(function*() {
+        const points = input.points ?? null
+        if (input.kind === "points" && points === null) {
+          return yield* new InvalidRequest({ message: "points is required for a prize of kind points", param: `${param}points` })
+        }
+        if (input.kind !== "points" && points !== null) {
+          return yield* new InvalidRequest({ message: `points must be omitted for a prize of kind ${input.kind}`, param: `${param}points` })
+        }
+        return points
+      })
+
+    const checkWindow = (startsAt: Date | null, endsAt: Date | null) =>
+      startsAt !== null && endsAt !== null && endsAt.getTime() <= startsAt.getTime()
+        ? Effect.fail(new InvalidRequest({ message: "ends_at must be after starts_at", param: "ends_at" }))
+        : Effect.void
+
+    /** Runs a change of the game's prizes under its lock, then snapshots its prize table. */
+    const changePrizes = <A, E, R>(gameId: GameId, change: (game: GameRow) => Effect.Effect<A, E, R>) =>
+      repo.inTransaction(Effect.gen(function*() {
+        const game = Option.getOrThrow(yield* repo.lockGame(gameId))
+        if (game.deleted_at !== null) {
+          return yield* new InvalidState({ message: `Game ${gameId} was deleted: its prizes can no longer change`, param: "gameId" })
+        }
+        const result = yield* change(game)
+        yield* repo.snapshotTable({ gameId, at: yield* currentDate })
+        return result
+      }))
+
+    // ---------------------------------------------------------------------------------------------
+    // Console: games
+    // ---------------------------------------------------------------------------------------------
+
+    const list = Effect.fn("Games.list")(function*(storeId: StoreId, params: ListParams) {
+      yield* storeOfUser(storeId, "customer.read")
+      const page = yield* pageAfter(params, (position) => repo.listGames(storeId, params.limit, position))
+      const prizes = yield* repo.prizesOf(page.data.map((game) => game.id))
+      const data = yield* Effect.forEach(page.data, (game) => gameView(game, prizes.filter((prize) => prize.game_id === game.id)))
+      return new GameList({ ...page, data })
+    })
+
+    const create = Effect.fn("Games.create")(function*(storeId: StoreId, input: CreateGame) {
+      yield* storeOfUser(storeId, "marketing.manage")
+      const startsAt = input.starts_at ?? null
+      const endsAt = input.ends_at ?? null
+      yield* checkWindow(startsAt, endsAt)
+      const prizeInputs = input.prizes ?? []
+      const points = yield* Effect.forEach(prizeInputs, (prize, index) => checkPrize(prize, `prizes.${index}.`))
+      const seed = newSeed()
+      const at = yield* currentDate
+      const id = newId("game")
+      const game = yield* repo.inTransaction(Effect.gen(function*() {
+        const game = yield* repo.insertGame({
+          id,
+          store_id: storeId,
+          name: input.name,
+          type: input.type,
+          active: input.active ?? true,
+          max_plays_per_customer: input.max_plays_per_customer ?? null,
+          starts_at: startsAt,
+          ends_at: endsAt,
+          seed_sealed: yield* secrets.seal(seed),
+          seed_commitment: yield* seedCommitment(seed),
+          prize_version: 0,
+          deleted_at: null,
+          created_at: at,
+          updated_at: at
+        })
+        // One by one, so each prize's position (the draw order) follows the order sent.
+        for (const [index, prize] of prizeInputs.entries()) {
+          yield* repo.insertPrize({
+            id: newId("prz"),
+            game_id: id,
+            name: prize.name,
+            kind: prize.kind,
+            points: points[index] ?? null,
+            weight: prize.weight,
+            inventory: prize.inventory ?? null,
+            awarded: 0,
+            active: true,
+            created_at: at
+          })
+        }
+        yield* repo.snapshotTable({ gameId: id, at })
+        return game
+      }))
+      return yield* gameView(game)
+    })
+
+    const retrieve = Effect.fn("Games.retrieve")(function*(id: GameId) {
+      return yield* gameView(yield* gameOfUser(id, "customer.read"))
+    })
+
+    const update = Effect.fn("Games.update")(function*(id: GameId, input: UpdateGame) {
+      const current = yield* gameOfUser(id, "marketing.manage")
+      if (current.deleted_at !== null) {
+        return yield* new InvalidState({ message: `Game ${id} was deleted: it can no longer change`, param: "gameId" })
+      }
+      const startsAt = input.starts_at === undefined ? current.starts_at : input.starts_at
+      const endsAt = input.ends_at === undefined ? current.ends_at : input.ends_at
+      yield* checkWindow(startsAt, endsAt)
+      const saved = yield* repo.inTransaction(Effect.gen(function*() {
+        const locked = Option.getOrThrow(yield* repo.lockGame(id))
+        return yield* repo.saveGame({
+          ...locked,
+          name: input.name ?? locked.name,
+          active: input.active ?? locked.active,
+          max_plays_per_customer: input.max_plays_per_customer === undefined
+            ? locked.max_plays_per_customer
+            : input.max_plays_per_customer,
+          starts_at: startsAt,
+          ends_at: endsAt,
+          updated_at: yield* currentDate
+        })
+      }))
+      return yield* gameView(saved)
+    })
+
+    const remove = Effect.fn("Games.remove")(function*(id: GameId) {
+      const current = yield* gameOfUser(id, "marketing.manage")
+      if (current.deleted_at !== null) return yield* gameView(current)
+      const saved = yield* repo.inTransaction(Effect.gen(function*() {
+        const locked = Option.getOrThrow(yield* repo.lockGame(id))
+        if (locked.deleted_at !== null) return locked
+        const at = yield* currentDate
+        return yield* repo.saveGame({ ...locked, active: false, deleted_at: at, updated_at: at })
+      }))
+      return yield* gameView(saved)
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Console: prizes
+    // ---------------------------------------------------------------------------------------------
+
+    const addPrize = Effect.fn("Games.addPrize")(function*(gameId: GameId, input: PrizeInput) {
+      yield* gameOfUser(gameId, "marketing.manage")
+      const points = yield* checkPrize(input)
+      const prize = yield* changePrizes(gameId, () =>
+        Effect.gen(function*() {
+          const active = (yield* repo.prizesOf([gameId])).filter((prize) => prize.active)
+          if (active.length >= MAX_PRIZES) {
+            return yield* new InvalidState({ message: `A game has at most ${MAX_PRIZES} prizes`, param: "gameId" })
+          }
+          return yield* repo.insertPrize({
+            id: newId("prz"),
+            game_id: gameId,
+            name: input.name,
+            kind: input.kind,
+            points,
+            weight: input.weight,
+            inventory: input.inventory ?? null,
+            awarded: 0,
+            active: true,
+            created_at: yield* currentDate
+          })
+        }))
+      return toPrize(prize)
+    })
+
+    const updatePrize = Effect.fn("Games.updatePrize")(function*(prizeId: PrizeId, input: PrizeInput) {
+      const found = yield* prizeOfUser(prizeId, "marketing.manage")
+      const points = yield* checkPrize(input)
+      const saved = yield* changePrizes(found.game_id, () =>
+        Effect.gen(function*() {
+          const prize = Option.getOrThrow(yield* repo.findPrize(prizeId))
+          if (!prize.active) {
+            return yield* new InvalidState({ message: `Prize ${prizeId} was deleted (deactivated): it can no longer change`, param: "prizeId" })
+          }
+          const inventory = input.inventory ?? null
+          if (inventory !== null && inventory < prize.awarded) {
+            return yield* new InvalidState({
+              message: `inventory cannot go below the ${prize.awarded} already awarded`,
+              param: "inventory"
+            })
+          }
+          if (prize.awarded > 0 && (input.kind !== prize.kind || points !== prize.points)) {
+            return yield* new InvalidState({
+              message: `Prize ${prizeId} was already awarded: its kind and points cannot change (add a new prize instead)`,
+              param: "kind"
+            })
+          }
+          return yield* repo.savePrize({ ...prize, name: input.name, kind: input.kind, points, weight: input.weight, inventory })
+        }))
+      return toPrize(saved)
+    })
+
+    const deletePrize = Effect.fn("Games.deletePrize")(function*(prizeId: PrizeId) {
+      const found = yield* prizeOfUser(prizeId, "marketing.manage")
+      const answered = yield* changePrizes(found.game_id, () =>
+        Effect.gen(function*() {
+          const prize = Option.getOrThrow(yield* repo.findPrize(prizeId))
+          if (prize.awarded > 0) return yield* repo.savePrize({ ...prize, active: false })
+          yield* repo.deletePrize(prizeId)
+          return prize
+        }))
+      return toPrize(answered)
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Console: plays, stats, scratch cards, live feed
+    // ---------------------------------------------------------------------------------------------
+
+    const plays = Effect.fn("Games.plays")(function*(gameId: GameId, params: PlayListParams) {
+      const game = yield* gameOfUser(gameId, "customer.read")
+      const page = yield* pageAfter(params, (position) => repo.listGamePlays(game.id, params.status ?? null, params.limit, position))
+      return new PlayList({ ...page, data: page.data.map(toPlay) })
+    })
+
+    const stats = Effect.fn("Games.stats")(function*(gameId: GameId) {
+      const game = yield* gameOfUser(gameId, "customer.read")
+      return toStats(yield* repo.stats(game.id), yield* repo.prizesOf([game.id]))
+    })
+
+    const issue = Effect.fn("Games.issue")(function*(gameId: GameId, customerId: CustomerId) {
+      const game = yield* gameOfUser(gameId, "marketing.manage")
+      yield* customerOfStore(customerId, game.store_id, undefined, "customer_id")
+      const outcome = yield* infrastructureDies(inventories(game.id).Issue({ playId: newId("play"), customerId }))
+      return yield* playView(outcome.playId)
+    })
+
+    const playsFeed = Effect.fn("Games.playsFeed")(function*(gameId: GameId) {
+      const game = yield* gameOfUser(gameId, "customer.read")
+      const frames = Stream.unwrapScoped(Effect.map(changeFeed.subscribe(PLAYS_CHANNEL), (notices) =>
+        Stream.concat(
+          Stream.succeed<GamePlaysFeedFrame>(new GamePlaysFeedSynced({ reason: "subscribed" })),
+          Stream.filterMap(notices, (notice): Option.Option<GamePlaysFeedFrame> =>
+            notice._tag === "Resync"
+              ? Option.some(new GamePlaysFeedSynced({ reason: "reconnected" }))
+              : decodeNotice(notice.payload).pipe(
+                Option.filter((play) => play.game_id === game.id),
+                Option.map((play) => new PlayRecorded({ play }))
+              ))
+        )))
+      return Stream.interruptWhen(frames, Effect.sleep(GAME_PLAYS_FEED_LIFETIME))
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Merchant API
+    // ---------------------------------------------------------------------------------------------
+
+    const play = Effect.fn("Games.play")(function*(gameId: GameId, input: PlayInput, idempotencyKey: string | undefined) {
+      const { game, key } = yield* gameOfKey(gameId)
+      yield* customerOfStore(input.customer_id, key.storeId, key.livemode, "customer_id")
+      return yield* idempotency.once(
+        scopeOf({ storeId: key.storeId, livemode: key.livemode }, idempotencyKey),
+        requestFingerprint("games.play", { game: game.id, ...input }),
+        201,
+        encodePlay,
+        (token) =>
+          inventories(game.id).Play({ playId: playIdOfToken(token), customerId: input.customer_id }).pipe(
+            infrastructureDies,
+            Effect.flatMap(settle)
+          )
+      )
+    })
+
+    const reveal = Effect.fn("Games.reveal")(function*(playId: PlayId) {
+      const key = yield* access.currentApiKey
+      const found = Option.filter(yield* repo.findPlay(playId), (row) => row.store_id === key.storeId && row.livemode === key.livemode)
+      if (Option.isNone(found)) return yield* playNotFound(playId)
+      const outcome = yield* infrastructureDies(inventories(found.value.game_id).Reveal({ playId }))
+      return yield* settle(outcome)
+    })
+
+    const customerPlays = Effect.fn("Games.customerPlays")(function*(customerId: CustomerId, params: PlayListParams) {
+      const key = yield* access.currentApiKey
+      const found = Option.filter(yield* repo.findCustomer(customerId), (row) => row.store_id === key.storeId && row.livemode === key.livemode)
+      if (Option.isNone(found)) return yield* customerNotFound(customerId, "id")
+      const page = yield* pageAfter(params, (position) => repo.listCustomerPlays(customerId, params.status ?? null, params.limit, position))
+      return new PlayList({ ...page, data: page.data.map(toPlay) })
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Hosted (public)
+    // ---------------------------------------------------------------------------------------------
+
+    const storeOf = (storeId: StoreId) =>
+      Effect.map(stores.getById(storeId).pipe(Effect.orDie), (store) => new HostedGameStore({ name: store.name, branding: store.branding }))
+
+    const publicGame = (id: GameId) =>
+      Effect.flatMap(repo.findGame(id), Option.match({ onNone: () => Effect.fail(gameNotFound(id)), onSome: Effect.succeed }))
+
+    const hostedGame = Effect.fn("Games.hostedGame")(function*(id: GameId) {
+      const game = yield* publicGame(id)
+      return toHostedGame(game, yield* repo.prizesOf([id]), yield* storeOf(game.store_id), yield* disclosedSeed(game), yield* currentDate)
+    })
+
+    const hostedPlay = Effect.fn("Games.hostedPlay")(function*(gameId: GameId, customerId: CustomerId) {
+      const game = yield* publicGame(gameId)
+      yield* customerOfStore(customerId, game.store_id, undefined, "c")
+      const outcome = yield* infrastructureDies(inventories(game.id).Play({ playId: newId("play"), customerId }))
+      return yield* settle(outcome)
+    })
+
+    const hostedPlayView = Effect.fn("Games.hostedPlayView")(function*(playId: PlayId) {
+      const found = yield* repo.findPlayView(playId)
+      if (Option.isNone(found)) return yield* playNotFound(playId, "playId")
+      const game = Option.getOrThrow(yield* repo.findGame(found.value.game_id))
+      const play = toPlay(found.value)
+      return new HostedPlay({
+        ...play,
+        object: "hosted_play",
+        game: { name: game.name, type: game.type, store: yield* storeOf(game.store_id) }
+      })
+    })
+
+    const hostedReveal = Effect.fn("Games.hostedReveal")(function*(playId: PlayId) {
+      const found = yield* repo.findPlay(playId)
+      if (Option.isNone(found)) return yield* playNotFound(playId, "playId")
+      const outcome = yield* infrastructureDies(inventories(found.value.game_id).Reveal({ playId }))
+      return yield* settle(outcome)
+    })
+
+    return {
+      list,
+      create,
+      retrieve,
+      update,
+      remove,
+      addPrize,
+      updatePrize,
+      deletePrize,
+      plays,
+      stats,
+      issue,
+      playsFeed,
+      play,
+      reveal,
+      customerPlays,
+      hostedGame,
+      hostedPlay,
+      hostedPlayView,
+      hostedReveal
+    } as const
+  }),
+  dependencies: [GamesRepo.Default, AccessService.Default, Idempotency.Default, StoresService.Default, SecretBox.Default]
+}) {}
