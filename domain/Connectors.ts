@@ -11,15 +11,16 @@ import {
   NotFoundResponse,
   UnauthorizedResponse
 } from "./Errors.ts"
-import { ConnectorId, InvoiceId, NotificationId, OrganizationId, StoreId } from "./Ids.ts"
+import { ConnectorId, InvoiceId, NotificationId, OrganizationId, PaymentId, StoreId } from "./Ids.ts"
 import { closed, maxText, oneOf } from "./Text.ts"
+import { WebhookEventSelector } from "./Webhooks.ts"
+import { ListOf, ListParams } from "./Lists.ts"
 
 const MAX_URL_LENGTH = 2048
-const EventName = maxText(100).annotations({ examples: ["payment.completed"] })
-const EventList = Schema.Array(EventName).pipe(Schema.maxItems(50, { message: () => "must list at most 50 events" }))
+const EventList = Schema.Array(WebhookEventSelector).pipe(Schema.maxItems(50, { message: () => "must list at most 50 events" }))
+  .annotations({ description: "Webhook event types delivered to the connector (`*`, the default, for all of them)" })
 const Timestamp = Schema.String.annotations({ description: "ISO 8601 time", examples: ["2026-01-05T10:00:00.000Z"] })
-const listOf = <S extends Schema.Schema.Any>(item: S, identifier: string) =>
-  Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(item) }).annotations({ identifier })
+const listOf = <A, I, R>(item: Schema.Schema<A, I, R>, identifier: string) => ListOf(item).annotations({ identifier })
 
 // ---------------------------------------------------------------------------------------------
 // Connectors
@@ -58,6 +59,11 @@ export class Connector extends Schema.Class<Connector>("Connector")({
   }),
   events: Schema.Array(Schema.String),
   enabled: Schema.Boolean,
+  signing_secret: Schema.optional(Schema.String.annotations({
+    description: "The secret (`whsec_…`) that signs the connector's deliveries (Standard Webhooks headers, as " +
+      "webhook endpoints). Shown only in the answer to the install; keep it to verify deliveries.",
+    examples: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
+  })),
   created_at: Timestamp
 }) {}
 
@@ -104,12 +110,14 @@ const ConnectorPath = Schema.Struct({ connectorId: ConnectorId })
 export class ConnectorsGroup extends HttpApiGroup.make("connectors")
   .add(
     HttpApiEndpoint.get("marketplace", "/dashboard/marketplace")
+      .setUrlParams(ListParams)
       .addSuccess(Marketplace)
       .annotate(OpenApi.Summary, "Available integrations")
       .annotate(OpenApi.Description, "The connector catalog: each item's key, category and config fields.")
   )
   .add(
     HttpApiEndpoint.get("list", "/dashboard/stores/:storeId/connectors")
+      .setUrlParams(ListParams)
       .setPath(StorePath)
       .addSuccess(ConnectorList)
       .annotate(OpenApi.Summary, "Installed connectors")
@@ -134,7 +142,12 @@ export class ConnectorsGroup extends HttpApiGroup.make("connectors")
       .setPayload(UpdateConnector)
       .addSuccess(Connector)
       .annotate(OpenApi.Summary, "Update a connector")
-      .annotate(OpenApi.Description, "Fields given replace the stored ones; config keys given replace those keys.")
+      .annotate(
+        OpenApi.Description,
+        "Fields given replace the stored ones; config keys given replace those keys (a secret field sent back " +
+          "masked, as answered, keeps its value), checked as on install (400 naming `config.<key>`). The " +
+          "signing secret does not change. Events `*` or empty mean every event type."
+      )
   )
   .add(
     HttpApiEndpoint.del("remove", "/dashboard/connectors/:connectorId")
@@ -256,12 +269,17 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
       .annotate(OpenApi.Summary, "Send a test message")
       .annotate(
         OpenApi.Description,
-        "Sends at once and answers the recorded message with its outcome; a failed send stays recorded and " +
-          "is retried on the schedule. Without a chat id it is 409."
+        "Sends at once and answers the recorded message with its outcome (`status` sent, or pending with " +
+          "`last_status_code`, `last_error` and `next_attempt_at`). A failed send (an error answer such as 401 " +
+          "or 429, or no answer in 10 s) is retried 30 s, 2 min, 10 min and 1 h later — later when a 429 asks " +
+          "for longer (Retry-After or Telegram's `retry_after`) — and is `failed` after the last. Messages for " +
+          "events (payment.completed, payment.refunded, loyalty.redemption.created, risk.case_opened) are sent " +
+          "and recorded the same way, once per event and channel. Without a chat id it is 409."
       )
   )
   .add(
     HttpApiEndpoint.get("channels", "/dashboard/stores/:storeId/channels")
+      .setUrlParams(ListParams)
       .setPath(StorePath)
       .addSuccess(ChannelConfigList)
       .annotate(OpenApi.Summary, "Messaging channel configs")
@@ -280,7 +298,13 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
       .setPath(ChannelPath)
       .addSuccess(NotificationMessage, { status: 201 })
       .annotate(OpenApi.Summary, "Test message on a channel")
-      .annotate(OpenApi.Description, "An unknown channel is 404; answers the recorded message with its outcome.")
+      .annotate(
+        OpenApi.Description,
+        "Sends through the channel's provider (`POST {<channel>_api_base_url}/messages` with " +
+          "`Authorization: Bearer <channel>_api_token` and `{to, text}`, platform settings) and answers the " +
+          "recorded message with its outcome, retried like Telegram's. An unknown channel is 404; a channel " +
+          "without a destination is 409."
+      )
   )
   .middleware(Authentication)
   .addError(UnauthorizedResponse)
@@ -347,7 +371,10 @@ export class Plan extends Schema.Class<Plan>("Plan")({
   id: Schema.Literal(...PlanIds),
   object: Schema.Literal("plan"),
   name: Schema.String,
-  price: Schema.Struct({ amount: Schema.Number, currency: Schema.Literal("USD") }),
+  price: Schema.Struct({
+    amount: Schema.String.annotations({ description: "Decimal US dollars a month", examples: ["19.00"] }),
+    currency: Schema.Literal("USD")
+  }),
   interval: Schema.Literal("month"),
   limits: Schema.Struct({ stores: Schema.Number, payments_per_month: Schema.Number, team_members: Schema.Number })
 }) {}
@@ -368,11 +395,16 @@ export class SubscriptionInvoice extends Schema.Class<SubscriptionInvoice>("Subs
   object: Schema.Literal("subscription_invoice"),
   org_id: OrganizationId,
   plan_id: Schema.String,
-  amount: Schema.Number.annotations({ description: "Minor units (cents)" }),
+  amount: Schema.String.annotations({ description: "Decimal string, as payment amounts", examples: ["19.00"] }),
   currency: Schema.Literal("USD"),
   status: Schema.Literal("open", "paid", "void"),
-  qr: Schema.Struct({ payload: Schema.String, md5: Schema.String }),
-  checkout_url: Schema.String,
+  qr: Schema.Struct({ payload: Schema.String, md5: Schema.String }).annotations({
+    description: "The KHQR of the invoice's payment, made by the payments engine"
+  }),
+  checkout_url: Schema.String.annotations({ description: "The hosted checkout page of the invoice's payment" }),
+  payment_id: Schema.NullOr(PaymentId).annotations({
+    description: "The payment that carries the invoice's KHQR; its payment.completed event pays the invoice"
+  }),
   created_at: Timestamp,
   paid_at: Schema.NullOr(Timestamp)
 }) {}
@@ -397,16 +429,27 @@ const OrgPath = Schema.Struct({ orgId: OrganizationId })
 export class BillingGroup extends HttpApiGroup.make("billing")
   .add(
     HttpApiEndpoint.get("plans", "/billing/plans")
+      .setUrlParams(ListParams)
       .addSuccess(PlanList)
       .annotate(OpenApi.Summary, "List plans")
-      .annotate(OpenApi.Description, "Plans are data: free, starter, growth, each with its monthly price and limits.")
+      .annotate(
+        OpenApi.Description,
+        "Plans are data: free, starter, growth, each with its monthly price (decimal USD) and limits " +
+          "(`payments_per_month` counts live-mode payments)."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/billing")
       .setUrlParams(Schema.Struct({ org_id: OrganizationId }))
       .addSuccess(Billing)
       .annotate(OpenApi.Summary, "Plan, usage and warnings")
-      .annotate(OpenApi.Description, "A warning is given for each limit at 80 % or more of its value.")
+      .annotate(
+        OpenApi.Description,
+        "The organization's plan, subscription and usage: stores, live-mode payments created this calendar " +
+          "month (UTC; test mode is free and not counted) and team members. A warning is given for each " +
+          "limit at 80 % or more of its value. When a limit is reached, the next store, live payment or " +
+          "member is refused with 403 `forbidden` naming the plan. Any member of the organization may read it."
+      )
   )
   .add(
     HttpApiEndpoint.post("subscribe", "/billing/:orgId/subscribe")
@@ -418,9 +461,15 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .annotate(OpenApi.Summary, "Subscribe to a plan")
       .annotate(
         OpenApi.Description,
-        "A free plan activates at once (answers the billing object); a paid plan answers an open subscription " +
-          "invoice with its KHQR; paying it activates the plan. An unknown plan is 400 (`plan_id`); a plan " +
-          "below current usage is 409 naming the limit. Owners only."
+        "A free plan activates at once (answers the billing object, 201). A paid plan answers an open " +
+          "subscription invoice: a payment of the platform's billing store carries it, so its `qr` is that " +
+          "payment's KHQR and `checkout_url` its hosted checkout page; when the payment is paid, its " +
+          "payment.completed event pays the invoice (once) and activates the plan for 30 days (a renewal of " +
+          "the running plan extends it). Subscribing again to the same plan while its QR can still be paid " +
+          "answers the same invoice; choosing another plan voids the open invoice and cancels its payment. " +
+          "An unknown plan is 400 (`plan_id`); a plan whose limits are below what the organization holds " +
+          "(stores, team members) is 409 with the limit as `param`; the free plan while on it is 409. A paid " +
+          "plan in a production configuration whose billing store is not live is 409. Owners only (403)."
       )
   )
   .add(
@@ -430,11 +479,15 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .annotate(OpenApi.Summary, "Confirm a subscription invoice payment (mock provider only)")
       .annotate(
         OpenApi.Description,
-        "Pays the invoice as the mock provider would: 403 in a live configuration; an invoice already paid is 409."
+        "Pays the invoice's payment as the mock provider would (scanned, then paid), which pays the invoice " +
+          "and activates its plan; answers the paid invoice. 403 in a live configuration (NODE_ENV=production, " +
+          "or an invoice whose payment is live); an invoice already paid (or void) is 409, and of simultaneous " +
+          "calls one pays and the others are 409. Owners only."
       )
   )
   .add(
     HttpApiEndpoint.get("history", "/billing/:orgId/history")
+      .setUrlParams(ListParams)
       .setPath(OrgPath)
       .addSuccess(PlanHistory)
       .annotate(OpenApi.Summary, "Plan history")
@@ -442,6 +495,7 @@ export class BillingGroup extends HttpApiGroup.make("billing")
   )
   .add(
     HttpApiEndpoint.get("invoices", "/billing/:orgId/invoices")
+      .setUrlParams(ListParams)
       .setPath(OrgPath)
       .addSuccess(InvoiceList)
       .annotate(OpenApi.Summary, "Invoice history")

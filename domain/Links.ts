@@ -288,9 +288,10 @@ export class PublicLinksGroup extends HttpApiGroup.make("publicLinks")
         "Creates a payment of the link's store and mode for the link's amount (or the payer's, within the " +
           "link's bounds), described by the link's title, with `metadata.link_id`. An invoice has one payment " +
           "at a time: while one is pending (or scanned), paying again answers that payment and its checkout " +
-          "address. An inactive or expired link, or an invoice already paid, answers 409 `invalid_state`. " +
-          "No credential."
+          "address. An inactive or expired link, or an invoice already paid, answers 409 `invalid_state`; " +
+          "a live link past its merchant's monthly live-payment plan limit answers 403 `forbidden`. No credential."
       )
+      .addError(ForbiddenResponse)
   )
   .addError(NotFoundResponse)
   .addError(InvalidStateResponse)

@@ -33,14 +33,15 @@ import { Duration, Effect, Layer, Option } from "effect"
 import { PaymentEntityLive } from "../src/payments/Entity.ts"
 import { PaymentJobsLive } from "../src/payments/Jobs.ts"
 import { CustomerWalletEntityLive } from "../src/loyalty/Entity.ts"
+import { GameInventoryEntityLive, GamePrizeCreditsLive } from "../src/games/Entity.ts"
 import { LoyaltyEarningLive } from "../src/loyalty/Jobs.ts"
 import { NotificationRetriesLive, NotificationsConsumerLive } from "../src/notifications/Jobs.ts"
+import { BillingPaymentsLive } from "../src/billing/Consumer.ts"
 import { RiskRulesLive } from "../src/risk/Jobs.ts"
 import { AnalyticsRollupLive } from "../src/analytics/Jobs.ts"
 import { ReferralConversionLive } from "../src/referrals/Conversion.ts"
 import { ReferralsRepo } from "../src/referrals/Repo.ts"
 import { PromotionAwardingLive, PromotionEndingCronLive } from "../src/promotions/Awarding.ts"
-import { GameInventoryEntityLive, GamePrizeCreditsLive } from "../src/games/Entity.ts"
 import { LoyaltyRepo } from "../src/loyalty/Repo.ts"
 import { Outbox } from "../src/platform/Outbox.ts"
 import { PaymentsRepo } from "../src/payments/Repo.ts"
@@ -53,7 +54,7 @@ import { ClusterConfig, type ClusterConfigShape } from "./ClusterConfig.ts"
 export const entityLayers = [ClusterProbeLive, PaymentEntityLive, CustomerWalletEntityLive, GameInventoryEntityLive] as const
 
 /** Every singleton and cron job, run by exactly one runner of the cluster. */
-export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive, RiskRulesLive, AnalyticsRollupLive, ReferralConversionLive, NotificationsConsumerLive, NotificationRetriesLive, PromotionAwardingLive, PromotionEndingCronLive, GamePrizeCreditsLive] as const
+export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive, RiskRulesLive, AnalyticsRollupLive, ReferralConversionLive, NotificationsConsumerLive, NotificationRetriesLive, PromotionAwardingLive, PromotionEndingCronLive, BillingPaymentsLive, GamePrizeCreditsLive] as const
 
 export const EntitiesLive = Layer.mergeAll(...entityLayers, ...singletonLayers).pipe(
   Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default, Outbox.Default, ReferralsRepo.Default])

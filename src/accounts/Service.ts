@@ -19,6 +19,7 @@ import { InvalidRequest, InvalidState, MfaRequired, NotFound, RateLimited, Unaut
 import type { OrganizationId, UserId } from "../../domain/Ids.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { AccessService } from "../access/Service.ts"
+import { PlanLimits } from "../billing/Limits.ts"
 import { hashToken, randomToken, SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
@@ -72,6 +73,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     const secrets = yield* SecretBox
     const mail = yield* MailSender
     const access = yield* AccessService
+    const limits = yield* PlanLimits
     const config = yield* AppConfig
     const publicUrl = yield* PublicBaseUrl
 
@@ -451,7 +453,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       if (Option.isNone(user)) {
         return yield* new NotFound({ message: "No user with this e-mail; they must register first", param: "email" })
       }
-      if (!(yield* repo.addMember(organizationId, user.value.id, input.role))) {
+      if (!(yield* limits.withRoom(organizationId, "team_members", repo.addMember(organizationId, user.value.id, input.role)))) {
         return yield* new InvalidState({ message: "This user is already a member of the organization" })
       }
       const added = yield* repo.findMember(organizationId, user.value.id)
@@ -477,5 +479,5 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       addMember
     } as const
   }),
-  dependencies: [AccountsRepo.Default, MailSender.Default, SecretBox.Default, AccessService.Default]
+  dependencies: [AccountsRepo.Default, MailSender.Default, SecretBox.Default, AccessService.Default, PlanLimits.Default]
 }) {}

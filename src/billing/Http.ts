@@ -7,10 +7,10 @@ export const BillingHttpLive = HttpApiBuilder.group(Api, "billing", (handlers) =
   Effect.gen(function*() {
     const billing = yield* BillingService
     return handlers
-      .handle("plans", () => billing.plans)
+      .handle("plans", ({ urlParams }) => billing.plans(urlParams))
       .handle("get", ({ urlParams }) => billing.get(urlParams.org_id))
       .handle("subscribe", ({ path, payload }) => billing.subscribe(path.orgId, payload.plan_id))
       .handle("simulatePay", ({ path }) => billing.simulatePay(path.id))
-      .handle("history", ({ path }) => billing.history(path.orgId))
-      .handle("invoices", ({ path }) => billing.invoices(path.orgId))
+      .handle("history", ({ path, urlParams }) => billing.history(path.orgId, urlParams))
+      .handle("invoices", ({ path, urlParams }) => billing.invoices(path.orgId, urlParams))
   }))

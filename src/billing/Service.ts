@@ -1,98 +1,54 @@
 /**
  * Subscription billing: a subscription per organization (free until changed), usage against the plan's
- * limits, plan changes with history, and subscription invoices paid at most once.
+ * limits, plan changes with history, and subscription invoices paid through the payments engine.
+ *
+ * A paid plan's invoice is a payment of the platform's billing store (the built-in one, or the store the
+ * `billing_store_id` setting names): the payments engine makes its KHQR and hosted checkout page, and
+ * its payment.completed event pays the invoice and activates the plan (src/billing/Consumer.ts). An
+ * invoice is paid at most once: the payment entity pays a payment once, and the invoice's conditional
+ * update activates the plan once however often the event (or simulate-pay) comes.
  */
-import { SqlClient } from "@effect/sql"
-import { Either, Effect } from "effect"
+import { Effect, Option, Redacted } from "effect"
+import { randomUUID } from "node:crypto"
 import { Billing, PlanChange, SubscriptionInvoice } from "../../domain/Connectors.ts"
 import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
-import type { InvoiceId, OrganizationId } from "../../domain/Ids.ts"
+import { type InvoiceId, isIdOf, type OrganizationId, type PaymentId, type StoreId } from "../../domain/Ids.ts"
+import { PLATFORM_BILLING_STORE_ID } from "../../migrations/0020_billing_payments.ts"
 import { AccessService } from "../access/Service.ts"
+import { PaymentsService } from "../payments/Service.ts"
+import { checkoutUrlOf } from "../payments/View.ts"
 import { AppConfig } from "../platform/Config.ts"
+import { formatAmount } from "../platform/Money.ts"
 import { newId } from "../platform/Ids.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { currentDate } from "../platform/Time.ts"
-import { buildKhqr, TEST_MERCHANT } from "../payments/Khqr.ts"
-import { FREE, planOf, Plans } from "./Plans.ts"
+import { SettingsService } from "../settings/Service.ts"
+import { fixedPage } from "../connectors/FixedList.ts"
+import { decodeCursor, type ListParams, pageAfter, toPage } from "../platform/Pagination.ts"
+import { FREE, limitNames, limitOf, planOf, Plans, priceMinorOf } from "./Plans.ts"
+import { BillingRepo, type InvoiceRow, type Usage } from "./Repo.ts"
 
-interface Usage {
-  readonly stores: number
-  readonly payments_this_month: number
-  readonly team_members: number
-}
-
-interface InvoiceRow {
-  readonly id: InvoiceId
-  readonly organization_id: OrganizationId
-  readonly plan_id: string
-  readonly amount: string | number
-  readonly status: "open" | "paid" | "void"
-  readonly qr_payload: string
-  readonly qr_md5: string
-  readonly created_at: Date
-  readonly paid_at: Date | null
-}
-
-const limitNames = { stores: "stores", payments_this_month: "payments_per_month", team_members: "team_members" } as const
-const PERIOD_MILLIS = 30 * 24 * 60 * 60 * 1000
+/** How long an invoice's KHQR may be paid; after that, subscribing again makes a new one. */
+const INVOICE_PAYMENT_EXPIRY_SECONDS = 24 * 60 * 60
 
 export class BillingService extends Effect.Service<BillingService>()("billing/BillingService", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* BillingRepo
     const access = yield* AccessService
+    const payments = yield* PaymentsService
+    const settings = yield* SettingsService
     const config = yield* AppConfig
     const publicUrl = yield* PublicBaseUrl
 
-    const subscriptionOf = (orgId: OrganizationId) =>
-      Effect.map(
-        sql<{ plan_id: string; status: string; current_period_end: Date | null }>`
-          SELECT plan_id, status, current_period_end FROM subscriptions WHERE organization_id = ${orgId}`,
-        (rows) => rows[0] ?? { plan_id: FREE.id, status: "active", current_period_end: null }
-      ).pipe(Effect.orDie)
-
-    const usageOf = (orgId: OrganizationId) =>
-      Effect.gen(function*() {
-        const now = yield* currentDate
-        const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
-        const rows = yield* sql<{ stores: number; payments: number; members: number }>`
-          SELECT
-            (SELECT count(*)::int FROM stores WHERE organization_id = ${orgId}) AS stores,
-            (SELECT count(*)::int FROM payments p JOIN stores s ON s.id = p.store_id
-              WHERE s.organization_id = ${orgId} AND p.created_at >= ${monthStart}) AS payments,
-            (SELECT count(*)::int FROM memberships WHERE organization_id = ${orgId}) AS members`.pipe(Effect.orDie)
-        const row = rows[0]!
-        return { stores: row.stores, payments_this_month: row.payments, team_members: row.members } satisfies Usage
-      })
-
-    const planOfOrg = (orgId: OrganizationId) => Effect.map(subscriptionOf(orgId), (sub) => planOf(sub.plan_id) ?? FREE)
-
-    const limitOf = (plan: typeof FREE, key: keyof Usage) => plan.limits[limitNames[key]]
-
-    /**
-     * Refuses the next store, payment or member when the organization's plan limit is reached (403 naming
-     * the plan). Called where those are created.
-     */
-    const requireRoom = (orgId: OrganizationId, key: keyof Usage) =>
-      Effect.gen(function*() {
-        const plan = yield* planOfOrg(orgId)
-        const usage = yield* usageOf(orgId)
-        const limit = limitOf(plan, key)
-        if (limit >= 0 && usage[key] >= limit) {
-          return yield* new Forbidden({
-            message: `The ${plan.name} plan allows ${limit} ${limitNames[key].replaceAll("_", " ")}; upgrade the plan to add more`
-          })
-        }
-      })
-
     const view = (orgId: OrganizationId) =>
       Effect.gen(function*() {
-        const sub = yield* subscriptionOf(orgId)
+        const sub = yield* repo.subscriptionOf(orgId)
         const plan = planOf(sub.plan_id) ?? FREE
-        const usage = yield* usageOf(orgId)
+        const usage = yield* repo.usageOf(orgId, yield* currentDate)
         const warnings = (Object.keys(limitNames) as Array<keyof Usage>).flatMap((key) => {
           const limit = limitOf(plan, key)
-          return limit > 0 && usage[key] >= 0.8 * limit
-            ? [`${limitNames[key]}: ${usage[key]} of ${limit} used on the ${plan.name} plan`]
+          return usage[key] >= 0.8 * limit
+            ? [`${limitNames[key]}: ${usage[key]} of ${limit} used on the ${plan.name} plan (${Math.floor((100 * usage[key]) / limit)} %)`]
             : []
         })
         return new Billing({
@@ -105,40 +61,57 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
         })
       })
 
+    const toInvoice = (row: InvoiceRow) =>
+      Effect.map(publicUrl.get, (base) =>
+        new SubscriptionInvoice({
+          id: row.id,
+          object: "subscription_invoice",
+          org_id: row.organization_id,
+          plan_id: row.plan_id,
+          amount: formatAmount(BigInt(row.amount), "USD"),
+          currency: "USD",
+          status: row.status,
+          qr: { payload: row.qr_payload, md5: row.qr_md5 },
+          checkout_url: row.payment_id === null ? "" : checkoutUrlOf(base, row.payment_id),
+          payment_id: row.payment_id,
+          created_at: row.created_at.toISOString(),
+          paid_at: row.paid_at?.toISOString() ?? null
+        }))
+
+    /** The store whose payments carry the invoices, and the mode they are made in (the store's). */
+    const billingStore = Effect.gen(function*() {
+      const named = Option.map(yield* settings.get("billing_store_id"), Redacted.value)
+      const storeId = Option.getOrElse(named, () => PLATFORM_BILLING_STORE_ID)
+      const live = isIdOf("str", storeId) ? yield* repo.storeLiveMode(storeId as StoreId) : Option.none<boolean>()
+      if (Option.isNone(live)) {
+        return yield* new InvalidState({
+          message: "Paid plans are not available: the platform setting billing_store_id names no store"
+        })
+      }
+      if (config.production && !live.value) {
+        return yield* new InvalidState({
+          message: "Paid plans are not available: the billing store is not in live mode (platform setting billing_store_id)"
+        })
+      }
+      return { storeId: storeId as StoreId, livemode: live.value }
+    })
+
     const get = Effect.fn("Billing.get")(function*(orgId: OrganizationId) {
       yield* access.organization(orgId, "organization.read")
       return yield* view(orgId)
     })
 
-    /** Makes `planId` the organization's plan and writes the change to its history (in the caller's transaction). */
-    const activate = (orgId: OrganizationId, planId: string, invoiceId: string | null, now: Date) =>
-      Effect.gen(function*() {
-        const current = yield* subscriptionOf(orgId)
-        const periodEnd = planId === FREE.id ? null : new Date(now.getTime() + PERIOD_MILLIS)
-        yield* sql`
-          INSERT INTO subscriptions (organization_id, plan_id, status, current_period_end, updated_at)
-          VALUES (${orgId}, ${planId}, 'active', ${periodEnd}, ${now})
-          ON CONFLICT (organization_id) DO UPDATE
-          SET plan_id = EXCLUDED.plan_id, status = 'active', current_period_end = EXCLUDED.current_period_end, updated_at = EXCLUDED.updated_at`
-        yield* sql`
-          INSERT INTO plan_changes (organization_id, from_plan, to_plan, invoice_id, created_at)
-          VALUES (${orgId}, ${current.plan_id}, ${planId}, ${invoiceId}, ${now})`
-      }).pipe(Effect.orDie)
-
-    const toInvoice = (row: InvoiceRow) => Effect.map(publicUrl.get, (base) =>
-      new SubscriptionInvoice({
-        id: row.id,
-        object: "subscription_invoice",
-        org_id: row.organization_id,
-        plan_id: row.plan_id,
-        amount: Number(row.amount),
-        currency: "USD",
-        status: row.status,
-        qr: { payload: row.qr_payload, md5: row.qr_md5 },
-        checkout_url: `${base}/billing/invoices/${row.id}`,
-        created_at: row.created_at.toISOString(),
-        paid_at: row.paid_at?.toISOString() ?? null
-      }))
+    /** Voids the organization's other open invoices and cancels their payments while still pending. */
+    const voidOpenInvoices = (open: ReadonlyArray<InvoiceRow>) =>
+      Effect.forEach(open, (invoice) =>
+        Effect.gen(function*() {
+          yield* repo.voidInvoice(invoice.id)
+          if (invoice.payment_id !== null) {
+            yield* payments.applyTransition(invoice.payment_id, "cancel", `billing-void:${invoice.id}`).pipe(
+              Effect.catchAll(() => Effect.void)
+            )
+          }
+        }), { discard: true })
 
     const subscribe = Effect.fn("Billing.subscribe")(function*(orgId: OrganizationId, planId: string) {
       yield* access.organization(orgId, "billing.manage")
@@ -146,90 +119,141 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
       if (plan === undefined) {
         return yield* new InvalidRequest({ message: `unknown plan; use one of ${Plans.map((p) => p.id).join(", ")}`, param: "plan_id" })
       }
-      const usage = yield* usageOf(orgId)
+      const now = yield* currentDate
+      const current = yield* repo.subscriptionOf(orgId)
+      const usage = yield* repo.usageOf(orgId, now)
       for (const key of Object.keys(limitNames) as Array<keyof Usage>) {
         const limit = limitOf(plan, key)
-        // The month's payments are already made; only what the organization holds must fit.
-        if (key !== "payments_this_month" && limit >= 0 && usage[key] > limit) {
+        // The month's payments are made already; what the organization holds must fit the new plan.
+        if (key !== "payments_this_month" && usage[key] > limit) {
           return yield* new InvalidState({
-            message: `The ${plan.name} plan allows ${limit} ${limitNames[key]}; the organization has ${usage[key]}`,
+            message: `The ${plan.name} plan allows ${limit} ${limitNames[key]}; the organization has ${usage[key]}. ` +
+              `Remove ${usage[key] - limit} first`,
             param: limitNames[key]
           })
         }
       }
-      const now = yield* currentDate
-      if (plan.price.amount === 0) {
-        yield* sql.withTransaction(activate(orgId, plan.id, null, now)).pipe(Effect.orDie)
+      const open = yield* repo.openInvoices(orgId)
+      if (plan.id === FREE.id) {
+        if (current.plan_id === FREE.id) {
+          return yield* new InvalidState({ message: "The organization is on the Free plan already", param: "plan_id" })
+        }
+        yield* voidOpenInvoices(open)
+        yield* repo.inTransaction(repo.activate(orgId, plan.id, null, now))
         return yield* view(orgId)
       }
+      // An open invoice for this plan whose KHQR can still be paid is the answer again, so a retried
+      // subscribe does not make the organization two QR codes to pay.
+      for (const invoice of open) {
+        if (invoice.plan_id !== plan.id || invoice.payment_id === null) continue
+        const payment = yield* repo.paymentState(invoice.payment_id)
+        if (Option.exists(payment, (p) => (p.status === "pending" || p.status === "scanned") && p.expires_at > now)) {
+          return yield* toInvoice(invoice)
+        }
+      }
+      // Checked before anything changes: a refused subscribe leaves the open invoice as it was.
+      const store = yield* billingStore
+      yield* voidOpenInvoices(open)
       const id = newId("inv")
-      const khqr = buildKhqr({
-        ...TEST_MERCHANT,
+      const payment = yield* payments.createFor(store, {
+        amount: formatAmount(priceMinorOf(plan), "USD"),
         currency: "USD",
-        amountMinor: BigInt(plan.price.amount),
-        billNumber: id.slice(-20),
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + 24 * 60 * 60 * 1000)
+        reference_id: id,
+        description: `${plan.name} plan, one month`,
+        expires_in: INVOICE_PAYMENT_EXPIRY_SECONDS,
+        metadata: { subscription_invoice_id: id, org_id: orgId, plan_id: plan.id }
       })
-      if (Either.isLeft(khqr)) return yield* Effect.die(khqr.left)
-      const rows = yield* sql<InvoiceRow>`
-        INSERT INTO subscription_invoices (id, organization_id, plan_id, amount, currency, status, qr_payload, qr_md5, created_at)
-        VALUES (${id}, ${orgId}, ${plan.id}, ${plan.price.amount}, 'USD', 'open', ${khqr.right.payload}, ${khqr.right.md5}, ${now})
-        RETURNING *`.pipe(Effect.orDie)
-      return yield* toInvoice(rows[0]!)
+      const inserted = yield* repo.insertInvoice({
+        id,
+        orgId,
+        planId: plan.id,
+        amount: Number(priceMinorOf(plan)),
+        qrPayload: payment.qr.payload,
+        qrMd5: payment.qr.md5,
+        paymentId: payment.id,
+        livemode: payment.livemode,
+        now
+      })
+      if (Option.isNone(inserted)) {
+        // Another subscribe of this organization made its invoice first: ours is not needed.
+        yield* payments.applyTransition(payment.id, "cancel", `billing-unused:${id}`).pipe(Effect.catchAll(() => Effect.void))
+        const winner = (yield* repo.openInvoices(orgId))[0]
+        if (winner !== undefined && winner.plan_id === plan.id) return yield* toInvoice(winner)
+        return yield* new InvalidState({ message: "Another plan change of this organization is in progress; try again", param: "plan_id" })
+      }
+      return yield* toInvoice(inserted.value)
     })
 
     const invoiceNotFound = (id: string) => new NotFound({ message: `No such subscription invoice: ${id}`, param: "id" })
 
+    /**
+     * Pays the invoice's payment as the mock provider would (scanned, then paid) and the invoice with it.
+     * Each move has its own request key, so of simultaneous calls exactly one moves the payment to paid and
+     * answers 201; the others find it moved and answer 409.
+     */
     const simulatePay = Effect.fn("Billing.simulatePay")(function*(id: InvoiceId) {
-      const user = yield* access.currentUser
-      const found = yield* sql<InvoiceRow>`SELECT * FROM subscription_invoices WHERE id = ${id}`.pipe(Effect.orDie)
-      const invoice = found[0]
-      if (invoice === undefined) return yield* invoiceNotFound(id)
+      yield* access.currentUser
+      const found = yield* repo.findInvoice(id)
+      if (Option.isNone(found)) return yield* invoiceNotFound(id)
+      const invoice = found.value
       yield* access.organization(invoice.organization_id, "billing.manage").pipe(
         Effect.catchTag("NotFound", () => Effect.fail(invoiceNotFound(id)))
       )
-      if (config.production) {
-        return yield* new Forbidden({ message: "simulate-pay is for the mock provider only; this is a live configuration" })
+      if (config.production || invoice.livemode) {
+        return yield* new Forbidden({
+          message: "simulate-pay is for the mock provider only; this invoice is paid with its KHQR in a live configuration"
+        })
       }
-      const now = yield* currentDate
-      // Paid at most once: the conditional update decides between concurrent payers.
-      const paid = yield* sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<InvoiceRow>`
-          UPDATE subscription_invoices SET status = 'paid', paid_at = ${now}
-          WHERE id = ${id} AND status = 'open' RETURNING *`
-        if (rows[0] !== undefined) yield* activate(invoice.organization_id, invoice.plan_id, id, now)
-        return rows[0]
-      })).pipe(Effect.orDie)
-      void user
-      if (paid === undefined) {
-        return yield* new InvalidState({ message: `Subscription invoice ${id} is ${invoice.status === "open" ? "paid" : invoice.status} already`, param: "id" })
-      }
-      return yield* toInvoice(paid)
+      const already = new InvalidState({ message: `Subscription invoice ${id} is ${invoice.status} already`, param: "id" })
+      if (invoice.status !== "open" || invoice.payment_id === null) return yield* already
+      const paymentId: PaymentId = invoice.payment_id
+      const move = (action: "scan" | "pay") =>
+        payments.applyTransition(paymentId, action, randomUUID()).pipe(
+          Effect.catchTag("InvalidState", (refused) =>
+            Effect.fail(new InvalidState({ message: `Subscription invoice ${id} cannot be paid: ${refused.message}`, param: "id" }))),
+          Effect.catchTag("NotFound", () => Effect.dieMessage(`the payment of invoice ${id} is gone`))
+        )
+      const status = Option.map(yield* repo.paymentState(paymentId), (p) => p.status)
+      if (Option.contains(status, "paid")) return yield* new InvalidState({ message: `Subscription invoice ${id} is paid already`, param: "id" })
+      if (Option.contains(status, "pending")) yield* move("scan")
+      yield* move("pay")
+      // The billing consumer may have paid the invoice from the payment's event already; either way it is paid.
+      yield* repo.payInvoiceOfPayment(paymentId, yield* currentDate)
+      return yield* toInvoice(Option.getOrThrow(yield* repo.findInvoice(id)))
     })
 
-    const history = Effect.fn("Billing.history")(function*(orgId: OrganizationId) {
+    const history = Effect.fn("Billing.history")(function*(orgId: OrganizationId, params: ListParams) {
       yield* access.organization(orgId, "organization.read")
-      const rows = yield* sql<{ from_plan: string | null; to_plan: string; invoice_id: string | null; created_at: Date }>`
-        SELECT from_plan, to_plan, invoice_id, created_at FROM plan_changes
-        WHERE organization_id = ${orgId} ORDER BY id DESC LIMIT 100`.pipe(Effect.orDie)
+      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+      // The position's id is a plan change's serial number; a cursor we did not make is refused.
+      if (position !== undefined && !/^\d{1,18}$/.test(position.id)) {
+        return yield* new InvalidRequest({ message: "cursor is not valid: pass the next_cursor of the previous page unchanged", param: "cursor" })
+      }
+      const page = toPage(yield* repo.history(orgId, params.limit, position), params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
       return {
-        object: "list" as const,
-        data: rows.map((row) =>
-          new PlanChange({ object: "plan_change", org_id: orgId, from_plan: row.from_plan, to_plan: row.to_plan, invoice_id: row.invoice_id, created_at: row.created_at.toISOString() })
+        ...page,
+        data: page.data.map((row) =>
+          new PlanChange({
+            object: "plan_change",
+            org_id: orgId,
+            from_plan: row.from_plan,
+            to_plan: row.to_plan,
+            invoice_id: row.invoice_id,
+            created_at: row.created_at.toISOString()
+          })
         )
       }
     })
 
-    const invoices = Effect.fn("Billing.invoices")(function*(orgId: OrganizationId) {
+    const invoices = Effect.fn("Billing.invoices")(function*(orgId: OrganizationId, params: ListParams) {
       yield* access.organization(orgId, "organization.read")
-      const rows = yield* sql<InvoiceRow>`
-        SELECT * FROM subscription_invoices WHERE organization_id = ${orgId}
-        ORDER BY created_at DESC, id DESC LIMIT 100`.pipe(Effect.orDie)
-      return { object: "list" as const, data: yield* Effect.forEach(rows, toInvoice) }
+      const page = yield* pageAfter(params, (position) => repo.invoices(orgId, params.limit, position))
+      return { ...page, data: yield* Effect.forEach(page.data, toInvoice) }
     })
 
-    return { plans: Effect.succeed({ object: "list" as const, data: Plans }), get, subscribe, simulatePay, history, invoices, requireRoom } as const
+    const plans = (params: ListParams) => fixedPage(Plans, (plan) => plan.id, params)
+
+    return { plans, get, subscribe, simulatePay, history, invoices } as const
   }),
-  dependencies: [AccessService.Default]
+  dependencies: [BillingRepo.Default, AccessService.Default, PaymentsService.Default, SettingsService.Default]
 }) {}

@@ -7,8 +7,8 @@ export const ConnectorsHttpLive = HttpApiBuilder.group(Api, "connectors", (handl
   Effect.gen(function*() {
     const connectors = yield* ConnectorsService
     return handlers
-      .handle("marketplace", () => connectors.marketplace)
-      .handle("list", ({ path }) => connectors.list(path.storeId))
+      .handle("marketplace", ({ urlParams }) => connectors.marketplace(urlParams))
+      .handle("list", ({ path, urlParams }) => connectors.list(path.storeId, urlParams))
       .handle("install", ({ path, payload }) => connectors.install(path.storeId, payload))
       .handle("update", ({ path, payload }) => connectors.update(path.connectorId, payload))
       .handle("remove", ({ path }) => connectors.remove(path.connectorId))

@@ -22,7 +22,9 @@ import { currentDate } from "../platform/Time.ts"
 import { checkDestination, WebhookResolver } from "../webhooks/Destination.ts"
 import { WebhooksRepo } from "../webhooks/Repo.ts"
 import { newSigningSecret } from "../webhooks/Signing.ts"
+import { keysetAfter, type ListParams, newestFirst, pageAfter } from "../platform/Pagination.ts"
 import { Catalog, catalogItem } from "./Catalog.ts"
+import { fixedPage } from "./FixedList.ts"
 
 interface ConnectorRow {
   readonly id: ConnectorId
@@ -61,7 +63,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
     const owned = (id: ConnectorId) =>
       Effect.zipRight(access.currentUser, access.owned(findRow(id), (row) => row.store_id, "integration.manage", () => notFound(id)))
 
-    const toView = (row: ConnectorRow) =>
+    const toView = (row: ConnectorRow, signingSecret?: string) =>
       Effect.gen(function*() {
         const values = JSON.parse(yield* box.open(row.config_sealed)) as Record<string, string>
         const secretKeys = new Set(catalogItem(row.type)?.config_fields.filter((f) => f.secret).map((f) => f.key) ?? [])
@@ -77,6 +79,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
           config: masked,
           events: row.events,
           enabled: row.enabled,
+          ...(signingSecret === undefined ? {} : { signing_secret: signingSecret }),
           created_at: row.created_at.toISOString()
         })
       }).pipe(Effect.orDie)
@@ -117,6 +120,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
       const endpointId = newId("we")
       const now = yield* currentDate
       const sealed = yield* box.seal(JSON.stringify(input.config))
+      const signingSecret = newSigningSecret()
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* webhooks.insertEndpoint({
           id: endpointId,
@@ -124,24 +128,27 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
           url: input.config.url!,
           events: normalizeEvents(input.events),
           enabled: input.enabled ?? true,
-          secretSealed: yield* box.seal(newSigningSecret())
+          secretSealed: yield* box.seal(signingSecret)
         })
         yield* sql`UPDATE webhook_endpoints SET connector = true WHERE id = ${endpointId}`
         yield* sql`
           INSERT INTO connectors (id, store_id, endpoint_id, type, name, config_sealed, created_at, updated_at)
           VALUES (${id}, ${store.storeId}, ${endpointId}, ${item.key}, ${input.name ?? item.name}, ${sealed}, ${now}, ${now})`
       })).pipe(Effect.orDie)
-      return yield* toView(Option.getOrThrow(yield* findRow(id)))
+      return yield* toView(Option.getOrThrow(yield* findRow(id)), signingSecret)
     })
 
-    const list = Effect.fn("Connectors.list")(function*(storeId: StoreId) {
+    const list = Effect.fn("Connectors.list")(function*(storeId: StoreId, params: ListParams) {
       yield* access.currentUser
       const store = yield* access.store(storeId, "store.read")
-      const rows = yield* sql<ConnectorRow>`
-        SELECT c.id, c.store_id, c.endpoint_id, c.type, c.name, c.config_sealed, c.created_at, e.events, e.enabled
-        FROM connectors c JOIN webhook_endpoints e ON e.id = c.endpoint_id
-        WHERE c.store_id = ${store.storeId} ORDER BY c.created_at DESC, c.id DESC LIMIT 100`.pipe(Effect.orDie)
-      return { object: "list" as const, data: yield* Effect.forEach(rows, toView) }
+      const columns = { createdAt: "c.created_at", id: "c.id" }
+      const page = yield* pageAfter(params, (position) =>
+        sql<ConnectorRow>`
+          SELECT c.id, c.store_id, c.endpoint_id, c.type, c.name, c.config_sealed, c.created_at, e.events, e.enabled
+          FROM connectors c JOIN webhook_endpoints e ON e.id = c.endpoint_id
+          WHERE c.store_id = ${store.storeId} AND ${keysetAfter(sql, position, columns)}
+          ORDER BY ${newestFirst(sql, columns)} LIMIT ${params.limit + 1}`.pipe(Effect.orDie))
+      return { ...page, data: yield* Effect.forEach(page.data, (row) => toView(row)) }
     })
 
     const update = Effect.fn("Connectors.update")(function*(id: ConnectorId, changes: UpdateConnector) {
@@ -151,7 +158,14 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
       let url: string | undefined
       if (changes.config !== undefined) {
         const current = JSON.parse(yield* box.open(row.config_sealed).pipe(Effect.orDie)) as Record<string, string>
-        const merged = { ...current, ...changes.config }
+        // A secret sent back as it was answered (masked) keeps its value: a client may PUT what it read.
+        const secretKeys = new Set(catalogItem(row.type)?.config_fields.filter((f) => f.secret).map((f) => f.key) ?? [])
+        const given = Object.fromEntries(
+          Object.entries(changes.config).filter(([key, value]) =>
+            !(secretKeys.has(key) && current[key] !== undefined && value === maskSecret(current[key]))
+          )
+        )
+        const merged = { ...current, ...given }
         yield* checkConfig(row.type, merged)
         sealed = yield* box.seal(JSON.stringify(merged))
         url = merged.url
@@ -225,7 +239,11 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
       })
     })
 
-    return { marketplace: Effect.succeed({ object: "list" as const, data: Catalog }), install, list, update, remove, test } as const
+    // A console route: a session token, not an API key.
+    const marketplace = (params: ListParams) =>
+      Effect.zipRight(access.currentUser, fixedPage(Catalog, (item) => item.key, params))
+
+    return { marketplace, install, list, update, remove, test } as const
   }),
   dependencies: [WebhooksRepo.Default, AccessService.Default, SecretBox.Default]
 }) {}

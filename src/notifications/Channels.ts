@@ -12,6 +12,21 @@ export interface SendOutcome {
   readonly ok: boolean
   readonly statusCode: number | null
   readonly error: string | null
+  /** How long the provider asked us to wait (a 429's Retry-After, or Telegram's `parameters.retry_after`). */
+  readonly retryAfterSeconds?: number
+}
+
+/** The wait a provider asked for, from the Retry-After header or Telegram's JSON answer. */
+const retryAfterOf = (response: Response, body: string): number | undefined => {
+  const header = Number(response.headers.get("retry-after"))
+  if (Number.isFinite(header) && header > 0) return header
+  try {
+    const parsed = JSON.parse(body) as { parameters?: { retry_after?: unknown } }
+    const stated = parsed.parameters?.retry_after
+    return typeof stated === "number" && stated > 0 ? stated : undefined
+  } catch {
+    return undefined
+  }
 }
 
 export interface MessageChannel {
@@ -41,11 +56,12 @@ const postJson = (url: string, headers: Record<string, string>, body: unknown): 
   }).pipe(
     Effect.flatMap((response) =>
       Effect.promise(() => response.text().catch(() => "")).pipe(
-        Effect.map((text): SendOutcome =>
-          response.ok
-            ? { ok: true, statusCode: response.status, error: null }
-            : { ok: false, statusCode: response.status, error: `answered ${response.status}: ${text.slice(0, 200)}` }
-        )
+        Effect.map((text): SendOutcome => {
+          if (response.ok) return { ok: true, statusCode: response.status, error: null }
+          const retryAfterSeconds = response.status === 429 ? retryAfterOf(response, text) : undefined
+          const failed = { ok: false, statusCode: response.status, error: `answered ${response.status}: ${text.slice(0, 200)}` }
+          return retryAfterSeconds === undefined ? failed : { ...failed, retryAfterSeconds }
+        })
       )
     ),
     Effect.catchAll((cause) =>

@@ -10,7 +10,7 @@ export const NotificationsHttpLive = HttpApiBuilder.group(Api, "notifications", 
       .handle("telegram", ({ path }) => notifications.telegram(path.storeId))
       .handle("updateTelegram", ({ path, payload }) => notifications.updateTelegram(path.storeId, payload))
       .handle("testTelegram", ({ path }) => notifications.testTelegram(path.storeId))
-      .handle("channels", ({ path }) => notifications.channels(path.storeId))
+      .handle("channels", ({ path, urlParams }) => notifications.channels(path.storeId, urlParams))
       .handle("updateChannel", ({ path, payload }) => notifications.updateChannel(path.storeId, payload))
       .handle("testChannel", ({ path }) => notifications.testChannel(path.storeId, path.channel))
   }))

@@ -19,8 +19,16 @@ import { AccessService } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
 import { SettingsService } from "../settings/Service.ts"
+import { fixedPage } from "../connectors/FixedList.ts"
+import type { ListParams } from "../platform/Pagination.ts"
 import { makeChannels } from "./Channels.ts"
 import { renderMessage } from "./Render.ts"
+
+/**
+ * A message recorded but never attempted (its process stopped in between) is tried by the retries after
+ * this long; sooner, its first attempt may still be under way.
+ */
+const UNATTEMPTED_GRACE_MILLIS = 60_000
 
 /** The waits before each retry of a failed send; after the last the message stays failed. */
 export const NOTIFICATION_RETRY_SECONDS = [30, 120, 600, 3600] as const
@@ -118,7 +126,9 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
         const attempts = row.attempts + 1
         const wait = NOTIFICATION_RETRY_SECONDS[attempts - 1]
         const status = outcome.ok ? "sent" : wait === undefined ? "failed" : "pending"
-        const next = status === "pending" ? new Date(now.getTime() + wait! * 1000) : null
+        // A provider that asked for a longer wait (429 Retry-After) gets it; never a shorter one than the schedule's.
+        const waitSeconds = Math.max(wait ?? 0, outcome.retryAfterSeconds ?? 0)
+        const next = status === "pending" ? new Date(now.getTime() + waitSeconds * 1000) : null
         const rows = yield* sql<MessageRow>`
           UPDATE notification_messages SET status = ${status}, attempts = ${attempts}, last_status_code = ${outcome.statusCode},
             last_error = ${outcome.error}, next_attempt_at = ${next}
@@ -168,10 +178,10 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
         const store = yield* storeFor(storeId, true)
         return yield* sendTest(store.storeId, "telegram")
       }),
-      channels: Effect.fn("Notifications.channels")(function*(storeId: StoreId) {
+      channels: Effect.fn("Notifications.channels")(function*(storeId: StoreId, params: ListParams) {
         const store = yield* storeFor(storeId, false)
-        const data = yield* Effect.forEach(MessageChannels, (channel) => Effect.map(configOf(store.storeId, channel), channelView))
-        return { object: "list" as const, data }
+        const all = yield* Effect.forEach(MessageChannels, (channel) => Effect.map(configOf(store.storeId, channel), channelView))
+        return yield* fixedPage(all, (config) => config.channel, params)
       }),
       updateChannel: Effect.fn("Notifications.updateChannel")(function*(storeId: StoreId, changes: UpdateChannel) {
         const store = yield* storeFor(storeId, true)
@@ -196,7 +206,8 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
       retryDue: Effect.gen(function*() {
         const now = yield* currentDate
         const due = yield* sql<MessageRow>`
-          SELECT * FROM notification_messages WHERE status = 'pending' AND attempts > 0 AND next_attempt_at <= ${now}
+          SELECT * FROM notification_messages WHERE status = 'pending' AND next_attempt_at <= ${now}
+            AND (attempts > 0 OR created_at <= ${new Date(now.getTime() - UNATTEMPTED_GRACE_MILLIS)})
           ORDER BY next_attempt_at LIMIT 100`.pipe(Effect.orDie)
         yield* Effect.forEach(due, attempt, { concurrency: 8, discard: true })
         return due.length

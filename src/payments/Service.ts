@@ -34,6 +34,7 @@ import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { StorePaymentSettings } from "../stores/PaymentSettings.ts"
 import { StoresService } from "../stores/Service.ts"
+import { PlanLimits } from "../billing/Limits.ts"
 import { CustomersService } from "../customers/Service.ts"
 import { ofStore, subscribePaymentChanges } from "./Changes.ts"
 import { PaymentEntity } from "./Entity.ts"
@@ -100,6 +101,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     const config = yield* AppConfig
     const entity = yield* PaymentEntity.client
     const changeFeed = yield* ChangeFeed
+    const limits = yield* PlanLimits
 
     const view = (row: PaymentRow) => Effect.map(publicUrl.get, (baseUrl) => toPayment(row, baseUrl))
     const encodePayment = Schema.encodeSync(Payment)
@@ -196,6 +198,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         const customerId = input.customer_id ?? null
         if (customerId !== null) yield* customers.checkPayer(customerId, key)
         const merchant = yield* merchantFor(key)
+        yield* limits.requirePaymentRoom(key.storeId, key.livemode)
         const createdAt = yield* currentDate
         const expiresAt = addMillis(createdAt, (input.expires_in ?? config.paymentDefaultExpirySeconds) * 1000)
         const qr = yield* buildKhqr({
@@ -274,7 +277,6 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         return new PaymentList({ ...page, data: page.data.map((row) => toPayment(row, baseUrl)) }, CHECKED_ON_ENCODE)
       })
 
-    /** The merchant API's list: the payments of the API key's store and mode. */
     /**
      * `GET /v1/payments`: an API key lists its own store and mode (`store_id` and `livemode` may only
      * repeat them); a session token, like the other reads, any store the user may read, named by
@@ -519,6 +521,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     CustomersService.Default,
     AccessService.Default,
     AccountsService.Default,
-    Idempotency.Default
+    Idempotency.Default,
+    PlanLimits.Default
   ]
 }) {}

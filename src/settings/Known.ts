@@ -24,6 +24,7 @@ export const KnownSettings: Readonly<Record<string, string>> = {
   ai_output_cost_per_1k: "AI: US dollars per 1,000 output tokens of the configured model (default 0.0006)",
   ai_timeout_ms: "AI: how long one call to the chat-completions API may take, in milliseconds (default 15000)",
   ai_monthly_cost_cap_usd: "AI: the most each store may spend on AI calls in a calendar month, in US dollars (unset: no cap)",
+  billing_store_id: "Billing: the store (str_…) whose payments carry subscription invoices; unset, the platform's built-in test-mode store",
   risk_velocity_max: "Risk: paid payments one customer may make in 10 minutes before a velocity case opens (default 5)",
   risk_large_amount_usd: "Risk: a USD payment above this amount opens a large-amount case (default 1000.00)",
   risk_large_amount_khr: "Risk: a KHR payment above this amount opens a large-amount case (default 4000000)",

@@ -25,6 +25,7 @@ import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
 import { VerificationService } from "../verification/Service.ts"
+import { PlanLimits } from "../billing/Limits.ts"
 import { StorePaymentSettings } from "./PaymentSettings.ts"
 import { type BranchRow, StoresRepo, type StoreRow } from "./Repo.ts"
 
@@ -63,6 +64,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     const secrets = yield* SecretBox
     const verification = yield* VerificationService
     const paymentSettings = yield* StorePaymentSettings
+    const limits = yield* PlanLimits
 
     const storeNotFound = (storeId: StoreId) => new NotFound({ message: `No such store: ${storeId}`, param: "id" })
     const branchNotFound = (branchId: BranchId) => new NotFound({ message: `No such branch: ${branchId}`, param: "id" })
@@ -96,7 +98,8 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       readonly organization_id?: OrganizationId | undefined
     }) {
       const { organizationId } = yield* access.organizationOrFirst(input.organization_id, "store.create")
-      return toStore(yield* repo.insertStore({ id: newId("str"), organizationId, name: input.name }))
+      const inserted = yield* limits.withRoom(organizationId, "stores", repo.insertStore({ id: newId("str"), organizationId, name: input.name }))
+      return toStore(inserted)
     })
 
     const list = Effect.fn("Stores.list")(function*(params: ListParams) {
@@ -250,5 +253,12 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       markBranchHasHistory
     } as const
   }),
-  dependencies: [StoresRepo.Default, AccessService.Default, SecretBox.Default, VerificationService.Default, StorePaymentSettings.Default]
+  dependencies: [
+    StoresRepo.Default,
+    AccessService.Default,
+    SecretBox.Default,
+    VerificationService.Default,
+    StorePaymentSettings.Default,
+    PlanLimits.Default
+  ]
 }) {}

@@ -1,0 +1,31 @@
+/**
+ * The `billing` consumer of the outbox: a payment.completed of a subscription invoice's payment pays the
+ * invoice and activates its plan (BillingRepo.payInvoiceOfPayment, at most once however often the event
+ * comes). Events of other payments match no invoice and change nothing.
+ */
+import { Effect, Layer, Schema } from "effect"
+import { PaymentId } from "../../domain/Ids.ts"
+import { BILLING_CONSUMER, BILLING_PAYMENT_EVENTS } from "../../migrations/0020_billing_payments.ts"
+import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
+import { BillingRepo } from "./Repo.ts"
+
+const PaidPayment = Schema.Struct({ id: PaymentId })
+const decodePaidPayment = Schema.decodeUnknownOption(PaidPayment)
+
+export const applyBillingPaymentEvent = (event: OutboxEvent) =>
+  Effect.gen(function*() {
+    const payment = decodePaidPayment(event.object)
+    if (payment._tag === "None") return
+    const repo = yield* BillingRepo
+    const paid = yield* repo.payInvoiceOfPayment(payment.value.id, event.occurredAt)
+    if (paid._tag === "Some") {
+      yield* Effect.logInfo("subscription invoice paid").pipe(
+        Effect.annotateLogs({ invoice_id: paid.value.id, org_id: paid.value.organization_id, plan_id: paid.value.plan_id })
+      )
+    }
+  })
+
+export const BillingPaymentsLive = OutboxConsumer.make(BILLING_CONSUMER, {
+  types: BILLING_PAYMENT_EVENTS,
+  apply: applyBillingPaymentEvent
+}).pipe(Layer.provide(BillingRepo.Default))

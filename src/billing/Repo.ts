@@ -1,0 +1,228 @@
+/**
+ * SQL of subscriptions, plan history, subscription invoices and usage. Every method dies on SQL failures:
+ * they are the infrastructure's, not the caller's.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { InvoiceId, OrganizationId, PaymentId, StoreId } from "../../domain/Ids.ts"
+import { PLATFORM_BILLING_ORGANIZATION_ID } from "../../migrations/0020_billing_payments.ts"
+import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+import { FREE } from "./Plans.ts"
+
+export interface Usage {
+  readonly stores: number
+  readonly payments_this_month: number
+  readonly team_members: number
+}
+
+export interface SubscriptionRow {
+  readonly plan_id: string
+  readonly status: string
+  readonly current_period_end: Date | null
+}
+
+export interface InvoiceRow {
+  readonly id: InvoiceId
+  readonly organization_id: OrganizationId
+  readonly plan_id: string
+  readonly amount: string | number
+  readonly status: "open" | "paid" | "void"
+  readonly qr_payload: string
+  readonly qr_md5: string
+  readonly payment_id: PaymentId | null
+  readonly livemode: boolean
+  readonly created_at: Date
+  readonly paid_at: Date | null
+}
+
+export interface PlanChangeRow {
+  readonly id: string
+  readonly from_plan: string | null
+  readonly to_plan: string
+  readonly invoice_id: string | null
+  readonly created_at: Date
+}
+
+/** A paid plan lasts this long from its activation. */
+const PERIOD_MILLIS = 30 * 24 * 60 * 60 * 1000
+
+export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const subscriptionOf = (orgId: OrganizationId) =>
+      Effect.map(
+        sql<SubscriptionRow>`
+          SELECT plan_id, status, current_period_end FROM subscriptions WHERE organization_id = ${orgId}`,
+        (rows): SubscriptionRow => rows[0] ?? { plan_id: FREE.id, status: "active", current_period_end: null }
+      ).pipe(Effect.orDie)
+
+    /**
+     * What the organization holds and did this month (UTC). Payments are live-mode payments: test mode is
+     * free and unlimited, so a developer's tests never use up the plan.
+     */
+    const usageOf = (orgId: OrganizationId, now: Date) =>
+      Effect.gen(function*() {
+        const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
+        const rows = yield* sql<{ stores: number; payments: number; members: number }>`
+          SELECT
+            (SELECT count(*)::int FROM stores WHERE organization_id = ${orgId}) AS stores,
+            (SELECT count(*)::int FROM payments p JOIN stores s ON s.id = p.store_id
+              WHERE s.organization_id = ${orgId} AND p.livemode AND p.created_at >= ${monthStart}) AS payments,
+            (SELECT count(*)::int FROM memberships WHERE organization_id = ${orgId}) AS members`.pipe(Effect.orDie)
+        const row = rows[0]!
+        return { stores: row.stores, payments_this_month: row.payments, team_members: row.members } satisfies Usage
+      })
+
+    /** How many stores or members the organization has. */
+    const holdings = (orgId: OrganizationId, kind: "stores" | "team_members") =>
+      Effect.map(
+        kind === "stores"
+          ? sql<{ n: number }>`SELECT count(*)::int AS n FROM stores WHERE organization_id = ${orgId}`
+          : sql<{ n: number }>`SELECT count(*)::int AS n FROM memberships WHERE organization_id = ${orgId}`,
+        (rows) => rows[0]?.n ?? 0
+      ).pipe(Effect.orDie)
+
+    /**
+     * Holds the organization's row until the transaction ends, so two creations checked against one limit
+     * at the same moment are checked one after the other.
+     */
+    const lockOrganization = (orgId: OrganizationId) =>
+      sql`SELECT id FROM organizations WHERE id = ${orgId} FOR UPDATE`.pipe(Effect.asVoid, Effect.orDie)
+
+    const organizationOfStore = (storeId: StoreId) =>
+      Effect.map(
+        sql<{ organization_id: OrganizationId }>`SELECT organization_id FROM stores WHERE id = ${storeId}`,
+        (rows) => Option.fromNullable(rows[0]?.organization_id)
+      ).pipe(Effect.orDie)
+
+    /** Whether the organization is the platform's own (its subscription payments are never limited). */
+    const isPlatform = (orgId: OrganizationId) => orgId === PLATFORM_BILLING_ORGANIZATION_ID
+
+    /** Makes `planId` the organization's plan and writes the change to its history (in the caller's transaction). */
+    const activate = (orgId: OrganizationId, planId: string, invoiceId: InvoiceId | null, now: Date) =>
+      Effect.gen(function*() {
+        const current = yield* subscriptionOf(orgId)
+        // A renewal (the same paid plan, still running) extends the period rather than restarting it.
+        const from = current.plan_id === planId && current.current_period_end !== null && current.current_period_end > now
+          ? current.current_period_end
+          : now
+        const periodEnd = planId === FREE.id ? null : new Date(from.getTime() + PERIOD_MILLIS)
+        yield* sql`
+          INSERT INTO subscriptions (organization_id, plan_id, status, current_period_end, updated_at)
+          VALUES (${orgId}, ${planId}, 'active', ${periodEnd}, ${now})
+          ON CONFLICT (organization_id) DO UPDATE
+          SET plan_id = EXCLUDED.plan_id, status = 'active', current_period_end = EXCLUDED.current_period_end,
+            updated_at = EXCLUDED.updated_at`
+        yield* sql`
+          INSERT INTO plan_changes (organization_id, from_plan, to_plan, invoice_id, created_at)
+          VALUES (${orgId}, ${current.plan_id}, ${planId}, ${invoiceId}, ${now})`
+      }).pipe(Effect.orDie)
+
+    const insertInvoice = (invoice: {
+      readonly id: InvoiceId
+      readonly orgId: OrganizationId
+      readonly planId: string
+      readonly amount: number
+      readonly qrPayload: string
+      readonly qrMd5: string
+      readonly paymentId: PaymentId
+      readonly livemode: boolean
+      readonly now: Date
+    }) =>
+      Effect.map(
+        sql<InvoiceRow>`
+          INSERT INTO subscription_invoices
+            (id, organization_id, plan_id, amount, currency, status, qr_payload, qr_md5, payment_id, livemode, created_at)
+          VALUES (${invoice.id}, ${invoice.orgId}, ${invoice.planId}, ${invoice.amount}, 'USD', 'open', ${invoice.qrPayload},
+            ${invoice.qrMd5}, ${invoice.paymentId}, ${invoice.livemode}, ${invoice.now})
+          ON CONFLICT (organization_id) WHERE status = 'open' DO NOTHING
+          RETURNING *`,
+        (rows) => Option.fromNullable(rows[0])
+      ).pipe(Effect.orDie)
+
+    const findInvoice = (id: InvoiceId) =>
+      Effect.map(sql<InvoiceRow>`SELECT * FROM subscription_invoices WHERE id = ${id}`, (rows) => Option.fromNullable(rows[0]))
+        .pipe(Effect.orDie)
+
+    /** The organization's open invoices (at most a few: a new one voids the others). */
+    const openInvoices = (orgId: OrganizationId) =>
+      sql<InvoiceRow>`
+        SELECT * FROM subscription_invoices WHERE organization_id = ${orgId} AND status = 'open'
+        ORDER BY created_at DESC, id DESC`.pipe(Effect.orDie)
+
+    const voidInvoice = (id: InvoiceId) =>
+      sql`UPDATE subscription_invoices SET status = 'void' WHERE id = ${id} AND status = 'open'`.pipe(Effect.asVoid, Effect.orDie)
+
+    /**
+     * The invoice of a paid payment becomes paid and its plan active, in one transaction, at most once: the
+     * conditional update decides between the payment's event, a replay of it and a simulated payment.
+     * A voided invoice whose payment was paid all the same is paid too: the money came. Answers the invoice
+     * when this call paid it.
+     */
+    const payInvoiceOfPayment = (paymentId: PaymentId, now: Date) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<InvoiceRow>`
+          UPDATE subscription_invoices SET status = 'paid', paid_at = ${now}
+          WHERE payment_id = ${paymentId} AND status IN ('open', 'void') RETURNING *`
+        const paid = rows[0]
+        if (paid === undefined) return Option.none<InvoiceRow>()
+        yield* activate(paid.organization_id, paid.plan_id, paid.id, now)
+        return Option.some(paid)
+      })).pipe(Effect.orDie)
+
+    /** A page of plan changes, newest first (by their serial id, which follows their order). */
+    const history = (orgId: OrganizationId, limit: number, position: PagePosition | undefined) =>
+      sql<PlanChangeRow>`
+        SELECT id::text AS id, from_plan, to_plan, invoice_id, created_at FROM plan_changes
+        WHERE organization_id = ${orgId} ${position === undefined ? sql`` : sql`AND id < ${position.id}::bigint`}
+        ORDER BY id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
+
+    const invoices = (orgId: OrganizationId, limit: number, position: PagePosition | undefined) =>
+      sql<InvoiceRow>`
+        SELECT * FROM subscription_invoices WHERE organization_id = ${orgId} AND ${keysetAfter(sql, position)}
+        ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`.pipe(Effect.orDie)
+
+    const storeLiveMode = (storeId: StoreId) =>
+      Effect.map(sql<{ live_mode: boolean }>`SELECT live_mode FROM stores WHERE id = ${storeId}`, (rows) =>
+        Option.fromNullable(rows[0]?.live_mode)).pipe(Effect.orDie)
+
+    /** The organization's live payments created in [from, to) (to open when null): the payments_list index per store. */
+    const livePaymentsBetween = (orgId: OrganizationId, from: Date, to: Date | null) =>
+      Effect.map(
+        sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM payments p JOIN stores s ON s.id = p.store_id
+          WHERE s.organization_id = ${orgId} AND p.livemode AND p.created_at >= ${from}
+            ${to === null ? sql`` : sql`AND p.created_at < ${to}`}`,
+        (rows) => rows[0]?.n ?? 0
+      ).pipe(Effect.orDie)
+
+    /** The status and expiry of an invoice's payment (read-only: payments change through their entity). */
+    const paymentState = (paymentId: PaymentId) =>
+      Effect.map(
+        sql<{ status: string; expires_at: Date }>`SELECT status, expires_at FROM payments WHERE id = ${paymentId}`,
+        (rows) => Option.fromNullable(rows[0])
+      ).pipe(Effect.orDie)
+
+    return {
+      holdings,
+      livePaymentsBetween,
+      paymentState,
+      subscriptionOf,
+      usageOf,
+      lockOrganization,
+      organizationOfStore,
+      isPlatform,
+      activate,
+      insertInvoice,
+      findInvoice,
+      openInvoices,
+      voidInvoice,
+      payInvoiceOfPayment,
+      history,
+      invoices,
+      storeLiveMode,
+      inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+    } as const
+  })
+}) {}
