@@ -7,6 +7,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { EventEmitter } from "node:events"
 import { resolve } from "node:path"
 import pg from "pg"
 import { ChangeFeed, makeChangeFeed } from "../src/platform/ChangeFeed.ts"
@@ -60,6 +61,9 @@ const databaseUrl = Effect.gen(function*() {
  * The SQL client for the configured database, and the change feed fed by it; the embedded server lives
  * as long as the layer.
  */
+/** Room for every change channel on the driver's one LISTEN connection. */
+const LISTEN_CHANNELS_HEADROOM = 64
+
 export const DatabaseLive: Layer.Layer<
   PgClient.PgClient | SqlClient.SqlClient | ChangeFeed,
   unknown,
@@ -68,6 +72,9 @@ export const DatabaseLive: Layer.Layer<
   Effect.gen(function*() {
     const url = yield* databaseUrl
     const applicationName = yield* DatabaseApplicationName
+    // The driver LISTENs on one connection and adds a "notification" listener to it per channel (the
+    // outbox, payments, points, plays, …): more than Node's default of 10 is expected there, not a leak.
+    EventEmitter.defaultMaxListeners = Math.max(EventEmitter.defaultMaxListeners, LISTEN_CHANNELS_HEADROOM)
     const feed = Layer.unwrapEffect(
       Effect.map(PgClient.PgClient, (client) => makeChangeFeed({ listen: client.listen }))
     )
