@@ -5,7 +5,7 @@
  *
  * PROFILE_PATH picks the load: `list` (GET /v1/payments?limit=1 with an API key, the default), `create`
  * (POST /v1/payments) or `health` (GET /health). BENCH_DURATION (10 s) and BENCH_CONNECTIONS (64) as in
- * the other benches. The raw `.cpuprofile` is kept (its path is printed) for a flame graph in Chrome's
+ * the other benches; PROFILE_SOURCE=1 profiles the sources rather than the bundle. The raw `.cpuprofile` is kept (its path is printed) for a flame graph in Chrome's
  * DevTools or speedscope.
  */
 import autocannon from "autocannon"
@@ -68,7 +68,12 @@ runBench(async () => {
   const database = await openDatabase()
   // Kept after the run, for a flame graph.
   const profileDir = mkdtempSync(join(tmpdir(), "merchant-profile-"))
-  const service = await startService(database, { nodeOptions: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] })
+  // PROFILE_SOURCE=1 runs the TypeScript sources (through tsx) instead of the bundle, so the summary by
+  // package tells effect, @effect/platform, pg and our own code apart.
+  const service = await startService(database, {
+    nodeOptions: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`],
+    fromSource: process.env["PROFILE_SOURCE"] === "1"
+  })
   const secret = await makeApiKey(service.baseUrl, PAYMENT_BODY)
   const target = PATH === "create"
     ? { url: "/v1/payments", method: "POST" as const, body: JSON.stringify(PAYMENT_BODY) }
