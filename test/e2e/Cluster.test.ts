@@ -30,7 +30,6 @@ import {
   makeMerchant,
   shardOf,
   sleep,
-  untilReady,
   waitFor
 } from "../support/Cluster.ts"
 
@@ -270,12 +269,7 @@ describe.skipIf(!enabled)("a multi-process cluster: 3 runners and an API node on
   beforeAll(async () => {
     db = await createDatabase("test_cluster")
     cluster = new LocalCluster(db)
-    // Runners first and together (they migrate and create the cluster's tables one at a time), then the API.
-    await Promise.all([cluster.addRunner(), cluster.addRunner(), cluster.addRunner()])
-    const api = await cluster.addApi()
-    baseUrl = api.baseUrl
-    await cluster.allShardsHeldBy()
-    await untilReady(baseUrl)
+    baseUrl = await cluster.start(3)
     ;({ secret, storeId } = await makeMerchant(baseUrl))
   }, 180_000)
 

@@ -10,7 +10,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { randomBytes } from "node:crypto"
 import type { ApiClient } from "../../domain/Client.ts"
 import type { CustomerId } from "../../domain/Ids.ts"
 import { postgresAvailable } from "../support/TestDatabase.ts"
@@ -20,9 +19,9 @@ import {
   createDatabase,
   type ClusterDatabase,
   LocalCluster,
+  makeMerchant,
   shardOf,
   succeed,
-  untilReady,
   waitFor
 } from "../support/Cluster.ts"
 
@@ -44,11 +43,7 @@ describe.skipIf(!enabled)("loyalty wallets across a killed runner", () => {
   beforeAll(async () => {
     db = await createDatabase("loyalty_cluster")
     cluster = new LocalCluster(db)
-    await Promise.all([cluster.addRunner(), cluster.addRunner()])
-    const api = await cluster.addApi()
-    baseUrl = api.baseUrl
-    await cluster.allShardsHeldBy()
-    await untilReady(baseUrl)
+    baseUrl = await cluster.start(2)
   }, 180_000)
 
   afterAll(async () => {
@@ -57,15 +52,10 @@ describe.skipIf(!enabled)("loyalty wallets across a killed runner", () => {
   })
 
   it("loses and doubles no points when the runner hosting most wallets is killed mid-load", { timeout: 300_000 }, async () => {
-    const anonymous = await carefulClient(baseUrl)
-    const session = await succeed("register", anonymous.auth.register({
-      payload: { email: `wallets-${randomBytes(5).toString("hex")}@example.test`, password: "correct horse battery staple" }
-    }))
-    const owner = await carefulClient(baseUrl, session.access_token)
-    const store = await succeed("create store", owner.stores.create({ payload: { name: "Wallet Store" } }))
-    const key = await succeed("create API key", owner.apiKeys.create({ payload: { store_id: store.id, mode: "test" } }))
-    const merchant = await carefulClient(baseUrl, key.secret)
-    await succeed("activate", owner.loyaltyConsole.configure({ path: { storeId: store.id }, payload: { active: true, points_per_unit: { USD: "10" } } }))
+    const { ownerToken, secret, storeId } = await makeMerchant(baseUrl)
+    const owner = await carefulClient(baseUrl, ownerToken)
+    const merchant = await carefulClient(baseUrl, secret)
+    await succeed("activate", owner.loyaltyConsole.configure({ path: { storeId: storeId }, payload: { active: true, points_per_unit: { USD: "10" } } }))
 
     const customers: Array<CustomerId> = []
     for (let i = 0; i < CUSTOMERS; i++) {
@@ -123,14 +113,14 @@ describe.skipIf(!enabled)("loyalty wallets across a killed runner", () => {
     const paid = await db.query<{ id: string; earned: number }>(
       `SELECT p.id, (SELECT count(*)::int FROM points_entries e WHERE e.payment_id = p.id AND e.type = 'earn') AS earned
        FROM payments p WHERE p.store_id = $1 AND p.status = 'paid'`,
-      [store.id]
+      [storeId]
     )
     expect(paid.length).toBeGreaterThan(0)
     for (const payment of paid) expect(payment.earned, payment.id).toBe(1)
 
     const redemptions = await db.query<{ id: string }>(
       `SELECT id FROM loyalty_redemptions WHERE store_id = $1`,
-      [store.id]
+      [storeId]
     )
     const redemptionIds = new Set(redemptions.map((row) => row.id))
     // Each answered redemption exists; none exists that no key asked for (a retry never redeems twice).
@@ -144,7 +134,7 @@ describe.skipIf(!enabled)("loyalty wallets across a killed runner", () => {
          (SELECT count(*)::int FROM loyalty_redemptions r WHERE r.customer_id = c.id) AS redeemed,
          (SELECT count(*)::int FROM payments p WHERE p.customer_id = c.id AND p.status = 'paid') AS paid
        FROM customers c WHERE c.store_id = $1`,
-      [store.id]
+      [storeId]
     )
     for (const wallet of wallets) {
       expect(wallet.points_balance, wallet.id).toBe(wallet.sum)

@@ -11,7 +11,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { randomBytes } from "node:crypto"
 import { verifyGame } from "../../domain/Games.ts"
 import type { CustomerId, GameId } from "../../domain/Ids.ts"
 import { postgresAvailable } from "../support/TestDatabase.ts"
@@ -21,9 +20,9 @@ import {
   createDatabase,
   type ClusterDatabase,
   LocalCluster,
+  makeMerchant,
   shardOf,
   succeed,
-  untilReady,
   waitFor
 } from "../support/Cluster.ts"
 
@@ -45,11 +44,7 @@ describe.skipIf(!enabled)("game draws across a killed runner", () => {
   beforeAll(async () => {
     db = await createDatabase("games_cluster")
     cluster = new LocalCluster(db)
-    await Promise.all([cluster.addRunner(), cluster.addRunner()])
-    const api = await cluster.addApi()
-    baseUrl = api.baseUrl
-    await cluster.allShardsHeldBy()
-    await untilReady(baseUrl)
+    baseUrl = await cluster.start(2)
   }, 180_000)
 
   afterAll(async () => {
@@ -58,14 +53,9 @@ describe.skipIf(!enabled)("game draws across a killed runner", () => {
   })
 
   it("awards no prize past its inventory and loses no play when the runner hosting most games is killed", { timeout: 400_000 }, async () => {
-    const anonymous = await carefulClient(baseUrl)
-    const session = await succeed("register", anonymous.auth.register({
-      payload: { email: `games-${randomBytes(5).toString("hex")}@example.test`, password: "correct horse battery staple" }
-    }))
-    const owner = await carefulClient(baseUrl, session.access_token)
-    const store = await succeed("create store", owner.stores.create({ payload: { name: "Game Store" } }))
-    const key = await succeed("create API key", owner.apiKeys.create({ payload: { store_id: store.id, mode: "test" } }))
-    const merchant = await carefulClient(baseUrl, key.secret)
+    const { ownerToken, secret, storeId } = await makeMerchant(baseUrl)
+    const owner = await carefulClient(baseUrl, ownerToken)
+    const merchant = await carefulClient(baseUrl, secret)
 
     const customers: Array<CustomerId> = []
     for (let i = 0; i < CUSTOMERS; i++) {
@@ -74,7 +64,7 @@ describe.skipIf(!enabled)("game draws across a killed runner", () => {
     const games: Array<{ id: GameId; prize: string; commitment: string }> = []
     for (let g = 0; g < GAMES; g++) {
       const game = await succeed("create game", owner.gamesConsole.create({
-        path: { storeId: store.id },
+        path: { storeId: storeId },
         payload: {
           name: `Wheel ${g}`,
           type: "spin",
@@ -134,7 +124,7 @@ describe.skipIf(!enabled)("game draws across a killed runner", () => {
     // No play lost, none doubled: every answered play exists, and every play was answered to one key.
     const plays = await db.query<{ id: string; game_id: string; customer_id: string }>(
       `SELECT id, game_id, customer_id FROM game_plays WHERE store_id = $1`,
-      [store.id]
+      [storeId]
     )
     const recorded = new Set(plays.map((play) => play.id))
     const answered = [...answers.values()].filter((value) => value !== "refused")
@@ -156,12 +146,12 @@ describe.skipIf(!enabled)("game draws across a killed runner", () => {
     const credits = await db.query<{ play: string; entries: number }>(
       `SELECT p.id AS play, (SELECT count(*)::int FROM points_entries e WHERE e.entry_key = 'credit:game:' || p.id) AS entries
        FROM game_plays p JOIN game_prizes z ON z.id = p.prize_id WHERE p.store_id = $1 AND z.kind = 'points'`,
-      [store.id]
+      [storeId]
     )
     for (const credit of credits) expect(credit.entries, credit.play).toBe(1)
     const [balances] = await db.query<{ balance: number }>(
       `SELECT COALESCE(sum(points_balance), 0)::int AS balance FROM customers WHERE store_id = $1`,
-      [store.id]
+      [storeId]
     )
     expect(balances!.balance).toBe(credits.length * POINTS)
 

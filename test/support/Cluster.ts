@@ -165,6 +165,18 @@ export class LocalCluster {
     return Object.assign(child, { baseUrl: `http://127.0.0.1:${port}` })
   }
 
+  /**
+   * `runners` runners started together (they migrate and create the cluster's tables one at a time), then
+   * one API node; resolves once every shard is held and the API node is ready, with its base URL.
+   */
+  async start(runners: number): Promise<string> {
+    await Promise.all(Array.from({ length: runners }, () => this.addRunner()))
+    const api = await this.addApi()
+    await this.allShardsHeldBy()
+    await untilReady(api.baseUrl)
+    return api.baseUrl
+  }
+
   /** Which runner (by address) holds which shards right now, from pg_locks. */
   async shardOwners(): Promise<Map<string, Array<number>>> {
     const rows = await this.database.query<{ application_name: string; shard: number }>(
@@ -367,7 +379,7 @@ export const untilReady = async (baseUrl: string, timeoutMs = 60_000) => {
     (await Effect.runPromise(Effect.isSuccess(api.system.ready()))) ? true : undefined, 250)
 }
 
-/** A user, a store and a test-mode API key made through `baseUrl`; answers the key's secret. */
+/** A user, a store and a test-mode API key made through `baseUrl`; answers the key's secret, the store and the owner's token. */
 export const makeMerchant = async (baseUrl: string) => {
   const anonymous = await carefulClient(baseUrl)
   const session = await succeed("register", anonymous.auth.register({
@@ -376,5 +388,5 @@ export const makeMerchant = async (baseUrl: string) => {
   const owner = await carefulClient(baseUrl, session.access_token)
   const store = await succeed("create store", owner.stores.create({ payload: { name: "Cluster Store" } }))
   const key = await succeed("create API key", owner.apiKeys.create({ payload: { store_id: store.id, mode: "test" } }))
-  return { secret: key.secret, storeId: store.id }
+  return { secret: key.secret, storeId: store.id, ownerToken: session.access_token }
 }
