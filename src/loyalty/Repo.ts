@@ -17,7 +17,7 @@ import {
   StoreId,
   TierId
 } from "../../domain/Ids.ts"
-import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { keysetAfter, newestFirst, type PagePosition, PageRequest, storePageOf } from "../platform/Pagination.ts"
 import { transactionOf } from "../platform/Transaction.ts"
 
 export const ProgramRow = Schema.Struct({
@@ -204,17 +204,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    const tiersPage = SqlSchema.findAll({
-      Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
-      Result: TierRow,
-      execute: ({ limit, position, storeId }) =>
-        sql`
-          SELECT * FROM loyalty_tiers WHERE store_id = ${storeId} AND ${keysetAfter(sql, position)}
-          ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
-    })
-    const listTiers = Effect.fn("LoyaltyRepo.listTiers")(
-      (storeId: StoreId, limit: number, position?: PagePosition) => tiersPage({ storeId, limit, position }).pipe(Effect.orDie)
-    )
+    const listTiers = Effect.fn("LoyaltyRepo.listTiers")(storePageOf(sql, "loyalty_tiers", TierRow))
 
     /** Every tier of the store, lowest threshold first: a customer's tier and the next one are read from it. */
     const tiersOf = Effect.fn("LoyaltyRepo.tiersOf")(

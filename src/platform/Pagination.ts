@@ -13,7 +13,8 @@
  * `created_at` columns must hold no more than that — `timestamptz(3)` — or objects created in the same
  * millisecond as a page's last object could be skipped.
  */
-import type { Statement } from "@effect/sql"
+import { SqlSchema, type Statement } from "@effect/sql"
+import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Either, Schema } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
 
@@ -151,6 +152,23 @@ export const newestFirst = (
   sql: Statement.Constructor,
   columns: ListColumns = DEFAULT_LIST_COLUMNS
 ): Statement.Fragment => sql`${sql(columns.createdAt)} DESC, ${sql(columns.id)} DESC`
+
+/**
+ * The newest-first page reader of a table whose rows belong to a store (`store_id`) and are served
+ * whole: `(storeId, limit, position)` → up to `limit + 1` rows decoded as `Row`. `table` is a name
+ * written in the code, never input.
+ */
+export const storePageOf = <A, I>(sql: SqlClient, table: string, Row: Schema.Schema<A, I>) => {
+  const page = SqlSchema.findAll({
+    Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
+    Result: Row,
+    execute: ({ limit, position, storeId }) =>
+      sql`
+        SELECT * FROM ${sql(table)} WHERE store_id = ${storeId} AND ${keysetAfter(sql, position)}
+        ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
+  })
+  return (storeId: string, limit: number, position?: PagePosition) => page({ storeId, limit, position }).pipe(Effect.orDie)
+}
 
 /** Where a row of a list stands: its `created_at` and `id`, the columns every list is ordered by. */
 const positionOfRow = (row: { readonly created_at: Date; readonly id: string }): PagePosition => ({

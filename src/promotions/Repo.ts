@@ -7,7 +7,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { CustomerId, PaymentId, PromotionId, SegmentId, StoreId, UserId } from "../../domain/Ids.ts"
 import { PromotionActions, PromotionStatus, type RuleSet, SIMULATION_WINDOW_DAYS } from "../../domain/Promotions.ts"
-import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { storePageOf } from "../platform/Pagination.ts"
 import { metricsOf, predicateOf } from "../segments/Rules.ts"
 import { transactionOf } from "../platform/Transaction.ts"
 
@@ -114,17 +114,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
       Effect.orDie
     )
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
-      Result: PromotionRow,
-      execute: ({ limit, position, storeId }) =>
-        sql`
-          SELECT * FROM promotions WHERE store_id = ${storeId} AND ${keysetAfter(sql, position)}
-          ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
-    })
-    const list = Effect.fn("PromotionsRepo.list")(
-      (storeId: StoreId, limit: number, position?: PagePosition) => page({ storeId, limit, position }).pipe(Effect.orDie)
-    )
+    const list = Effect.fn("PromotionsRepo.list")(storePageOf(sql, "promotions", PromotionRow))
 
     /** Rewrites the editable fields if the promotion is still in one of `editable` (else none). */
     const updateFields = Effect.fn("PromotionsRepo.updateFields")(

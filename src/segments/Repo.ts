@@ -5,7 +5,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { Match, Rule, type RuleSet, SAMPLE_SIZE } from "../../domain/Promotions.ts"
 import { CustomerId, SegmentId, StoreId } from "../../domain/Ids.ts"
-import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { storePageOf } from "../platform/Pagination.ts"
 import { metricsOf, predicateOf } from "./Rules.ts"
 
 export const SegmentRow = Schema.Struct({
@@ -66,17 +66,7 @@ export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/Segme
       Effect.orDie
     )
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ storeId: Schema.String, ...PageRequest.fields }),
-      Result: SegmentRow,
-      execute: ({ limit, position, storeId }) =>
-        sql`
-          SELECT * FROM segments WHERE store_id = ${storeId} AND ${keysetAfter(sql, position)}
-          ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
-    })
-    const list = Effect.fn("SegmentsRepo.list")(
-      (storeId: StoreId, limit: number, position?: PagePosition) => page({ storeId, limit, position }).pipe(Effect.orDie)
-    )
+    const list = Effect.fn("SegmentsRepo.list")(storePageOf(sql, "segments", SegmentRow))
 
     /**
      * Deletes the segment unless a promotion that has not ended uses it (then false). Ended promotions
