@@ -15,6 +15,7 @@ import {
   PromotionAuditEntry,
   PromotionList,
   PromotionSimulation,
+  type PromotionStatus,
   SIMULATION_WINDOW_DAYS,
   type UpdatePromotion
 } from "../../domain/Promotions.ts"
@@ -66,6 +67,10 @@ export const toPromotion = (row: PromotionRow, audit: ReadonlyArray<AuditRow>): 
 
 export const promotionNotFound = (id: string) => new NotFound({ message: `No such promotion: ${id}`, param: "id" })
 
+/** A move the machine does not allow from `status`: 409 naming the status. */
+const refused = (action: MoveAction, status: PromotionStatus) =>
+  new InvalidState({ message: refusal(action, status), param: "status" })
+
 const checkWindow = (startsAt: Date, endsAt: Date) =>
   endsAt.getTime() > startsAt.getTime()
     ? Effect.void
@@ -90,11 +95,20 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         return { row, userId: user.userId }
       })
 
+    /**
+     * Why a guarded write changed nothing: the promotion is gone (404), or it is now in a status `refuse`
+     * names (a racing move won).
+     */
+    const refusedNow = (id: PromotionId, refuse: (status: PromotionStatus) => InvalidState) =>
+      Effect.flatMap(repo.find(id), (now): Effect.Effect<never, NotFound | InvalidState> =>
+        Option.isNone(now) ? Effect.fail(promotionNotFound(id)) : Effect.fail(refuse(now.value.status)))
+
     const withAudit = (row: PromotionRow) => Effect.map(repo.auditsOf([row.id]), (audit) => toPromotion(row, audit))
 
     /**
-     * Applies a move inside one transaction: the guarded status update, its audit entry and its event. A
-     * promotion no longer in a status the move starts from (a racing move won) is 409 naming its status.
+     * Applies a move inside one transaction: the guarded status update, its audit entry and its event;
+     * answers the promotion as moved, audit trail included. A promotion no longer in a status the move
+     * starts from (a racing move won) is 409 naming its status.
      */
     const applyMove = (
       current: PromotionRow,
@@ -103,7 +117,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
       extra: { readonly reason?: string; readonly submittedBy?: UserId; readonly approvedBy?: UserId } = {}
     ) =>
       Effect.gen(function*() {
-        if (!allows(action, current.status)) return yield* new InvalidState({ message: refusal(action, current.status), param: "status" })
+        if (!allows(action, current.status)) return yield* refused(action, current.status)
         const at = yield* currentDate
         const { to } = transitions[action]
         const moved = yield* repo.inTransaction(Effect.gen(function*() {
@@ -116,7 +130,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
             submitted_by: extra.submittedBy,
             approved_by: extra.approvedBy
           })
-          if (Option.isNone(row)) return row
+          if (Option.isNone(row)) return Option.none<Promotion>()
           yield* repo.insertAudit({
             promotion_id: current.id,
             action,
@@ -126,24 +140,14 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
             reason: extra.reason ?? null,
             at
           })
+          const promotion = toPromotion(row.value, yield* repo.auditsOf([current.id]))
           const type = eventOf[action]
           if (type !== undefined) {
-            const audit = yield* repo.auditsOf([current.id])
-            yield* outbox.emit({
-              storeId: current.store_id,
-              livemode: PROMOTION_EVENT_LIVEMODE,
-              type,
-              object: Promotion.make(toPromotion(row.value, audit)),
-              at
-            })
+            yield* outbox.emit({ storeId: current.store_id, livemode: PROMOTION_EVENT_LIVEMODE, type, object: promotion, at })
           }
-          return row
+          return Option.some(promotion)
         }))
-        if (Option.isNone(moved)) {
-          const now = yield* repo.find(current.id)
-          if (Option.isNone(now)) return yield* promotionNotFound(current.id)
-          return yield* new InvalidState({ message: refusal(action, now.value.status), param: "status" })
-        }
+        if (Option.isNone(moved)) return yield* refusedNow(current.id, (status) => refused(action, status))
         return moved.value
       })
 
@@ -198,9 +202,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
 
     const update = Effect.fn("Promotions.update")(function*(id: PromotionId, input: UpdatePromotion) {
       const { row: current, userId } = yield* promotionOfUser(id, "marketing.manage")
-      if (!allows("update", current.status)) {
-        return yield* new InvalidState({ message: refusal("update", current.status), param: "status" })
-      }
+      if (!allows("update", current.status)) return yield* refused("update", current.status)
       const startsAt = input.starts_at ?? current.starts_at
       const endsAt = input.ends_at ?? current.ends_at
       yield* checkWindow(startsAt, endsAt)
@@ -237,11 +239,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         }
         return row
       }))
-      if (Option.isNone(updated)) {
-        const now = yield* repo.find(current.id)
-        if (Option.isNone(now)) return yield* promotionNotFound(id)
-        return yield* new InvalidState({ message: refusal("update", now.value.status), param: "status" })
-      }
+      if (Option.isNone(updated)) return yield* refusedNow(current.id, (status) => refused("update", status))
       return yield* withAudit(updated.value)
     })
 
@@ -249,19 +247,15 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
       const { row: current } = yield* promotionOfUser(id, "marketing.manage")
       const answer = yield* withAudit(current)
       if (!(yield* repo.remove(current.id, undeletable))) {
-        const now = yield* repo.find(current.id)
-        if (Option.isNone(now)) return yield* promotionNotFound(id)
-        return yield* new InvalidState({
-          message: `A ${now.value.status} promotion cannot be deleted; end it first`,
-          param: "status"
-        })
+        return yield* refusedNow(current.id, (status) =>
+          new InvalidState({ message: `A ${status} promotion cannot be deleted; end it first`, param: "status" }))
       }
       return answer
     })
 
     const submit = Effect.fn("Promotions.submit")(function*(id: PromotionId) {
       const { row, userId } = yield* promotionOfUser(id, "marketing.manage")
-      return yield* withAudit(yield* applyMove(row, "submit", userId, { submittedBy: userId }))
+      return yield* applyMove(row, "submit", userId, { submittedBy: userId })
     })
 
     /** Four eyes: an Owner (promotion.approve), and never the user who submitted it. */
@@ -271,8 +265,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         if (row.submitted_by === userId) {
           return yield* new Forbidden({ message: `A promotion cannot be ${action === "approve" ? "approved" : "rejected"} by the user who submitted it` })
         }
-        const moved = yield* applyMove(row, action, userId, action === "approve" ? { approvedBy: userId } : { reason: reason ?? "" })
-        return yield* withAudit(moved)
+        return yield* applyMove(row, action, userId, action === "approve" ? { approvedBy: userId } : { reason: reason ?? "" })
       })
 
     const approve = Effect.fn("Promotions.approve")((id: PromotionId) => decide(id, "approve"))
@@ -286,17 +279,17 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
           param: "ends_at"
         })
       }
-      return yield* withAudit(yield* applyMove(row, "activate", userId))
+      return yield* applyMove(row, "activate", userId)
     })
 
     const pause = Effect.fn("Promotions.pause")(function*(id: PromotionId) {
       const { row, userId } = yield* promotionOfUser(id, "marketing.manage")
-      return yield* withAudit(yield* applyMove(row, "pause", userId))
+      return yield* applyMove(row, "pause", userId)
     })
 
     const end = Effect.fn("Promotions.end")(function*(id: PromotionId) {
       const { row, userId } = yield* promotionOfUser(id, "marketing.manage")
-      return yield* withAudit(yield* applyMove(row, "end", userId))
+      return yield* applyMove(row, "end", userId)
     })
 
     /** Ends the active and paused promotions whose end date passed (no user: the audit entry names none). */
