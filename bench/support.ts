@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { startNodeFlags } from "../scripts/build.mjs"
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
@@ -258,7 +259,7 @@ export const startService = async (
   // With node options (a profiler, say), node itself runs the program with tsx's loader, as `npm start` does.
   const [command, args] = options.fromSource === true
     ? [process.execPath, [...nodeOptions, "--import", "tsx", "runtime/main.ts"]]
-    : [process.execPath, [...nodeOptions, "--enable-source-maps", "scripts/start.mjs", "runtime/main.ts"]]
+    : [process.execPath, [...nodeOptions, ...startNodeFlags(), "scripts/start.mjs", "runtime/main.ts"]]
   const child = spawn(command, args, {
     cwd: ROOT,
     env,

@@ -215,10 +215,13 @@ export const guardRequests = (options: RequestGuardOptions) => {
     httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
     HttpServerRequest.HttpServerRequest.pipe(
-      Effect.flatMap(check),
-      Effect.flatMap((checked) =>
+      Effect.flatMap((request) => Effect.map(check(request), (checked) => [request, checked] as const)),
+      Effect.flatMap(([request, checked]) =>
         checked._tag === "Refuse"
           ? Effect.succeed(checked.response)
+          : checked.request === request
+          // Providing a service copies the whole request context; only a request whose body was read here differs.
+          ? httpEffect
           : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, checked.request)
       ),
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))

@@ -9,7 +9,7 @@
  * addon, the embedded PostgreSQL binaries (found by path), pg's optional native driver.
  */
 import { build } from "esbuild"
-import { mkdirSync, readdirSync, statSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -60,5 +60,12 @@ export const buildAll = async () => {
     logLevel: "warning"
   })
 }
+
+/**
+ * The Node flags `npm start` gives the service (package.json's `start` script), so the benches and the
+ * smoke test launch it exactly as `npm start` does, from one place.
+ */
+export const startNodeFlags = () =>
+  JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts.start.split(/\s+/).filter((arg) => arg.startsWith("--"))
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildAll()

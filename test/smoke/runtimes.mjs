@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { startNodeFlags } from "../../scripts/build.mjs"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const LISTEN_TIMEOUT_MS = 60_000
@@ -23,7 +24,7 @@ const EXIT_TIMEOUT_MS = 15_000
 const REQUEST_TIMEOUT_MS = 10_000
 
 const RUNTIMES = [
-  { name: "node (npm start: the bundle)", command: process.execPath, args: ["--enable-source-maps", "scripts/start.mjs", "runtime/main.ts"] },
+  { name: "node (npm start: the bundle)", command: process.execPath, args: [...startNodeFlags(), "scripts/start.mjs", "runtime/main.ts"] },
   { name: "node (tsx, from source)", command: process.execPath, args: ["--import", "tsx", "runtime/main.ts"] },
   { name: "deno", command: join(ROOT, "node_modules/.bin/deno"), args: ["run", "--allow-all", "runtime/main.ts"] }
 ]
