@@ -6,8 +6,8 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "./Auth.ts"
-import { ForbiddenResponse, InvalidRequestResponse, NotFoundResponse, UnauthorizedResponse } from "./Errors.ts"
+import { authenticated } from "./Auth.ts"
+import { InvalidRequestResponse, NotFoundResponse } from "./Errors.ts"
 import { OrganizationId, StoreId } from "./Ids.ts"
 import { closed } from "./Text.ts"
 
@@ -123,9 +123,7 @@ export class AccessGroup extends HttpApiGroup.make("access")
           "high-value refunds) are enforced by the routes they concern and are not simulated here."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Access")

@@ -4,9 +4,8 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ListParams } from "./Lists.ts"
-import { Authentication } from "./Auth.ts"
+import { authenticated, Authentication } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
   MfaRequiredResponse,
@@ -292,9 +291,7 @@ export class SessionGroup extends HttpApiGroup.make("session")
         "For an API key: its store and mode. For a session: the user. Useful to check a key before using it."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .annotate(OpenApi.Title, "Session")
 {}
 
@@ -319,9 +316,7 @@ export class MembersGroup extends HttpApiGroup.make("members")
         "Adds an existing user (by e-mail) to the organization with a role. Owners and Admins only."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Organization members")

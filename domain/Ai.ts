@@ -7,13 +7,11 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   InvalidRequestResponse,
   NotFoundResponse,
-  RateLimitedResponse,
-  UnauthorizedResponse
+  RateLimitedResponse
 } from "./Errors.ts"
 import { StoreId } from "./Ids.ts"
 import { closed, oneOf } from "./Text.ts"
@@ -256,9 +254,7 @@ export class AiGroup extends HttpApiGroup.make("ai")
           "first). Platform administrators only."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(RateLimitedResponse)

@@ -9,13 +9,11 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import {
   JournalId,
@@ -390,9 +388,7 @@ export class AnalyticsGroup extends HttpApiGroup.make("analytics")
           "revenue per store. Needs analytics.read in the organization."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Analytics")
@@ -465,9 +461,7 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
           "`skipped` what already had its entry. " + ADMIN
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Ledger")
@@ -513,9 +507,7 @@ export class RevenueSharesGroup extends HttpApiGroup.make("revenueShares")
       .annotate(OpenApi.Summary, "Delete a revenue share")
       .annotate(OpenApi.Description, "It stops applying to payments paid from now on; entries already posted stay. " + MANAGE_SHARES)
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
@@ -560,9 +552,7 @@ export class RiskGroup extends HttpApiGroup.make("risk")
           "Needs risk.manage (Owner, Admin)."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)

@@ -6,13 +6,11 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ListOf, ListParams } from "./Lists.ts"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { ApiKeyId, StoreId } from "./Ids.ts"
 import { closed } from "./Text.ts"
@@ -119,9 +117,7 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
           "cannot be rotated (409 `invalid_state`)."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)

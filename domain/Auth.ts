@@ -1,11 +1,12 @@
 /**
  * Who is calling: a user with a session token (the console), or an API key acting for its one store
- * and mode (the merchant API). Every protected group declares the `Authentication` middleware, which
- * reads `Authorization: Bearer <credential>` and provides the `CurrentPrincipal`.
+ * and mode (the merchant API). Every protected group declares the `Authentication` middleware (most
+ * through `authenticated` below), which reads `Authorization: Bearer <credential>` and provides the
+ * `CurrentPrincipal`.
  */
-import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { type HttpApiEndpoint, type HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context } from "effect"
-import { UnauthorizedResponse } from "./Errors.ts"
+import { ForbiddenResponse, UnauthorizedResponse } from "./Errors.ts"
 import type { ApiKeyId, OrganizationId, SessionId, StoreId, UserId } from "./Ids.ts"
 
 export interface UserPrincipal {
@@ -40,3 +41,17 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
     )
   }
 }) {}
+
+/**
+ * Puts the endpoints added so far to `group` behind `Authentication`, with the two answers every such
+ * route can give: 401 (no or a bad credential) and 403 (a credential not allowed to do this). Used as
+ * `.pipe(authenticated)` after the group's endpoints; the errors particular to a group follow it.
+ */
+export const authenticated = <
+  Id extends string,
+  Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any,
+  Error,
+  R,
+  TopLevel extends true | false
+>(group: HttpApiGroup.HttpApiGroup<Id, Endpoints, Error, R, TopLevel>) =>
+  group.middleware(Authentication).addError(UnauthorizedResponse).addError(ForbiddenResponse)

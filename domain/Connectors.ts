@@ -4,12 +4,10 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { ConnectorId, InvoiceId, NotificationId, OrganizationId, PaymentId, StoreId } from "./Ids.ts"
 import { closed, maxText, oneOf } from "./Text.ts"
@@ -167,9 +165,7 @@ export class ConnectorsGroup extends HttpApiGroup.make("connectors")
           "record (`pending` if the attempt has not finished by then). A disabled connector is 409."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Connectors")
@@ -306,9 +302,7 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
           "without a destination is 409."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Notifications")
@@ -354,9 +348,7 @@ export class SecurityGroup extends HttpApiGroup.make("security")
       .annotate(OpenApi.Summary, "Dependency health and throughput (platform admin)")
       .annotate(OpenApi.Description, "Database latency, cluster, outbox and webhook backlog, throughput, process figures.")
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .annotate(OpenApi.Title, "Security")
 {}
 
@@ -501,9 +493,7 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .annotate(OpenApi.Summary, "Invoice history")
       .annotate(OpenApi.Description, "The organization's subscription invoices, newest first.")
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Billing")

@@ -9,14 +9,12 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Email } from "./Accounts.ts"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   IdempotencyConflictResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { ConsentRecordId, CustomerId, StoreId, TierId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
@@ -351,9 +349,7 @@ export class CustomersGroup extends HttpApiGroup.make("customers")
         "changed (409 `invalid_state`)."
     )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
@@ -422,9 +418,7 @@ export class CustomerConsoleGroup extends HttpApiGroup.make("customerConsole")
           "and changes nothing. Needs customer.erase (Owner, Admin)."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)

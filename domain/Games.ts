@@ -14,14 +14,12 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   IdempotencyConflictResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { type FairnessReport, type FairPrize, verifyDraws } from "./GameFairness.ts"
 import { CustomerId, GameId, PlayId, PrizeId, StoreId } from "./Ids.ts"
@@ -410,9 +408,7 @@ export class GamesConsoleGroup extends HttpApiGroup.make("gamesConsole")
           `\`POST /play/{playId}/reveal\`; the hosted card is \`GET /play/{playId}\`). ${REFUSED} ${MANAGE}`
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
@@ -454,9 +450,7 @@ export class GamesGroup extends HttpApiGroup.make("games")
       .annotate(OpenApi.Summary, "List a customer's plays, filterable by status")
       .annotate(OpenApi.Description, "A customer of the API key's store and mode; newest first; `status` filters.")
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)

@@ -7,14 +7,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Email } from "./Accounts.ts"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import { CheckoutMerchant } from "./Checkout.ts"
 import {
   ForbiddenResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import { AmountString, Currency } from "./Money.ts"
@@ -254,9 +253,7 @@ export class LinksGroup extends HttpApiGroup.make("links")
           "that never existed. Needs payment.write."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)

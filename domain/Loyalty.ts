@@ -9,14 +9,12 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   IdempotencyConflictResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { CustomerId, PaymentId, PointsEntryId, RedemptionId, RewardId, StoreId, TierId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
@@ -399,9 +397,7 @@ export class LoyaltyGroup extends HttpApiGroup.make("loyalty")
       .annotate(OpenApi.Summary, "Retrieve a redemption")
       .annotate(OpenApi.Description, "A redemption of the API key's store and mode; any other id is 404.")
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
@@ -577,9 +573,7 @@ export class LoyaltyConsoleGroup extends HttpApiGroup.make("loyaltyConsole")
           `an \`issued\` redemption can be cancelled; a cancelled or fulfilled one is 409 \`invalid_state\`. ${WRITE}`
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)

@@ -3,14 +3,12 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   IdempotencyConflictResponse,
   InvalidStateResponse,
   MfaRequiredResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import { AmountString, Currency } from "./Money.ts"
@@ -285,9 +283,7 @@ export class PaymentsGroup extends HttpApiGroup.make("payments")
           "pending or scanned → expired. Any other move is 409 `invalid_state`; a live key gets 403."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .annotate(OpenApi.Title, "Payments")
 {}

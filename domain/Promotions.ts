@@ -11,9 +11,9 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import { Customer } from "./Customers.ts"
-import { ForbiddenResponse, InvalidRequestResponse, InvalidStateResponse, NotFoundResponse, UnauthorizedResponse } from "./Errors.ts"
+import { InvalidRequestResponse, InvalidStateResponse, NotFoundResponse } from "./Errors.ts"
 import { PromotionId, SegmentId, StoreId, TierId, UserId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import { MAX_POINTS } from "./Loyalty.ts"
@@ -303,12 +303,10 @@ export class SegmentsGroup extends HttpApiGroup.make("segments")
         `Answers the deleted segment. A segment a promotion uses (in any status but ended) is 409. ${WRITE}`
       )
   )
-  .addError(InvalidRequestResponse)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
+  .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
-  .middleware(Authentication)
   .annotate(OpenApi.Title, "Segments")
   .annotate(OpenApi.Description, "Saved customer segments over per-customer metrics, and their previews.") {}
 
@@ -405,11 +403,9 @@ export class PromotionsGroup extends HttpApiGroup.make("promotions")
     "active or paused → ended; sends `promotion.ended`. A promotion whose `ends_at` passed awards nothing " +
       `more and is ended (with the event) the next time the store's promotions are read or a payment is awarded. ${WRITE}`
   ))
-  .addError(InvalidRequestResponse)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
+  .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
-  .middleware(Authentication)
   .annotate(OpenApi.Title, "Promotions")
   .annotate(OpenApi.Description, "Bonus-point promotions with a four-eyes approval workflow and a 30-day dry run.") {}

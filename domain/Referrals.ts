@@ -11,14 +11,12 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   IdempotencyConflictResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { CommissionId, CustomerId, PaymentId, ReferralId, StoreId, UserId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
@@ -298,9 +296,7 @@ export class ReferralsGroup extends HttpApiGroup.make("referrals")
       .annotate(OpenApi.Summary, "Scannable QR for the referral link: PNG data URL and SVG")
       .annotate(OpenApi.Description, QR)
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Referrals")
@@ -415,9 +411,7 @@ export class ReferralsConsoleGroup extends HttpApiGroup.make("referralsConsole")
           `that is not \`flagged\` is 409 \`invalid_state\`. ${WRITE}`
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)

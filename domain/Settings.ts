@@ -6,8 +6,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ListOf, ListParams } from "./Lists.ts"
-import { Authentication } from "./Auth.ts"
-import { ForbiddenResponse, InvalidRequestResponse, UnauthorizedResponse } from "./Errors.ts"
+import { authenticated } from "./Auth.ts"
+import { InvalidRequestResponse } from "./Errors.ts"
 import { closed } from "./Text.ts"
 
 export const SETTING_KEY_PATTERN = /^[a-z0-9_]{1,64}$/
@@ -83,9 +83,7 @@ export class SettingsGroup extends HttpApiGroup.make("settings")
           "Clearing an unset key is not an error."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Platform settings")
 {}

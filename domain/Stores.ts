@@ -5,13 +5,11 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ListOf, ListParams } from "./Lists.ts"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { BranchId, OrganizationId, StoreId } from "./Ids.ts"
 import { closed, MAX_NAME_LENGTH } from "./Text.ts"
@@ -281,9 +279,7 @@ export class StoresGroup extends HttpApiGroup.make("stores")
           "(Owner, Admin)."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Stores")
@@ -332,9 +328,7 @@ export class BranchesGroup extends HttpApiGroup.make("branches")
           "the answer is `{ id, object: \"branch\", deleted: true }`."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Branches")

@@ -7,13 +7,11 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ListOf, ListParams } from "./Lists.ts"
 import { Email } from "./Accounts.ts"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { boundedText, HttpsUrl, PhoneNumber } from "./Stores.ts"
 import { OrganizationId, VerificationId } from "./Ids.ts"
@@ -157,9 +155,7 @@ export class VerificationGroup extends HttpApiGroup.make("verification")
         "The reason (1 to 1000 characters) is shown to the organization; it may submit again. Only a pending verification can be rejected."
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Merchant verification")

@@ -5,13 +5,11 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "./Auth.ts"
+import { authenticated } from "./Auth.ts"
 import {
-  ForbiddenResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse,
-  UnauthorizedResponse
+  NotFoundResponse
 } from "./Errors.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import { EventId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "./Ids.ts"
@@ -281,9 +279,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
           `attempts (retried on the usual schedule). The answer is the event. ${QUEUED}`
       )
   )
-  .middleware(Authentication)
-  .addError(UnauthorizedResponse)
-  .addError(ForbiddenResponse)
+  .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
