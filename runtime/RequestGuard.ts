@@ -35,7 +35,10 @@ const reject = (status: number, code: ErrorCode, message: string, param?: string
 
 type Checked =
   | { readonly _tag: "Refuse"; readonly response: HttpServerResponse.HttpServerResponse }
-  | { readonly _tag: "PassOn"; readonly request: HttpServerRequest.HttpServerRequest }
+  /** The request goes on as it came. */
+  | { readonly _tag: "PassOn" }
+  /** The request goes on with its body read here, answered from memory. */
+  | { readonly _tag: "BodyRead"; readonly request: HttpServerRequest.HttpServerRequest }
 
 const refuse = (response: HttpServerResponse.HttpServerResponse): Checked => ({ _tag: "Refuse", response })
 
@@ -171,8 +174,8 @@ export const guardRequests = (options: RequestGuardOptions) => {
       const read = yield* readBounded(NodeHttpServerRequest.toIncomingMessage(request), maxBodyBytes)
       if (read._tag === "TooLarge") return refuse(tooLarge(maxBodyBytes))
       if (read._tag === "Unreadable") return refuse(reject(400, "invalid_request", "The request body could not be read"))
-      const passOn: Checked = { _tag: "PassOn", request: withBodyRead(request, read.text) }
-      if (read.text.trim() === "") return route.hasPayload ? refuse(notAnObject) : passOn
+      const bodyRead: Checked = { _tag: "BodyRead", request: withBodyRead(request, read.text) }
+      if (read.text.trim() === "") return route.hasPayload ? refuse(notAnObject) : bodyRead
       let body: unknown
       try {
         body = JSON.parse(read.text)
@@ -185,12 +188,12 @@ export const guardRequests = (options: RequestGuardOptions) => {
         const param = paramOf(unsafe.path)
         return refuse(reject(400, "invalid_request", `${param ?? "The request body"} ${unsafe.problem}`, param))
       }
-      return passOn
+      return bodyRead
     })
 
   const check = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function*() {
-      const passOn: Checked = { _tag: "PassOn", request }
+      const passOn: Checked = { _tag: "PassOn" }
       const declaredLength = request.headers["content-length"]
       if (declaredLength !== undefined && Number(declaredLength) > maxBodyBytes) return refuse(tooLarge(maxBodyBytes))
       const [path = "/", query = ""] = request.url.split(/\?(.*)/s)
@@ -215,15 +218,18 @@ export const guardRequests = (options: RequestGuardOptions) => {
     httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
     HttpServerRequest.HttpServerRequest.pipe(
-      Effect.flatMap((request) => Effect.map(check(request), (checked) => [request, checked] as const)),
-      Effect.flatMap(([request, checked]) =>
-        checked._tag === "Refuse"
-          ? Effect.succeed(checked.response)
-          : checked.request === request
-          // Providing a service copies the whole request context; only a request whose body was read here differs.
-          ? httpEffect
-          : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, checked.request)
-      ),
+      Effect.flatMap(check),
+      Effect.flatMap((checked) => {
+        switch (checked._tag) {
+          case "Refuse":
+            return Effect.succeed(checked.response)
+          // Providing the request again would copy the whole request context for nothing.
+          case "PassOn":
+            return httpEffect
+          case "BodyRead":
+            return Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, checked.request)
+        }
+      }),
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
     )
 }
