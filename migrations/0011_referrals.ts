@@ -10,8 +10,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { subscribeOutboxConsumer } from "./0010_outbox_consumers.ts"
 
-export const REFERRALS_CONSUMER = "referrals"
-export const REFERRAL_PAYMENT_EVENTS = ["payment.completed", "payment.refunded"] as const
+const REFERRALS_CONSUMER = "referrals"
+const REFERRAL_PAYMENT_EVENTS = ["payment.completed", "payment.refunded"] as const
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

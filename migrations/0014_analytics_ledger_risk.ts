@@ -15,8 +15,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { subscribeOutboxConsumer } from "./0010_outbox_consumers.ts"
 
-export const RISK_CONSUMER = "risk"
-export const ANALYTICS_CONSUMER = "analytics"
+const RISK_CONSUMER = "risk"
+const ANALYTICS_CONSUMER = "analytics"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

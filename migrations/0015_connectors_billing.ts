@@ -12,8 +12,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { subscribeOutboxConsumer } from "./0010_outbox_consumers.ts"
 
-export const NOTIFICATIONS_CONSUMER = "notifications"
-export const NOTIFICATION_EVENT_TYPES = [
+const NOTIFICATIONS_CONSUMER = "notifications"
+const NOTIFICATION_EVENT_TYPES = [
   "payment.completed",
   "payment.refunded",
   "loyalty.redemption.created",

@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { subscribeOutboxConsumer } from "./0010_outbox_consumers.ts"
 
-export const LOYALTY_CONSUMER = "loyalty"
+const LOYALTY_CONSUMER = "loyalty"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { subscribeOutboxConsumer } from "./0010_outbox_consumers.ts"
 
-export const PROMOTIONS_CONSUMER = "promotions"
+const PROMOTIONS_CONSUMER = "promotions"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -17,8 +17,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { subscribeOutboxConsumer } from "./0010_outbox_consumers.ts"
 
-export const GAMES_CONSUMER = "games"
-export const GAME_PRIZE_EVENTS = ["game.prize_awarded"] as const
+const GAMES_CONSUMER = "games"
+const GAME_PRIZE_EVENTS = ["game.prize_awarded"] as const
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -13,10 +13,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { subscribeOutboxConsumer } from "./0010_outbox_consumers.ts"
 
-export const BILLING_CONSUMER = "billing"
-export const BILLING_PAYMENT_EVENTS = ["payment.completed"] as const
-export const PLATFORM_BILLING_ORGANIZATION_ID = "org_PlatformBilling000000000"
-export const PLATFORM_BILLING_STORE_ID = "str_PlatformBilling000000000"
+const BILLING_CONSUMER = "billing"
+const BILLING_PAYMENT_EVENTS = ["payment.completed"] as const
+const PLATFORM_BILLING_ORGANIZATION_ID = "org_PlatformBilling000000000"
+const PLATFORM_BILLING_STORE_ID = "str_PlatformBilling000000000"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

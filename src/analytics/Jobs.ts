@@ -5,7 +5,6 @@
  * twice, or two events of one day, leave the same figures. One store's events are applied in order.
  */
 import { Effect, Layer, Option, Schema } from "effect"
-import { ANALYTICS_CONSUMER } from "../../migrations/0014_analytics_ledger_risk.ts"
 import { PaymentId } from "../../domain/Ids.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { addDays, dayOf, startOfDay } from "./Days.ts"
@@ -28,6 +27,9 @@ export const applyAnalyticsEvent = (event: OutboxEvent) =>
       end: startOfDay(addDays(day, 1))
     })
   })
+
+/** The consumer's name in `outbox_pending`. */
+export const ANALYTICS_CONSUMER = "analytics"
 
 export const AnalyticsRollupLive = OutboxConsumer.make(ANALYTICS_CONSUMER, {
   types: ["payment.completed", "payment.refunded"],

@@ -5,7 +5,6 @@
  */
 import { Effect, Layer, Schema } from "effect"
 import { PaymentId } from "../../domain/Ids.ts"
-import { BILLING_CONSUMER, BILLING_PAYMENT_EVENTS } from "../../migrations/0020_billing_payments.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { BillingRepo } from "./Repo.ts"
 
@@ -24,6 +23,10 @@ export const applyBillingPaymentEvent = (event: OutboxEvent) =>
       )
     }
   })
+
+/** The consumer's name in `outbox_pending`, and the events it is subscribed to. */
+export const BILLING_CONSUMER = "billing"
+export const BILLING_PAYMENT_EVENTS = ["payment.completed"] as const
 
 export const BillingPaymentsLive = OutboxConsumer.make(BILLING_CONSUMER, {
   types: BILLING_PAYMENT_EVENTS,

@@ -4,6 +4,13 @@
  */
 import { Plan, type PlanId } from "../../domain/Connectors.ts"
 
+/**
+ * The platform's own organization and test-mode store that receive subscription invoices' payments unless the
+ * `billing_store_id` setting names another (its rows are created by a migration).
+ */
+export const PLATFORM_BILLING_ORGANIZATION_ID = "org_PlatformBilling000000000"
+export const PLATFORM_BILLING_STORE_ID = "str_PlatformBilling000000000"
+
 export const Plans: ReadonlyArray<Plan> = [
   new Plan({
     id: "free",

@@ -5,9 +5,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { InvoiceId, OrganizationId, PaymentId, StoreId } from "../../domain/Ids.ts"
-import { PLATFORM_BILLING_ORGANIZATION_ID } from "../../migrations/0020_billing_payments.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
-import { FREE } from "./Plans.ts"
+import { FREE, PLATFORM_BILLING_ORGANIZATION_ID } from "./Plans.ts"
 
 export interface Usage {
   readonly stores: number

@@ -19,7 +19,6 @@
 import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { Effect, Layer, Option, Schema } from "effect"
-import { GAME_PRIZE_EVENTS, GAMES_CONSUMER } from "../../migrations/0019_games.ts"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import { draw, drawKey, type DrawKey } from "../../domain/GameFairness.ts"
 import { Play, PlayStatus, PrizeKind } from "../../domain/Games.ts"
@@ -375,6 +374,10 @@ const customerOfEvent = (event: OutboxEvent) => {
   const object = event.object as { readonly customer_id?: unknown } | null
   return typeof object?.customer_id === "string" ? object.customer_id : event.storeId
 }
+
+/** The consumer's name in `outbox_pending`, and the events it is subscribed to. */
+export const GAMES_CONSUMER = "games"
+export const GAME_PRIZE_EVENTS = ["game.prize_awarded"] as const
 
 export const GamePrizeCreditsLive = OutboxConsumer.make(GAMES_CONSUMER, {
   types: GAME_PRIZE_EVENTS,

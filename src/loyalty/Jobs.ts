@@ -9,7 +9,6 @@
  * the payment's earning); different customers' go at once.
  */
 import { Effect, Schema } from "effect"
-import { LOYALTY_CONSUMER } from "../../migrations/0017_loyalty_outbox_consumer.ts"
 import { CustomerId, PaymentId } from "../../domain/Ids.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { CustomerWalletEntity } from "./Entity.ts"
@@ -36,6 +35,9 @@ export const applyPaymentEvent = (event: OutboxEvent) =>
       ? wallet.Earn({ paymentId: payment.id })
       : wallet.Reverse({ paymentId: payment.id, eventId: event.eventId })
   })
+
+/** The consumer's name in `outbox_pending`. */
+export const LOYALTY_CONSUMER = "loyalty"
 
 export const LoyaltyEarningLive = OutboxConsumer.make(LOYALTY_CONSUMER, {
   types: ["payment.completed", "payment.refunded"],

@@ -4,13 +4,21 @@
  */
 import { Singleton } from "@effect/cluster"
 import { Duration, Effect, Layer } from "effect"
-import { NOTIFICATION_EVENT_TYPES, NOTIFICATIONS_CONSUMER } from "../../migrations/0015_connectors_billing.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { NotificationsService } from "./Service.ts"
 
 export const applyNotificationEvent = (event: OutboxEvent) =>
   Effect.flatMap(NotificationsService, (notifications) =>
     notifications.notify(event.storeId, event.eventId, event.type, event.object))
+
+/** The consumer's name in `outbox_pending`, and the events it is subscribed to. */
+export const NOTIFICATIONS_CONSUMER = "notifications"
+export const NOTIFICATION_EVENT_TYPES = [
+  "payment.completed",
+  "payment.refunded",
+  "loyalty.redemption.created",
+  "risk.case_opened"
+] as const
 
 export const NotificationsConsumerLive = OutboxConsumer.make(NOTIFICATIONS_CONSUMER, {
   types: NOTIFICATION_EVENT_TYPES,

@@ -11,7 +11,6 @@
  */
 import { ClusterCron } from "@effect/cluster"
 import { Cron, Effect, Layer, Option } from "effect"
-import { PROMOTIONS_CONSUMER } from "../../migrations/0018_promotion_awards.ts"
 import { CustomerWalletEntity } from "../loyalty/Entity.ts"
 import { customerOf, decodePayment } from "../loyalty/Jobs.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
@@ -68,6 +67,9 @@ export const awardPromotions = (event: OutboxEvent) =>
         )
       }), { discard: true })
   })
+
+/** The consumer's name in `outbox_pending`. */
+export const PROMOTIONS_CONSUMER = "promotions"
 
 export const PromotionAwardingLive = OutboxConsumer.make(PROMOTIONS_CONSUMER, {
   types: ["payment.completed"],

@@ -15,7 +15,6 @@
  * One referee's events are applied one after another (the consumer's key is the customer).
  */
 import { Effect, Option } from "effect"
-import { REFERRALS_CONSUMER, REFERRAL_PAYMENT_EVENTS } from "../../migrations/0011_referrals.ts"
 import { CustomerWalletEntity } from "../loyalty/Entity.ts"
 import { customerOf, decodePayment } from "../loyalty/Jobs.ts"
 import { newId } from "../platform/Ids.ts"
@@ -131,6 +130,10 @@ export const applyReferralPaymentEvent = (event: OutboxEvent) =>
     }))
     if (Option.isSome(after)) yield* releasePoints(after.value)
   })
+
+/** The consumer's name in `outbox_pending`, and the events it is subscribed to (its migration subscribed these). */
+export const REFERRALS_CONSUMER = "referrals"
+export const REFERRAL_PAYMENT_EVENTS = ["payment.completed", "payment.refunded"] as const
 
 export const ReferralConversionLive = OutboxConsumer.make(REFERRALS_CONSUMER, {
   types: REFERRAL_PAYMENT_EVENTS,

@@ -8,7 +8,6 @@
  * `risk_refund_ratio`, with their environment variables as fallback), read at each event.
  */
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
-import { RISK_CONSUMER } from "../../migrations/0014_analytics_ledger_risk.ts"
 import { CustomerId, PaymentId, StoreId } from "../../domain/Ids.ts"
 import { parseAmount } from "../platform/Money.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
@@ -140,6 +139,9 @@ export const applyRiskEvent = (event: OutboxEvent) =>
       }
     }
   })
+
+/** The consumer's name in `outbox_pending`. */
+export const RISK_CONSUMER = "risk"
 
 export const RiskRulesLive = OutboxConsumer.make(RISK_CONSUMER, {
   types: ["payment.completed", "payment.refunded", "referral.flagged"],

@@ -11,10 +11,13 @@ const root = resolve(import.meta.dirname, "..", "..")
 const layers = ["domain", "src", "runtime"] as const
 type Layer = (typeof layers)[number]
 
-/** What each layer must never import. */
-const forbidden: Record<Layer, ReadonlyArray<Layer>> = {
-  domain: ["src", "runtime"],
-  src: ["runtime"],
+/**
+ * What each layer must never import. Migrations are history: running code owns its names and constants, and a
+ * migration keeps the literal values it wrote, so today's code never depends on how a table came to be.
+ */
+const forbidden: Record<Layer, ReadonlyArray<string>> = {
+  domain: ["src", "runtime", "migrations"],
+  src: ["runtime", "migrations"],
   runtime: []
 }
 
@@ -62,7 +65,7 @@ describe("layering", () => {
     if (banned.length === 0) continue
     it(`nothing in ${layer}/ imports from ${banned.map((b) => `${b}/`).join(" or ")}`, () => {
       const violations = importsOf(layer)
-        .filter((i) => i.target !== undefined && banned.includes(i.target as Layer))
+        .filter((i) => i.target !== undefined && banned.includes(i.target))
         .map((i) => `${i.file} imports ${i.specifier}`)
       expect(violations).toEqual([])
     })
