@@ -4,7 +4,7 @@
  * the hosted pages' layout, so the nonce Content-Security-Policy applies; the token reaches the script
  * through an escaped attribute, and the page is never cached nor sends a Referer (the token is a secret).
  */
-import { escapeHtml, page } from "../checkout/Page.ts"
+import { escapeHtml, page } from "../platform/Html.ts"
 
 const PLATFORM = { name: "Merchant account", logo_url: null, primary_color: null, accent_color: null }
 

@@ -7,7 +7,7 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { PaymentId } from "../../domain/Ids.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
-import { addDays, dayOf, startOfDay } from "./Days.ts"
+import { addDays, dayOf, startOfDay } from "../platform/Days.ts"
 import { AnalyticsRepo } from "./Repo.ts"
 
 const PaymentOfEvent = Schema.Struct({ id: PaymentId, paid_at: Schema.optional(Schema.NullOr(Schema.String)) })

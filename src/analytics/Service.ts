@@ -17,7 +17,7 @@ import type { OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { AccessService } from "../access/Service.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { currentDate } from "../platform/Time.ts"
-import { addDays, dayOf, dayRange, startOfDay } from "./Days.ts"
+import { addDays, dayOf, dayRange, startOfDay } from "../platform/Days.ts"
 import { forecastSeries } from "./Forecast.ts"
 import { AnalyticsRepo, type DailyRow } from "./Repo.ts"
 

@@ -24,7 +24,7 @@ import { WebhooksRepo } from "../webhooks/Repo.ts"
 import { newSigningSecret } from "../webhooks/Signing.ts"
 import { keysetAfter, type ListParams, newestFirst, pageAfter } from "../platform/Pagination.ts"
 import { Catalog, catalogItem } from "./Catalog.ts"
-import { fixedPage } from "./FixedList.ts"
+import { fixedPage } from "../platform/FixedList.ts"
 
 interface ConnectorRow {
   readonly id: ConnectorId

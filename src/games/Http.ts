@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
-import { prefersHtml } from "../checkout/Page.ts"
+import { prefersHtml } from "../platform/Html.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
 import { gamePage, playPage } from "./Page.ts"
 import { GamesService } from "./Service.ts"

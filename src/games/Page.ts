@@ -10,7 +10,7 @@
  * the script; the data the script reads is JSON escaped for a <script> element.
  */
 import type { HostedGame, HostedPlay, Play } from "../../domain/Games.ts"
-import { escapeHtml, page } from "../checkout/Page.ts"
+import { escapeHtml, page } from "../platform/Html.ts"
 
 /** JSON that is safe inside a <script> element: no `</script>`, no HTML comment openers. */
 const scriptJson = (value: unknown): string =>

@@ -19,7 +19,7 @@ import { AccessService } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { pageAfter } from "../platform/Pagination.ts"
-import { dayRange } from "../analytics/Days.ts"
+import { dayRange } from "../platform/Days.ts"
 import { paymentLines, refundLines, shareReversalOf } from "./Postings.ts"
 import { type AccountTotal, LedgerRepo, type MissingPosting, type Scope } from "./Repo.ts"
 

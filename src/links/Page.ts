@@ -5,7 +5,7 @@
  * escaped attribute, never inside the script.
  */
 import type { LinkStatus, PublicPaymentLink } from "../../domain/Links.ts"
-import { escapeHtml, page } from "../checkout/Page.ts"
+import { escapeHtml, page } from "../platform/Html.ts"
 
 const STATUS_TEXT: Record<Exclude<LinkStatus, "open">, { title: string; detail: string }> = {
   inactive: { title: "Not available", detail: "This payment link is not active. Ask the merchant for a new one." },

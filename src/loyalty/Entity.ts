@@ -21,7 +21,7 @@ import { currentDate } from "../platform/Time.ts"
 import { PaymentsRepo } from "../payments/Repo.ts"
 import { pointsFor, reversalFor } from "./Points.ts"
 import { LoyaltyRepo, PointsEntryRow, RedemptionRow, type WalletRow } from "./Repo.ts"
-import { newVoucherCode } from "./Voucher.ts"
+import { newVoucherCode } from "../platform/Voucher.ts"
 import { loyaltyEvent, tierOf, toPointsEntry, toRedemption } from "./View.ts"
 
 /** A points entry as messages carry it: the row, with its date encoded for storage. */

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
-import { prefersHtml } from "../checkout/Page.ts"
+import { prefersHtml } from "../platform/Html.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
 import { walletPage } from "./Page.ts"
 import { LoyaltyService } from "./Service.ts"

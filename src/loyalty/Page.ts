@@ -4,7 +4,7 @@
  * and nonce Content-Security-Policy apply; it runs no script at all.
  */
 import type { PointsEntry, Wallet } from "../../domain/Loyalty.ts"
-import { escapeHtml, page } from "../checkout/Page.ts"
+import { escapeHtml, page } from "../platform/Html.ts"
 
 // The layout's styles cover the checkout; these add the wallet's parts. `style-src 'unsafe-inline'` allows them.
 const WALLET_STYLES = `<style>

@@ -44,6 +44,7 @@ import { StoresService } from "../stores/Service.ts"
 import { AccessService } from "../access/Service.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
+import { maskName } from "../platform/Text.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { MAX_LIST_LIMIT, pageAfter } from "../platform/Pagination.ts"
 import { currentDate } from "../platform/Time.ts"
@@ -69,13 +70,6 @@ const infrastructureDies = <A, E, R>(
       Effect.die
     )
   ) as never
-
-/** A name with all but each word's first letter hidden ("Sokha Chan" → "S**** C***"). */
-export const maskName = (name: string | null): string | null =>
-  name === null ? null : name.split(/\s+/).filter((word) => word !== "").map((word) => {
-    const [first = "", ...rest] = Array.from(word)
-    return first + "*".repeat(rest.length)
-  }).join(" ")
 
 /** How long one WalletFeed subscription lasts: a client subscribes again, authorized afresh. */
 export const WALLET_FEED_LIFETIME = Duration.minutes(15)

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
-import { prefersHtml } from "../checkout/Page.ts"
+import { prefersHtml } from "../platform/Html.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
 import { invitePage } from "./Page.ts"
 import { ReferralsService } from "./Service.ts"

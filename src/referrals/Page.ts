@@ -3,7 +3,7 @@
  * checkout's layout (same escaping and nonce Content-Security-Policy) and runs no script.
  */
 import type { ReferralInvite } from "../../domain/Referrals.ts"
-import { escapeHtml, page } from "../checkout/Page.ts"
+import { escapeHtml, page } from "../platform/Html.ts"
 
 const INVITE_STYLES = `<style>
   .code { font-size: 2rem; font-weight: 700; letter-spacing: .15em; margin: 12px 0; }

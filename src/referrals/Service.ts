@@ -30,7 +30,7 @@ import {
   type UpdateReferralProgram
 } from "../../domain/Referrals.ts"
 import { AccessService } from "../access/Service.ts"
-import { maskName } from "../loyalty/Service.ts"
+import { maskName } from "../platform/Text.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { Outbox } from "../platform/Outbox.ts"
 import { pageAfter } from "../platform/Pagination.ts"

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { pointsFor, reversalFor, valueOf } from "../../src/loyalty/Points.ts"
-import { newVoucherCode } from "../../src/loyalty/Voucher.ts"
+import { newVoucherCode } from "../../src/platform/Voucher.ts"
 
 describe("loyalty points arithmetic", () => {
   it("earns per whole currency unit, multiplied, floored once at the end", () => {

@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { DEFAULT_RANGE_DAYS, MAX_RANGE_DAYS } from "../../domain/Analytics.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
-import { currentDate } from "../platform/Time.ts"
+import { currentDate } from "./Time.ts"
 
 const DAY_MS = 24 * 60 * 60 * 1000
 

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
-import type { ListParams } from "../platform/Pagination.ts"
+import type { ListParams } from "./Pagination.ts"
 
 const encode = (key: string) => Buffer.from(key, "utf8").toString("base64url")
 
