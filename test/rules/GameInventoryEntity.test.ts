@@ -1,0 +1,163 @@
+/**
+ * The GameInventory entity's rules, in-process: a prize is never awarded past its inventory however many plays
+ * race, a customer's play limit holds under races, a replayed play answers its first result, and a scratch card
+ * reveals once.
+ */
+import { Entity } from "@effect/cluster"
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Either, Layer } from "effect"
+import { randomBytes } from "node:crypto"
+import { seedCommitment } from "../../domain/GameFairness.ts"
+import type { CustomerId, GameId, PlayId, StoreId } from "../../domain/Ids.ts"
+import { GameInventoryEntity, GameInventoryEntityLive } from "../../src/games/Entity.ts"
+import { GamesRepo } from "../../src/games/Repo.ts"
+import { SecretBox } from "../../src/platform/Crypto.ts"
+import { newId } from "../../src/platform/Ids.ts"
+import { Outbox } from "../../src/platform/Outbox.ts"
+import { inProcessLayer, seedStore } from "../support/InProcess.ts"
+
+const entityLayer = GameInventoryEntityLive.pipe(Layer.provide(Outbox.Default))
+
+interface PrizeSeed {
+  readonly name: string
+  readonly kind: "points" | "voucher" | "nothing"
+  readonly points: number | null
+  readonly weight: number
+  readonly inventory: number | null
+}
+
+/** A game written as the service writes one: sealed seed, its commitment, prizes in order, the prize table. */
+const seedGame = (
+  storeId: StoreId,
+  options: { readonly type: "spin" | "scratch"; readonly maxPlays: number | null; readonly prizes: ReadonlyArray<PrizeSeed> }
+) =>
+  Effect.gen(function*() {
+    const repo = yield* GamesRepo
+    const secrets = yield* SecretBox
+    const seed = randomBytes(32).toString("base64url")
+    const id = newId("game") as GameId
+    const at = new Date()
+    yield* repo.inTransaction(Effect.gen(function*() {
+      yield* repo.insertGame({
+        id,
+        store_id: storeId,
+        name: "Lucky wheel",
+        type: options.type,
+        active: true,
+        max_plays_per_customer: options.maxPlays,
+        starts_at: null,
+        ends_at: null,
+        seed_sealed: yield* secrets.seal(seed),
+        seed_commitment: yield* seedCommitment(seed),
+        prize_version: 0,
+        deleted_at: null,
+        created_at: at,
+        updated_at: at
+      })
+      for (const prize of options.prizes) {
+        yield* repo.insertPrize({ id: newId("prz"), game_id: id, ...prize, awarded: 0, active: true, created_at: at })
+      }
+      yield* repo.snapshotTable({ gameId: id, at })
+    }))
+    return id
+  }).pipe(Effect.provide(Layer.mergeAll(GamesRepo.Default, SecretBox.Default)))
+
+const seedCustomer = (storeId: StoreId) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const id = newId("cus") as CustomerId
+    yield* sql`
+      INSERT INTO customers (id, store_id, livemode, metadata, preferences_updated_at, created_at, updated_at)
+      VALUES (${id}, ${storeId}, false, '{}'::jsonb, now(), now(), now())`
+    return id
+  }).pipe(Effect.orDie)
+
+const awardedOf = (gameId: GameId) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ name: string; awarded: number }>`SELECT name, awarded FROM game_prizes WHERE game_id = ${gameId} ORDER BY position`)
+    .pipe(Effect.orDie)
+
+describe("GameInventory entity (in-process)", () => {
+  it.layer(inProcessLayer, { timeout: 60_000 })((it) => {
+    it.scoped("racing plays never award a prize past its inventory", () =>
+      Effect.gen(function*() {
+        const games = yield* Entity.makeTestClient(GameInventoryEntity, entityLayer)
+        const { storeId } = yield* seedStore
+        // Only one prize, heavily weighted: every play wants it while any is left.
+        const gameId = yield* seedGame(storeId, {
+          type: "spin",
+          maxPlays: null,
+          prizes: [{ name: "Free drink", kind: "voucher", points: null, weight: 1_000, inventory: 5 }]
+        })
+        const customers = yield* Effect.forEach(Array.from({ length: 8 }), () => seedCustomer(storeId))
+        const game = yield* games(gameId)
+        const outcomes = yield* Effect.forEach(
+          Array.from({ length: 24 }, (_, i) => i),
+          (i) => game.Play({ playId: newId("play") as PlayId, customerId: customers[i % customers.length]! }),
+          { concurrency: "unbounded" }
+        )
+        expect(outcomes.filter((outcome) => outcome.prize !== null)).toHaveLength(5)
+        expect(yield* awardedOf(gameId)).toEqual([{ name: "Free drink", awarded: 5 }])
+      }))
+
+    it.scoped("a customer's play limit holds however many plays race", () =>
+      Effect.gen(function*() {
+        const games = yield* Entity.makeTestClient(GameInventoryEntity, entityLayer)
+        const { storeId } = yield* seedStore
+        const gameId = yield* seedGame(storeId, {
+          type: "spin",
+          maxPlays: 3,
+          prizes: [{ name: "Better luck", kind: "nothing", points: null, weight: 1, inventory: null }]
+        })
+        const customerId = yield* seedCustomer(storeId)
+        const game = yield* games(gameId)
+        const outcomes = yield* Effect.forEach(
+          Array.from({ length: 10 }),
+          () => Effect.either(game.Play({ playId: newId("play") as PlayId, customerId })),
+          { concurrency: "unbounded" }
+        )
+        expect(outcomes.filter(Either.isRight)).toHaveLength(3)
+        for (const refused of outcomes.filter(Either.isLeft)) expect(refused.left._tag).toBe("InvalidState")
+      }))
+
+    it.scoped("a replayed play answers its first result; a scratch card reveals once", () =>
+      Effect.gen(function*() {
+        const games = yield* Entity.makeTestClient(GameInventoryEntity, entityLayer)
+        const { storeId } = yield* seedStore
+        const spinId = yield* seedGame(storeId, {
+          type: "spin",
+          maxPlays: null,
+          prizes: [
+            { name: "10 points", kind: "points", points: 10, weight: 1, inventory: 100 },
+            { name: "Better luck", kind: "nothing", points: null, weight: 1, inventory: null }
+          ]
+        })
+        const customerId = yield* seedCustomer(storeId)
+        const spin = yield* games(spinId)
+        const playId = newId("play") as PlayId
+        const first = yield* spin.Play({ playId, customerId })
+        const again = yield* spin.Play({ playId, customerId })
+        expect(again).toEqual(first)
+        const awarded = (yield* awardedOf(spinId)).reduce((sum, prize) => sum + prize.awarded, 0)
+        // Whatever it drew (a "nothing" prize counts too), the draw was taken once.
+        expect(awarded).toBe(1)
+
+        const scratchId = yield* seedGame(storeId, {
+          type: "scratch",
+          maxPlays: null,
+          prizes: [{ name: "Free drink", kind: "voucher", points: null, weight: 1, inventory: 1 }]
+        })
+        const scratch = yield* games(scratchId)
+        const cardId = newId("play") as PlayId
+        const issued = yield* scratch.Issue({ playId: cardId, customerId })
+        expect(issued.status).toBe("issued")
+        const reveals = yield* Effect.forEach(Array.from({ length: 5 }), () => scratch.Reveal({ playId: cardId }), {
+          concurrency: "unbounded"
+        })
+        for (const reveal of reveals) expect(reveal).toEqual(reveals[0])
+        expect(reveals[0]!.status).toBe("revealed")
+        expect(yield* awardedOf(scratchId)).toEqual([{ name: "Free drink", awarded: 1 }])
+      }))
+  })
+})
