@@ -4,12 +4,12 @@
  * answers 429 `rate_limited` in the shared envelope with Retry-After past its limit, per client address
  * (requests come from different loopback addresses) and per subject.
  */
-import Undici from "@effect/platform-node/Undici"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { CustomerId } from "../../domain/Ids.ts"
 import { signUp, uniqueEmail } from "../support/Accounts.ts"
 import { clientAs } from "../support/Client.ts"
+import { type AnswerFrom, callFrom } from "../support/Http.ts"
 import { newMerchant } from "../support/Merchant.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
@@ -34,48 +34,8 @@ const newAddresses = () => {
   return (host: number) => `127.0.${subnet}.${host}`
 }
 
-const agents = new Map<string, InstanceType<typeof Undici.Agent>>()
-
-interface Answer {
-  readonly status: number
-  readonly retryAfter: string | undefined
-  readonly body: any
-}
-
-/** A raw request sent from `localAddress` (all of 127.0.0.0/8 reaches the service), as a client elsewhere would. */
-const callFrom = (
-  app: TestAppShape,
-  localAddress: string,
-  method: "GET" | "POST",
-  path: string,
-  options: { readonly body?: unknown; readonly token?: string } = {}
-): Effect.Effect<Answer> =>
-  Effect.promise(async () => {
-    let agent = agents.get(localAddress)
-    if (agent === undefined) {
-      agent = new Undici.Agent({ localAddress })
-      agents.set(localAddress, agent)
-    }
-    const headers: Record<string, string> = { accept: "application/json" }
-    if (options.body !== undefined) headers["content-type"] = "application/json"
-    if (options.token !== undefined) headers["authorization"] = `Bearer ${options.token}`
-    const response = await Undici.request(new URL(path, app.baseUrl), {
-      method,
-      headers,
-      body: options.body === undefined ? null : JSON.stringify(options.body),
-      dispatcher: agent
-    })
-    const text = await response.body.text()
-    const retryAfter = response.headers["retry-after"]
-    return {
-      status: response.statusCode,
-      retryAfter: typeof retryAfter === "string" ? retryAfter : undefined,
-      body: text.length > 0 && text.startsWith("{") ? JSON.parse(text) : text
-    }
-  })
-
 /** A 429 in the shared envelope, with a Retry-After of at most `windowSeconds`. */
-const expectRateLimited = (answer: Answer, windowSeconds: number) => {
+const expectRateLimited = (answer: AnswerFrom, windowSeconds: number) => {
   expect(answer.status).toBe(429)
   expect(answer.body).toEqual({ error: { code: "rate_limited", message: expect.stringMatching(/try again in \d+ seconds/) } })
   const seconds = Number(answer.retryAfter)
@@ -84,7 +44,7 @@ const expectRateLimited = (answer: Answer, windowSeconds: number) => {
   expect(seconds).toBeLessThanOrEqual(windowSeconds)
 }
 
-const statuses = (answers: ReadonlyArray<Answer>) => answers.map((answer) => answer.status)
+const statuses = (answers: ReadonlyArray<AnswerFrom>) => answers.map((answer) => answer.status)
 
 const newCustomer = (app: TestAppShape, key: string) =>
   Effect.flatMap(clientAs(app, key), (api) =>
