@@ -89,7 +89,7 @@ runBench(async () => {
   for (let i = 0; i < CUSTOMERS; i++) customers.push((await postJson(baseUrl, "/v1/customers", { external_id: `bench-${i}` }, key)).id)
   const games: Array<string> = []
   for (let i = 0; i <= GAMES; i++) {
-    games.push((await postJson(baseUrl, `/dashboard/stores/${store.id}/games`, { name: `Wheel ${i}`, type: "spin", prizes: PRIZES }, token)).id)
+    games.push((await postJson(baseUrl, `/dashboard/stores/${store.id}/games`, { name: `Wheel ${i}`, type: "spin", max_plays_per_customer: null, prizes: PRIZES }, token)).id)
   }
   log(`${CUSTOMERS} customers, ${GAMES + 1} games; warming up`)
   await playMany(baseUrl, key, games[0]!, customers, 200, CONCURRENCY)

@@ -192,7 +192,8 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .addError(RateLimitedResponse)
       .annotate(
         OpenApi.Description,
-        "Repeated failures for one e-mail or one client address are throttled (429 with Retry-After). " +
+        "Failures are counted per e-mail and client address, per address and per e-mail, alike whether or not " +
+          "an account has the e-mail; past a limit the answer is 429 with Retry-After (README \"Rate limits\"). " +
           "A user with MFA must send `mfa_code`; without it the answer is 401 `mfa_required`."
       )
   )
@@ -200,8 +201,15 @@ export class AuthGroup extends HttpApiGroup.make("auth")
     HttpApiEndpoint.post("forgotPassword", "/auth/forgot-password")
       .setPayload(ForgotPasswordDto)
       .addSuccess(created(Acknowledgement))
+      .addError(RateLimitedResponse)
       .annotate(OpenApi.Summary, "Request a password-reset e-mail")
-      .annotate(OpenApi.Description, "Always succeeds, in the same time, whether or not the account exists.")
+      .annotate(
+        OpenApi.Description,
+        "Answers the same, in the same time, whether or not the account exists. One e-mail (in any case) may " +
+          "ask PASSWORD_RESETS_PER_EMAIL_PER_HOUR times an hour and one client address " +
+          "PASSWORD_RESETS_PER_ADDRESS_PER_HOUR times, whether or not an account has the e-mail (429 with " +
+          "Retry-After beyond)."
+      )
   )
   .add(
     HttpApiEndpoint.post("resetPassword", "/auth/reset-password")
@@ -279,8 +287,14 @@ export class SessionGroup extends HttpApiGroup.make("session")
     HttpApiEndpoint.post("resendVerification", "/auth/verify-email/resend")
       .addSuccess(created(Acknowledgement))
       .addError(InvalidStateResponse)
+      .addError(RateLimitedResponse)
       .annotate(OpenApi.Summary, "Send a new e-mail verification link to the signed-in user")
-      .annotate(OpenApi.Description, "409 `invalid_state` when the address is verified already.")
+      .annotate(
+        OpenApi.Description,
+        "409 `invalid_state` when the address is verified already. One e-mail may be sent " +
+          "VERIFICATION_RESENDS_PER_EMAIL_PER_HOUR links an hour and one client address may ask " +
+          "VERIFICATION_RESENDS_PER_ADDRESS_PER_HOUR times (429 with Retry-After beyond)."
+      )
   )
   .add(
     HttpApiEndpoint.get("whoami", "/v1/whoami")

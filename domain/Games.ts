@@ -19,7 +19,8 @@ import {
   IdempotencyConflictResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse
+  NotFoundResponse,
+  RateLimitedResponse
 } from "./Errors.ts"
 import { type FairnessReport, type FairPrize, verifyDraws } from "./GameFairness.ts"
 import { CustomerId, GameId, PlayId, PrizeId, StoreId } from "./Ids.ts"
@@ -217,8 +218,14 @@ export class HostedPlay extends Schema.Class<HostedPlay>("HostedPlay")({
 
 const GameName = boundedText(MAX_NAME_LENGTH).annotations({ description: "The game's name", examples: ["Lunar New Year wheel"] })
 const PrizeName = boundedText(MAX_NAME_LENGTH).annotations({ description: "The prize's name", examples: ["100 bonus points"] })
+/**
+ * What a game created without `max_plays_per_customer` allows one customer: enough for a returning
+ * shopper, too few for one customer to drain a game's prizes. Unlimited is asked for with null.
+ */
+export const DEFAULT_MAX_PLAYS_PER_CUSTOMER = 10
+
 const MaxPlays = wholeNumber("max_plays_per_customer", 1).annotations({
-  description: "Plays (instant plays and issued cards) one customer may have; null or omitted: unlimited",
+  description: "Plays (instant plays and issued cards) one customer may have; null: unlimited",
   examples: [3]
 })
 
@@ -242,7 +249,10 @@ export const CreateGame = closed(Schema.Struct({
   name: GameName,
   type: GameType,
   active: Schema.optional(Schema.Boolean.annotations({ description: "Default true" })),
-  max_plays_per_customer: Schema.optional(Schema.NullOr(MaxPlays)),
+  max_plays_per_customer: Schema.optional(Schema.NullOr(MaxPlays).annotations({
+    description: `Plays (instant plays and issued cards) one customer may have. Omitted: ` +
+      `${DEFAULT_MAX_PLAYS_PER_CUSTOMER}; null: unlimited, an explicit choice`
+  })),
   starts_at: Schema.optional(Schema.NullOr(Timestamp)),
   ends_at: Schema.optional(Schema.NullOr(Timestamp)),
   prizes: Schema.optional(Schema.Array(PrizeInput).pipe(
@@ -254,7 +264,9 @@ export type CreateGame = typeof CreateGame.Type
 export const UpdateGame = closed(Schema.Struct({
   name: Schema.optional(GameName),
   active: Schema.optional(Schema.Boolean),
-  max_plays_per_customer: Schema.optional(Schema.NullOr(MaxPlays)),
+  max_plays_per_customer: Schema.optional(Schema.NullOr(MaxPlays).annotations({
+    description: "Plays one customer may have; null: unlimited; omitted: unchanged"
+  })),
   starts_at: Schema.optional(Schema.NullOr(Timestamp)),
   ends_at: Schema.optional(Schema.NullOr(Timestamp))
 }), "UpdateGameDto")
@@ -311,7 +323,9 @@ export class GamesConsoleGroup extends HttpApiGroup.make("gamesConsole")
         OpenApi.Description,
         "Creates the game with its first prizes (more can be added) and a fresh secret seed, of which only " +
           "`seed_commitment` is shown until the game ends or is deleted. `ends_at` must be after `starts_at` (400). " +
-          `A prize's weight is a whole number ≥ 1, its inventory ≥ 0 or null (unlimited); a \`points\` prize needs \`points\`. ${MANAGE}`
+          `A prize's weight is a whole number ≥ 1, its inventory ≥ 0 or null (unlimited); a \`points\` prize needs \`points\`. ` +
+          `\`max_plays_per_customer\` omitted is ${DEFAULT_MAX_PLAYS_PER_CUSTOMER} plays per customer; unlimited plays are asked ` +
+          `for with null. ${MANAGE}`
       )
   )
   .add(
@@ -457,6 +471,10 @@ export class GamesGroup extends HttpApiGroup.make("games")
   .annotate(OpenApi.Title, "Games")
 {}
 
+const HOSTED_LIMITS = "Rate limited per client address (plays and reveals together, " +
+  "HOSTED_PLAYS_PER_ADDRESS_PER_MINUTE), per customer (HOSTED_PLAYS_PER_CUSTOMER_PER_MINUTE) and per card " +
+  "(CARD_REVEALS_PER_PLAY_PER_MINUTE): 429 `rate_limited` with Retry-After beyond."
+
 const HOSTED = "No credential. JSON by default; a request that prefers `text/html` (a browser) gets the page."
 
 export class HostedGamesGroup extends HttpApiGroup.make("hostedGames")
@@ -481,8 +499,9 @@ export class HostedGamesGroup extends HttpApiGroup.make("hostedGames")
       .annotate(
         OpenApi.Description,
         "The hosted instant play: `c` is the customer's id, the capability (missing: 400; not a customer of the " +
-          `game's store: 404). Mode follows the customer. ${DRAW} ${REFUSED}`
+          `game's store: 404). Mode follows the customer. ${DRAW} ${REFUSED} ${HOSTED_LIMITS}`
       )
+      .addError(RateLimitedResponse)
   )
   .add(
     HttpApiEndpoint.get("play", "/play/:playId")
@@ -501,8 +520,10 @@ export class HostedGamesGroup extends HttpApiGroup.make("hostedGames")
       .annotate(OpenApi.Summary, "Reveal a scratch card")
       .annotate(
         OpenApi.Description,
-        "Draws an issued scratch card (the play id is the capability); a second reveal answers the same result."
+        "Draws an issued scratch card (the play id is the capability); a second reveal answers the same result. " +
+          HOSTED_LIMITS
       )
+      .addError(RateLimitedResponse)
   )
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)

@@ -13,7 +13,8 @@ import {
   ForbiddenResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse
+  NotFoundResponse,
+  RateLimitedResponse
 } from "./Errors.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import { AmountString, Currency } from "./Money.ts"
@@ -286,9 +287,12 @@ export class PublicLinksGroup extends HttpApiGroup.make("publicLinks")
           "link's bounds), described by the link's title, with `metadata.link_id`. An invoice has one payment " +
           "at a time: while one is pending (or scanned), paying again answers that payment and its checkout " +
           "address. An inactive or expired link, or an invoice already paid, answers 409 `invalid_state`; " +
-          "a live link past its merchant's monthly live-payment plan limit answers 403 `forbidden`. No credential."
+          "a live link past its merchant's monthly live-payment plan limit answers 403 `forbidden`. No credential. " +
+          "Rate limited per client address (LINK_PAYMENTS_PER_ADDRESS_PER_MINUTE) and per link " +
+          "(LINK_PAYMENTS_PER_LINK_PER_MINUTE): 429 `rate_limited` with Retry-After beyond."
       )
       .addError(ForbiddenResponse)
+      .addError(RateLimitedResponse)
   )
   .addError(NotFoundResponse)
   .addError(InvalidStateResponse)

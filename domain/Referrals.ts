@@ -16,7 +16,8 @@ import {
   IdempotencyConflictResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse
+  NotFoundResponse,
+  RateLimitedResponse
 } from "./Errors.ts"
 import { CommissionId, CustomerId, PaymentId, ReferralId, StoreId, UserId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
@@ -418,6 +419,10 @@ export class ReferralsConsoleGroup extends HttpApiGroup.make("referralsConsole")
   .annotate(OpenApi.Title, "Referrals (console)")
 {}
 
+const REFERRAL_LIMITS = "Both pages count against limits per client address, known codes or not " +
+  "(REFERRAL_VISITS_PER_ADDRESS_PER_MINUTE, against guessing codes), and per code " +
+  "(REFERRAL_VISITS_PER_CODE_PER_MINUTE): 429 `rate_limited` with Retry-After beyond."
+
 export class ReferralLinkGroup extends HttpApiGroup.make("referralLink")
   .add(
     HttpApiEndpoint.get("share", "/r/:code")
@@ -426,7 +431,8 @@ export class ReferralLinkGroup extends HttpApiGroup.make("referralLink")
       .annotate(OpenApi.Summary, "Referral share link")
       .annotate(
         OpenApi.Description,
-        "No credential. Redirects (302) to the join page of the code (`/r/{code}/join`); an unknown code is 404."
+        "No credential. Redirects (302) to the join page of the code (`/r/{code}/join`); an unknown code is 404. " +
+          REFERRAL_LIMITS
       )
   )
   .add(
@@ -438,9 +444,10 @@ export class ReferralLinkGroup extends HttpApiGroup.make("referralLink")
         OpenApi.Description,
         "No credential. Records a visit of the share link (the report's `visits`) and tells the visitor how to " +
           "join: the store, the referrer's masked name, the points a first payment earns. JSON by default; a " +
-          "request that prefers `text/html` (a browser) gets the page."
+          "request that prefers `text/html` (a browser) gets the page. " + REFERRAL_LIMITS
       )
   )
   .addError(NotFoundResponse)
+  .addError(RateLimitedResponse)
   .annotate(OpenApi.Title, "Referral links")
 {}

@@ -21,7 +21,11 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
           const request = yield* HttpServerRequest.HttpServerRequest
           return yield* withRetryAfter(accounts.login(payload, request.remoteAddress))
         }))
-      .handle("forgotPassword", ({ payload }) => accounts.forgotPassword(payload))
+      .handle("forgotPassword", ({ payload }) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          return yield* withRetryAfter(accounts.forgotPassword(payload, request.remoteAddress))
+        }))
       .handle("resetPassword", ({ payload }) => accounts.resetPassword(payload))
       .handle("verifyEmail", ({ urlParams }) => accounts.verifyEmail(urlParams))
       .handle("resetPasswordPage", ({ urlParams }) => Effect.succeed(resetPasswordPage(urlParams.token)))
@@ -36,7 +40,11 @@ export const SessionHttpLive = HttpApiBuilder.group(Api, "session", (handlers) =
       .handle("mfaSetup", () => accounts.mfaSetup())
       .handle("mfaEnable", ({ payload }) => accounts.mfaEnable(payload))
       .handle("mfaDisable", ({ payload }) => accounts.mfaDisable(payload))
-      .handle("resendVerification", () => accounts.resendVerification())
+      .handle("resendVerification", () =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          return yield* withRetryAfter(accounts.resendVerification(request.remoteAddress))
+        }))
       .handle("whoami", () =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal

@@ -1,6 +1,6 @@
 /**
  * SQL of accounts: users, sessions, organizations and memberships, password resets, MFA state,
- * the login throttle and outgoing mail.
+ * and outgoing mail.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
@@ -283,74 +283,6 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       advanceTimeStep({ userId, timeStep }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
-    const KeyAt = Schema.Struct({ key: Schema.String, now: Schema.DateFromSelf })
-
-    const findBlock = SqlSchema.findOne({
-      Request: KeyAt,
-      Result: Schema.Struct({ blocked_until: Schema.DateFromSelf }),
-      execute: ({ key, now }) => sql`SELECT blocked_until FROM auth_throttle WHERE key = ${key} AND blocked_until > ${now}`
-    })
-    /** When a throttle key is blocked at `now`, how many seconds remain (at least 1); None when it is not blocked. */
-    const blockedFor = Effect.fn("AccountsRepo.blockedFor")((key: string, now: Date) =>
-      findBlock({ key, now }).pipe(
-        Effect.map(Option.map((row) => Math.max(1, Math.ceil((row.blocked_until.getTime() - now.getTime()) / 1000)))),
-        Effect.orDie
-      )
-    )
-
-    // A window is over once it started before `windowStart` (now minus the window's length).
-    const countFailure = SqlSchema.findOne({
-      Request: Schema.Struct({ ...KeyAt.fields, windowStart: Schema.DateFromSelf }),
-      Result: Schema.Struct({ failures: Schema.Number }),
-      execute: ({ key, now, windowStart }) =>
-        sql`
-          INSERT INTO auth_throttle AS t (key, failures, window_started)
-          VALUES (${key}, 1, ${now})
-          ON CONFLICT (key) DO UPDATE SET
-            failures = CASE WHEN t.window_started < ${windowStart} THEN 1 ELSE t.failures + 1 END,
-            window_started = CASE WHEN t.window_started < ${windowStart} THEN ${now} ELSE t.window_started END
-          RETURNING failures`
-    })
-    const block = SqlSchema.void({
-      Request: Schema.Struct({ ...KeyAt.fields, until: Schema.DateFromSelf }),
-      execute: ({ key, now, until }) =>
-        sql`UPDATE auth_throttle SET blocked_until = ${until}, failures = 0, window_started = ${now} WHERE key = ${key}`
-    })
-    /**
-     * Counts one failure at `now` in the key's window; blocks the key for `blockSeconds` when the window's
-     * count reaches `limit`.
-     */
-    const recordFailure = Effect.fn("AccountsRepo.recordFailure")(
-      function*(key: string, limit: number, windowSeconds: number, blockSeconds: number, now: Date) {
-        const counted = yield* countFailure({ key, now, windowStart: addMillis(now, -windowSeconds * 1000) })
-        const failures = Option.match(counted, { onNone: () => 0, onSome: (row) => row.failures })
-        if (failures >= limit) yield* block({ key, now, until: addMillis(now, blockSeconds * 1000) })
-      },
-      Effect.orDie
-    )
-
-    const findFailures = SqlSchema.findOne({
-      Request: Schema.Struct({ key: Schema.String, windowStart: Schema.DateFromSelf }),
-      Result: Schema.Struct({ failures: Schema.Number }),
-      execute: ({ key, windowStart }) =>
-        sql`SELECT failures FROM auth_throttle WHERE key = ${key} AND window_started >= ${windowStart}`
-    })
-    /** Failures counted under the key in its window as of `now`; 0 once the window is over. */
-    const failuresInWindow = Effect.fn("AccountsRepo.failuresInWindow")((key: string, windowSeconds: number, now: Date) =>
-      findFailures({ key, windowStart: addMillis(now, -windowSeconds * 1000) }).pipe(
-        Effect.map(Option.match({ onNone: () => 0, onSome: (row) => row.failures })),
-        Effect.orDie
-      )
-    )
-
-    const clearFailures = Effect.fn("AccountsRepo.clearFailures")(
-      SqlSchema.void({
-        Request: Schema.String,
-        execute: (key) => sql`DELETE FROM auth_throttle WHERE key = ${key}`
-      }),
-      Effect.orDie
-    )
-
     const storeMail = SqlSchema.void({
       Request: Schema.Struct({ recipient: Schema.String, subject: Schema.String, sealedBody: Schema.String }),
       execute: ({ recipient, sealedBody, subject }) =>
@@ -425,10 +357,6 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       enableMfa,
       disableMfa,
       claimTimeStep,
-      blockedFor,
-      recordFailure,
-      failuresInWindow,
-      clearFailures,
       insertMail,
       members,
       findMember,

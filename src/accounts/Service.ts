@@ -17,12 +17,13 @@ import {
 import type { UserPrincipal } from "../../domain/Auth.ts"
 import { InvalidRequest, InvalidState, MfaRequired, NotFound, RateLimited, Unauthorized } from "../../domain/Errors.ts"
 import type { OrganizationId, UserId } from "../../domain/Ids.ts"
-import { AppConfig } from "../platform/Config.ts"
+import { AppConfig, type AppConfigShape } from "../platform/Config.ts"
 import { AccessService } from "../access/Service.ts"
 import { PlanLimits } from "../billing/Limits.ts"
 import { hashToken, randomToken, SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
+import { emailSubject, type RateLimitHit, RateLimiter, type RateLimitRule } from "../platform/RateLimit.ts"
 import { addMillis, currentDate } from "../platform/Time.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
 import { MailSender } from "./Mail.ts"
@@ -39,31 +40,26 @@ export const EMAIL_VERIFICATION_LIFETIME_MS = 24 * 60 * 60 * 1000
 const SESSION_TOKEN_PREFIX = "mst_"
 
 /**
- * Login throttle: failed logins are counted under three keys, each with its own window and block. A
- * block of one e-mail from everywhere would let anyone lock an owner out with five wrong passwords, so
- * the tight limit is per e-mail and client address; the per-e-mail limit is far higher and, before it,
- * answers for that e-mail slow down progressively (PROGRESSIVE_DELAY).
+ * Sign-in limits, counted on failures only, alike for every e-mail typed whether or not an account has
+ * it (the counters key on the hashed e-mail, so they cannot tell which e-mails have accounts):
+ * - one address guessing one e-mail is blocked for that e-mail there (the owner elsewhere, or a colleague
+ *   behind the same office address signing in to another account, is not);
+ * - one address failing on many e-mails (credential stuffing) is blocked for every e-mail, at a ceiling far
+ *   above what the people behind one office address mistype;
+ * - many addresses guessing one e-mail block it everywhere, far beyond what its owner mistypes.
+ * Nothing waits: an answer comes as soon as the password is checked (a delay on wrong answers only would
+ * be skipped by a client that gives up waiting, and one on every answer made the owner wait too).
  */
-export const LOGIN_THROTTLE = {
-  /** One address guessing one account's password: blocked there only. */
-  perEmailAndAddress: { limit: 5, windowSeconds: 15 * 60, blockSeconds: 15 * 60 },
-  /** One address trying many accounts (credential stuffing): blocked for every e-mail. */
-  perAddress: { limit: 20, windowSeconds: 15 * 60, blockSeconds: 15 * 60 },
-  /** Many addresses guessing one account: a block only far beyond what its owner mistypes. */
-  perEmail: { limit: 100, windowSeconds: 60 * 60, blockSeconds: 15 * 60 }
-} as const
-
-/**
- * After `freeFailures` failed logins of one e-mail (from any address, within the per-e-mail window), each
- * further login of it waits `firstStepMs`, doubling per failure up to `maxMs`, before its password is
- * checked: guessing from many addresses gets slow, while the owner still gets in, a few seconds later.
- */
-export const PROGRESSIVE_DELAY = { freeFailures: 5, firstStepMs: 250, maxMs: 5000 } as const
-
-export const progressiveDelayMs = (failures: number): number =>
-  failures < PROGRESSIVE_DELAY.freeFailures
-    ? 0
-    : Math.min(PROGRESSIVE_DELAY.maxMs, PROGRESSIVE_DELAY.firstStepMs * 2 ** (failures - PROGRESSIVE_DELAY.freeFailures))
+export const loginLimits = (limits: AppConfigShape["rateLimits"]) => ({
+  perEmailAndAddress: {
+    name: "login:email-address",
+    limit: limits.loginFailuresPerEmailAndAddress,
+    windowSeconds: 15 * 60,
+    blockSeconds: 15 * 60
+  },
+  perAddress: { name: "login:address", limit: limits.loginFailuresPerAddress, windowSeconds: 15 * 60, blockSeconds: 15 * 60 },
+  perEmail: { name: "login:email", limit: limits.loginFailuresPerEmail, windowSeconds: 60 * 60, blockSeconds: 15 * 60 }
+}) satisfies Record<string, RateLimitRule>
 
 const INVALID_LOGIN = "Invalid e-mail or password"
 
@@ -76,6 +72,26 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     const limits = yield* PlanLimits
     const config = yield* AppConfig
     const publicUrl = yield* PublicBaseUrl
+    const rateLimiter = yield* RateLimiter
+    const signInLimits = loginLimits(config.rateLimits)
+    const addressOf = (clientAddress: Option.Option<string>) => Option.getOrElse(clientAddress, () => "unknown")
+
+    const passwordResetLimits = {
+      perAddress: { name: "password-reset:address", limit: config.rateLimits.passwordResetsPerAddressPerHour, windowSeconds: 60 * 60 },
+      perEmail: { name: "password-reset:email", limit: config.rateLimits.passwordResetsPerEmailPerHour, windowSeconds: 60 * 60 }
+    } satisfies Record<string, RateLimitRule>
+    const verificationResendLimits = {
+      perAddress: {
+        name: "verification-resend:address",
+        limit: config.rateLimits.verificationResendsPerAddressPerHour,
+        windowSeconds: 60 * 60
+      },
+      perEmail: {
+        name: "verification-resend:email",
+        limit: config.rateLimits.verificationResendsPerEmailPerHour,
+        windowSeconds: 60 * 60
+      }
+    } satisfies Record<string, RateLimitRule>
 
     /**
      * A listed e-mail makes a platform administrator only once its owner proved it is theirs: anyone can
@@ -144,21 +160,23 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
 
     /**
      * Registration is throttled per client address like login: each attempt counts (a successful one
-     * too, since accounts made in bulk are the abuse), and past the hourly limit the address waits an hour.
+     * too, since accounts made in bulk are the abuse), and past the limit the address waits until the hour
+     * that began with its first counted attempt is over.
      */
+    const registrationsPerAddress: RateLimitRule = {
+      name: "register:address",
+      limit: config.registrationsPerAddressPerHour,
+      windowSeconds: 60 * 60
+    }
     const throttleRegistration = (clientAddress: Option.Option<string>) =>
-      Effect.gen(function*() {
-        const key = `register:address:${Option.getOrElse(clientAddress, () => "unknown")}`
-        const now = yield* currentDate
-        const blocked = yield* repo.blockedFor(key, now)
-        if (Option.isSome(blocked)) {
-          return yield* new RateLimited({
-            message: `Too many registrations from this address; try again in ${blocked.value} seconds`,
-            retryAfterSeconds: blocked.value
+      rateLimiter.admit([[registrationsPerAddress, addressOf(clientAddress)]]).pipe(
+        Effect.mapError((refused) =>
+          new RateLimited({
+            message: `Too many registrations from this address; try again in ${refused.retryAfterSeconds} seconds`,
+            retryAfterSeconds: refused.retryAfterSeconds
           })
-        }
-        yield* repo.recordFailure(key, config.registrationsPerAddressPerHour, 60 * 60, 60 * 60, now)
-      })
+        )
+      )
 
     const sendEmailVerification = Effect.fn("Accounts.sendEmailVerification")(function*(user: UserRow) {
       const token = randomToken(32)
@@ -211,62 +229,45 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return new Acknowledgement({ object: "acknowledgement", message: "Your e-mail address is verified" })
     })
 
-    const resendVerification = Effect.fn("Accounts.resendVerification")(function*() {
+    const resendVerification = Effect.fn("Accounts.resendVerification")(function*(clientAddress: Option.Option<string>) {
       const principal = yield* access.currentUser
       const user = yield* requireUserRow(principal.userId)
       if (user.email_verified_at !== null) {
         return yield* new InvalidState({ message: "This e-mail address is verified already" })
       }
+      yield* rateLimiter.admit([
+        [verificationResendLimits.perAddress, addressOf(clientAddress)],
+        [verificationResendLimits.perEmail, emailSubject(user.email)]
+      ])
       yield* sendEmailVerification(user)
       return new Acknowledgement({ object: "acknowledgement", message: "A new verification link is on its way" })
     })
 
-    /**
-     * The throttle keys of a login. The e-mail is hashed: the keys stay short whatever was typed, and the
-     * table holds no e-mail address in clear (of people who may not even have an account).
-     */
-    const throttleKeys = (email: string, clientAddress: Option.Option<string>) => {
-      const emailHash = hashToken(email.trim().toLowerCase())
-      const address = Option.getOrElse(clientAddress, () => "unknown")
+    /** The sign-in counters of a login: the e-mail typed (hashed) and the client's address. */
+    const loginCounters = (email: string, clientAddress: Option.Option<string>) => {
+      const emailKey = emailSubject(email)
+      const address = addressOf(clientAddress)
       return {
-        emailAndAddress: `login:email-address:${emailHash}:${address}`,
-        address: `login:address:${address}`,
-        email: `login:email:${emailHash}`
-      }
+        emailAndAddress: [signInLimits.perEmailAndAddress, `${emailKey}:${address}`],
+        address: [signInLimits.perAddress, address],
+        email: [signInLimits.perEmail, emailKey]
+      } as const satisfies Record<string, RateLimitHit>
     }
-    type ThrottleKeys = ReturnType<typeof throttleKeys>
+    type LoginCounters = ReturnType<typeof loginCounters>
 
-    const refuseIfThrottled = (keys: ThrottleKeys) =>
+    const refuseIfBlocked = (counters: LoginCounters) =>
       Effect.gen(function*() {
-        const now = yield* currentDate
-        const blocked = yield* Effect.forEach([keys.emailAndAddress, keys.address, keys.email], (key) => repo.blockedFor(key, now))
-        const seconds = Math.max(0, ...blocked.map(Option.getOrElse(() => 0)))
-        if (seconds > 0) {
+        const blocked = yield* rateLimiter.blockedFor([counters.emailAndAddress, counters.address, counters.email])
+        if (Option.isSome(blocked)) {
           return yield* new RateLimited({
-            message: `Too many failed logins; try again in ${seconds} seconds`,
-            retryAfterSeconds: seconds
+            message: `Too many failed logins; try again in ${blocked.value} seconds`,
+            retryAfterSeconds: blocked.value
           })
         }
       })
 
-    const slowDownGuessing = (keys: ThrottleKeys) =>
-      Effect.gen(function*() {
-        const failures = yield* repo.failuresInWindow(keys.email, LOGIN_THROTTLE.perEmail.windowSeconds, yield* currentDate)
-        const delay = progressiveDelayMs(failures)
-        if (delay > 0) yield* Effect.sleep(delay)
-      })
-
-    const countFailure = (keys: ThrottleKeys) =>
-      Effect.flatMap(currentDate, (now) =>
-        Effect.forEach(
-          [
-            [keys.emailAndAddress, LOGIN_THROTTLE.perEmailAndAddress],
-            [keys.address, LOGIN_THROTTLE.perAddress],
-            [keys.email, LOGIN_THROTTLE.perEmail]
-          ] as const,
-          ([key, { blockSeconds, limit, windowSeconds }]) => repo.recordFailure(key, limit, windowSeconds, blockSeconds, now),
-          { discard: true }
-        ))
+    const countFailure = (counters: LoginCounters) =>
+      rateLimiter.countFailure([counters.emailAndAddress, counters.address, counters.email])
 
     /** Whether `code` is a current TOTP code of the user's enabled secret that was never used before. */
     const acceptMfaCode = Effect.fn("Accounts.acceptMfaCode")(function*(user: UserRow, code: string) {
@@ -281,15 +282,14 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       input: { readonly email: string; readonly password: string; readonly mfa_code?: string | undefined },
       clientAddress: Option.Option<string>
     ) {
-      const keys = throttleKeys(input.email, clientAddress)
-      yield* refuseIfThrottled(keys)
-      yield* slowDownGuessing(keys)
+      const counters = loginCounters(input.email, clientAddress)
+      yield* refuseIfBlocked(counters)
       const found = yield* repo.findUserByEmail(input.email.trim())
       // The decoy keeps an unknown e-mail exactly as slow as a wrong password.
       const passwordHash = Option.isSome(found) ? found.value.password_hash : DECOY_PASSWORD_HASH
       const passwordMatches = yield* verifyPassword(passwordHash, input.password)
       if (Option.isNone(found) || !passwordMatches) {
-        yield* countFailure(keys)
+        yield* countFailure(counters)
         return yield* new Unauthorized({ message: INVALID_LOGIN })
       }
       const user = found.value
@@ -298,14 +298,13 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
           return yield* new MfaRequired({ message: "This account uses MFA: send mfa_code with the login", param: "mfa_code" })
         }
         if (!(yield* acceptMfaCode(user, input.mfa_code))) {
-          yield* countFailure(keys)
+          yield* countFailure(counters)
           return yield* new Unauthorized({ message: "Invalid or already used MFA code", param: "mfa_code" })
         }
       }
       // The owner is in: what was counted against this account is forgotten. The address's count stays,
       // so one valid account does not reset a credential-stuffing address.
-      yield* repo.clearFailures(keys.emailAndAddress)
-      yield* repo.clearFailures(keys.email)
+      yield* rateLimiter.forget([counters.emailAndAddress, counters.email])
       return yield* issueSession(user)
     })
 
@@ -359,7 +358,15 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         })
       })
 
-    const forgotPassword = Effect.fn("Accounts.forgotPassword")(function*(input: { readonly email: string }) {
+    const forgotPassword = Effect.fn("Accounts.forgotPassword")(function*(
+      input: { readonly email: string },
+      clientAddress: Option.Option<string>
+    ) {
+      // Counted for any e-mail typed, so a refusal says nothing about whether the account exists either.
+      yield* rateLimiter.admit([
+        [passwordResetLimits.perAddress, addressOf(clientAddress)],
+        [passwordResetLimits.perEmail, emailSubject(input.email)]
+      ])
       // The answer must not depend on whether the account exists, in content or in time: the lookup and
       // the mail happen after the answer, in the background.
       yield* Effect.forkDaemon(
@@ -479,5 +486,12 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       addMember
     } as const
   }),
-  dependencies: [AccountsRepo.Default, MailSender.Default, SecretBox.Default, AccessService.Default, PlanLimits.Default]
+  dependencies: [
+    AccountsRepo.Default,
+    MailSender.Default,
+    SecretBox.Default,
+    AccessService.Default,
+    PlanLimits.Default,
+    RateLimiter.Default
+  ]
 }) {}

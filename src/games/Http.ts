@@ -2,7 +2,10 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { prefersHtml } from "../platform/Html.ts"
+import { AppConfig } from "../platform/Config.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
+import { RateLimiter, type RateLimitRule } from "../platform/RateLimit.ts"
+import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { gamePage, playPage } from "./Page.ts"
 import { GamesService } from "./Service.ts"
 
@@ -38,14 +41,36 @@ const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) =
 export const HostedGamesHttpLive = HttpApiBuilder.group(Api, "hostedGames", (handlers) =>
   Effect.gen(function*() {
     const games = yield* GamesService
+    const limiter = yield* RateLimiter
+    const { rateLimits } = yield* AppConfig
+    // Plays and reveals from one address share a count; each customer's plays and each card's reveals have their own.
+    const playsPerAddress: RateLimitRule = {
+      name: "hosted-play:address",
+      limit: rateLimits.hostedPlaysPerAddressPerMinute,
+      windowSeconds: 60
+    }
+    const playsPerCustomer: RateLimitRule = {
+      name: "hosted-play:customer",
+      limit: rateLimits.hostedPlaysPerCustomerPerMinute,
+      windowSeconds: 60
+    }
+    const revealsPerPlay: RateLimitRule = { name: "card-reveal:play", limit: rateLimits.cardRevealsPerPlayPerMinute, windowSeconds: 60 }
     return handlers
       .handle("game", ({ path }) =>
         Effect.gen(function*() {
           const game = yield* games.hostedGame(path.gameId)
           return prefersHtml(yield* acceptHeader) ? gamePage(game) : game
         }))
-      .handle("instantPlay", ({ path, urlParams }) => games.hostedPlay(path.gameId, urlParams.c))
-      .handle("reveal", ({ path }) => games.hostedReveal(path.playId))
+      .handle("instantPlay", ({ path, urlParams }) =>
+        withRetryAfter(Effect.zipRight(
+          limiter.admitClient(playsPerAddress, [[playsPerCustomer, urlParams.c]]),
+          games.hostedPlay(path.gameId, urlParams.c)
+        )))
+      .handle("reveal", ({ path }) =>
+        withRetryAfter(Effect.zipRight(
+          limiter.admitClient(playsPerAddress, [[revealsPerPlay, path.playId]]),
+          games.hostedReveal(path.playId)
+        )))
       .handle("play", ({ path }) =>
         Effect.gen(function*() {
           const play = yield* games.hostedPlayView(path.playId)

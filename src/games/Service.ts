@@ -19,6 +19,7 @@ import {
   GameList,
   HostedGameStore,
   HostedPlay,
+  DEFAULT_MAX_PLAYS_PER_CUSTOMER,
   MAX_PRIZES,
   Play,
   PlayList,
@@ -225,7 +226,10 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
           name: input.name,
           type: input.type,
           active: input.active ?? true,
-          max_plays_per_customer: input.max_plays_per_customer ?? null,
+          // Omitted is the default; null is unlimited, asked for.
+          max_plays_per_customer: input.max_plays_per_customer === undefined
+            ? DEFAULT_MAX_PLAYS_PER_CUSTOMER
+            : input.max_plays_per_customer,
           starts_at: startsAt,
           ends_at: endsAt,
           seed_sealed: yield* secrets.seal(seed),

@@ -2,6 +2,9 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { prefersHtml } from "../platform/Html.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { RateLimiter, type RateLimitRule } from "../platform/RateLimit.ts"
+import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { linkPage } from "./Page.ts"
 import { LinksService } from "./Service.ts"
 
@@ -20,11 +23,23 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
 export const PublicLinksHttpLive = HttpApiBuilder.group(Api, "publicLinks", (handlers) =>
   Effect.gen(function*() {
     const links = yield* LinksService
+    const limiter = yield* RateLimiter
+    const { rateLimits } = yield* AppConfig
+    const paymentsPerAddress: RateLimitRule = {
+      name: "link-pay:address",
+      limit: rateLimits.linkPaymentsPerAddressPerMinute,
+      windowSeconds: 60
+    }
+    const paymentsPerLink: RateLimitRule = { name: "link-pay:link", limit: rateLimits.linkPaymentsPerLinkPerMinute, windowSeconds: 60 }
     return handlers
       .handle("view", ({ path }) =>
         Effect.gen(function*() {
           const link = yield* links.publicView(path.id)
           return prefersHtml(yield* acceptHeader) ? linkPage(link) : link
         }))
-      .handle("pay", ({ path, payload }) => links.pay(path.id, payload))
+      .handle("pay", ({ path, payload }) =>
+        withRetryAfter(Effect.zipRight(
+          limiter.admitClient(paymentsPerAddress, [[paymentsPerLink, path.id]]),
+          links.pay(path.id, payload)
+        )))
   }))

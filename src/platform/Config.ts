@@ -112,6 +112,26 @@ export const appConfig = Config.all({
   sseMaxStreamsPerAddress: positiveInteger("SSE_MAX_STREAMS_PER_ADDRESS", 100),
   /** Registrations one client address may make in an hour; more are answered 429 for the next hour. */
   registrationsPerAddressPerHour: positiveInteger("REGISTRATIONS_PER_ADDRESS_PER_HOUR", 20),
+  /**
+   * Limits of the public and unauthenticated routes (README "Rate limits"), set far above what a person
+   * does, so that only scripts meet them.
+   */
+  rateLimits: Config.all({
+    hostedPlaysPerAddressPerMinute: positiveInteger("HOSTED_PLAYS_PER_ADDRESS_PER_MINUTE", 60),
+    hostedPlaysPerCustomerPerMinute: positiveInteger("HOSTED_PLAYS_PER_CUSTOMER_PER_MINUTE", 10),
+    cardRevealsPerPlayPerMinute: positiveInteger("CARD_REVEALS_PER_PLAY_PER_MINUTE", 10),
+    linkPaymentsPerAddressPerMinute: positiveInteger("LINK_PAYMENTS_PER_ADDRESS_PER_MINUTE", 10),
+    linkPaymentsPerLinkPerMinute: positiveInteger("LINK_PAYMENTS_PER_LINK_PER_MINUTE", 60),
+    referralVisitsPerAddressPerMinute: positiveInteger("REFERRAL_VISITS_PER_ADDRESS_PER_MINUTE", 30),
+    referralVisitsPerCodePerMinute: positiveInteger("REFERRAL_VISITS_PER_CODE_PER_MINUTE", 300),
+    passwordResetsPerAddressPerHour: positiveInteger("PASSWORD_RESETS_PER_ADDRESS_PER_HOUR", 20),
+    passwordResetsPerEmailPerHour: positiveInteger("PASSWORD_RESETS_PER_EMAIL_PER_HOUR", 5),
+    verificationResendsPerAddressPerHour: positiveInteger("VERIFICATION_RESENDS_PER_ADDRESS_PER_HOUR", 20),
+    verificationResendsPerEmailPerHour: positiveInteger("VERIFICATION_RESENDS_PER_EMAIL_PER_HOUR", 5),
+    loginFailuresPerEmailAndAddress: positiveInteger("LOGIN_FAILURES_PER_EMAIL_AND_ADDRESS", 5),
+    loginFailuresPerAddress: positiveInteger("LOGIN_FAILURES_PER_ADDRESS", 100),
+    loginFailuresPerEmail: positiveInteger("LOGIN_FAILURES_PER_EMAIL", 100)
+  }),
   /** The largest request body read; a larger one is refused with 413 before it is parsed. */
   maxBodyBytes: positiveInteger("MAX_BODY_BYTES", 1024 * 1024)
 })
@@ -129,11 +149,20 @@ export class AppConfig extends Context.Tag("platform/AppConfig")<AppConfig, AppC
     AppConfig,
     Effect.flatMap(Effect.mapError(appConfig, describeConfigError), checkConsistency)
   )
-  static readonly make = (overrides: Partial<AppConfigShape> = {}) =>
+  static readonly make = (overrides: AppConfigOverrides = {}) =>
     Layer.effect(
       AppConfig,
-      Effect.map(Effect.mapError(appConfig, describeConfigError), (config) => ({ ...config, ...overrides }))
+      Effect.map(Effect.mapError(appConfig, describeConfigError), (config) => ({
+        ...config,
+        ...overrides,
+        rateLimits: { ...config.rateLimits, ...overrides.rateLimits }
+      }))
     )
+}
+
+/** Values that replace what the environment says; rate limits one by one. */
+export type AppConfigOverrides = Partial<Omit<AppConfigShape, "rateLimits">> & {
+  readonly rateLimits?: Partial<AppConfigShape["rateLimits"]>
 }
 
 /** A start-up failure in configuration: one line naming the variable. */

@@ -2,7 +2,10 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { prefersHtml } from "../platform/Html.ts"
+import { AppConfig } from "../platform/Config.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
+import { RateLimiter, type RateLimitRule } from "../platform/RateLimit.ts"
+import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { invitePage } from "./Page.ts"
 import { ReferralsService } from "./Service.ts"
 
@@ -36,13 +39,34 @@ const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) =
 export const ReferralLinkHttpLive = HttpApiBuilder.group(Api, "referralLink", (handlers) =>
   Effect.gen(function*() {
     const referrals = yield* ReferralsService
+    const limiter = yield* RateLimiter
+    const { rateLimits } = yield* AppConfig
+    // A visit is usually two requests (the share link, then the join page it redirects to); both count.
+    const visitsPerAddress: RateLimitRule = {
+      name: "referral-visit:address",
+      limit: rateLimits.referralVisitsPerAddressPerMinute,
+      windowSeconds: 60
+    }
+    const visitsPerCode: RateLimitRule = {
+      name: "referral-visit:code",
+      limit: rateLimits.referralVisitsPerCodePerMinute,
+      windowSeconds: 60
+    }
+    // Codes are case-insensitive, and so is their count; an unknown code counts against the address all the same.
+    const admitVisit = (code: string) => limiter.admitClient(visitsPerAddress, [[visitsPerCode, code.toUpperCase()]])
     return handlers
       .handle("share", ({ path }) =>
-        Effect.map(referrals.joinPath(path.code), (location) =>
-          HttpServerResponse.empty({ status: 302, headers: { location, "cache-control": "no-store" } })))
+        withRetryAfter(Effect.zipRight(
+          admitVisit(path.code),
+          Effect.map(referrals.joinPath(path.code), (location) =>
+            HttpServerResponse.empty({ status: 302, headers: { location, "cache-control": "no-store" } }))
+        )))
       .handle("join", ({ path }) =>
-        Effect.gen(function*() {
-          const invite = yield* referrals.invite(path.code)
-          return prefersHtml(yield* acceptHeader) ? invitePage(invite) : invite
-        }))
+        withRetryAfter(Effect.zipRight(
+          admitVisit(path.code),
+          Effect.gen(function*() {
+            const invite = yield* referrals.invite(path.code)
+            return prefersHtml(yield* acceptHeader) ? invitePage(invite) : invite
+          })
+        )))
   }))

@@ -1,7 +1,7 @@
 /**
  * Retention: what has done its job is deleted on a schedule, so tables do not grow without bound —
  * processed cluster messages and their replies, dispatched outbox rows, finished webhook jobs with
- * their delivery records, and sign-in throttle records whose window and block are long over. Ages come from configuration (RETENTION_*_DAYS). Deletes go in batches so a
+ * their delivery records, and rate-limit counters whose window and block are over. Ages come from configuration (RETENTION_*_DAYS). Deletes go in batches so a
  * large backlog never holds long locks.
  *
  * Handlers never rely on a purged message for correctness: a message replayed after its record is gone
@@ -94,18 +94,16 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
       drain(deleteFinishedJobs(before).pipe(Effect.map((rows) => rows.length), Effect.orDie))
 
     /**
-     * Throttle records (per address, per e-mail) whose counting window started more than a day ago and
-     * whose block, if any, has ended: every window and block is far shorter, so they decide nothing.
+     * Rate-limit counters (src/platform/RateLimit.ts) past their `expires_at`, the end of their last window
+     * and block: a hit after it would start a new window anyway, so they decide nothing.
      */
     const deleteStaleThrottles = SqlSchema.findAll({
       Request: Schema.DateFromSelf,
       Result: Schema.Unknown,
       execute: (now) =>
         sql`
-          DELETE FROM auth_throttle WHERE key IN (
-            SELECT key FROM auth_throttle
-            WHERE window_started < ${addMillis(now, -DAY_MS)} AND (blocked_until IS NULL OR blocked_until < ${now})
-            LIMIT ${BATCH}
+          DELETE FROM rate_limits WHERE key IN (
+            SELECT key FROM rate_limits WHERE expires_at <= ${now} LIMIT ${BATCH}
           )
           RETURNING key`
     })

@@ -313,42 +313,40 @@ describe("accounts", () => {
         expect(ratio, seen).toBeGreaterThan(1 / 1.75)
       }))
 
-    it.effect("throttles one address's guesses without locking the owner out elsewhere", () =>
+    it.effect("throttles one address's guesses without locking the owner out elsewhere, or colleagues behind it", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const user = yield* Effect.promise(() => signUp(app))
+        const colleague = yield* Effect.promise(() => signUp(app))
         for (let attempt = 0; attempt < 5; attempt++) {
           expect((yield* loginFrom(app, "127.0.1.1", user.email, "wrong password 000")).outcome).toBe("Unauthorized")
         }
         // The guessing address is blocked for this account, even with the right password …
         expect((yield* loginFrom(app, "127.0.1.1", user.email, user.password)).outcome).toBe("RateLimited")
-        // … while the owner, elsewhere, signs in (after a short progressive delay at most).
+        // … while the owner, elsewhere, signs in …
         expect((yield* loginFrom(app, "127.0.1.2", user.email, user.password)).outcome).toBe("SignedIn")
-
-        // One address trying many accounts is blocked for every account.
+        // … and so does another account's owner behind the same (office) address, after 25 failures there:
+        // the per-address ceiling is far higher.
         for (let attempt = 0; attempt < 20; attempt++) {
-          expect((yield* loginFrom(app, "127.0.1.3", uniqueEmail("stuffed"), "wrong password 000")).outcome).toBe("Unauthorized")
+          expect((yield* loginFrom(app, "127.0.1.1", uniqueEmail("mistyped"), "wrong password 000")).outcome).toBe("Unauthorized")
         }
-        expect((yield* loginFrom(app, "127.0.1.3", user.email, user.password)).outcome).toBe("RateLimited")
-        expect((yield* loginFrom(app, "127.0.1.4", user.email, user.password)).outcome).toBe("SignedIn")
+        expect((yield* loginFrom(app, "127.0.1.1", colleague.email, colleague.password)).outcome).toBe("SignedIn")
       }))
 
-    it.effect("slows down guesses at one account from many addresses, and forgets them after the owner signs in", () =>
+    it.effect("lets the owner in without waiting after guesses at the account from many addresses", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const user = yield* Effect.promise(() => signUp(app))
-        // Eight failures from two addresses: under the per-address limits, past the free failures.
+        // Eight failures from two addresses: under the per-address limits.
         for (const address of ["127.0.2.1", "127.0.2.2"]) {
           for (let attempt = 0; attempt < 4; attempt++) {
             expect((yield* loginFrom(app, address, user.email, "wrong password 000")).outcome).toBe("Unauthorized")
           }
         }
-        const slowed = yield* loginFrom(app, "127.0.2.3", user.email, user.password)
-        expect(slowed.outcome).toBe("SignedIn")
-        expect(slowed.millis).toBeGreaterThanOrEqual(1900)
-        const afterwards = yield* loginFrom(app, "127.0.2.3", user.email, user.password)
-        expect(afterwards.outcome).toBe("SignedIn")
-        expect(afterwards.millis).toBeLessThan(1500)
+        // One password check (tens of milliseconds); the limits add no wait.
+        const signedIn = yield* loginFrom(app, "127.0.2.3", user.email, user.password)
+        expect(signedIn.outcome).toBe("SignedIn")
+        expect(signedIn.millis).toBeLessThan(1000)
       }))
 
     it.effect("a reset revokes the user's other reset tokens, and mail keeps no token in clear", () =>

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto"
 import type { PlayRecorded } from "../../domain/Console.ts"
 import { makeConsoleClient } from "../../domain/ConsoleClient.ts"
 import type { CreateGame, Game, PrizeInput } from "../../domain/Games.ts"
-import { verifyGame } from "../../domain/Games.ts"
+import { DEFAULT_MAX_PLAYS_PER_CUSTOMER, verifyGame } from "../../domain/Games.ts"
 import type { CustomerId, PlayId } from "../../domain/Ids.ts"
 import { GameInventoryEntity } from "../../src/games/Entity.ts"
 import { encryptSecret, MasterKey } from "../../src/platform/Crypto.ts"
@@ -131,6 +131,16 @@ describe("games", () => {
 
         const updated = yield* api.gamesConsole.update({ path: { gameId: game.id }, payload: { name: "Lunar wheel 2", max_plays_per_customer: null } })
         expect(updated).toMatchObject({ name: "Lunar wheel 2", max_plays_per_customer: null, type: "spin" })
+        // An update without the field leaves it as it is.
+        expect(yield* api.gamesConsole.update({ path: { gameId: game.id }, payload: { active: true } }))
+          .toMatchObject({ max_plays_per_customer: null })
+
+        // A game created without max_plays_per_customer has the default; unlimited is asked for with null.
+        const defaulted = yield* createGame(app, merchant, { name: "Default wheel", type: "spin" })
+        expect(defaulted.max_plays_per_customer).toBe(DEFAULT_MAX_PLAYS_PER_CUSTOMER)
+        expect(DEFAULT_MAX_PLAYS_PER_CUSTOMER).toBe(10)
+        const unlimited = yield* createGame(app, merchant, { name: "Open wheel", type: "spin", max_plays_per_customer: null })
+        expect(unlimited.max_plays_per_customer).toBeNull()
 
         const added = yield* api.gamesConsole.addPrize({ path: { gameId: game.id }, payload: { name: "Cookie", kind: "voucher", weight: 3, inventory: 2 } })
         expect(added).toMatchObject({ object: "prize", name: "Cookie", kind: "voucher", weight: 3, inventory: 2, awarded: 0, active: true })
@@ -269,6 +279,7 @@ describe("games", () => {
             createGame(app, merchant, {
               name: `Fair wheel ${g}`,
               type: "spin",
+              max_plays_per_customer: null,
               prizes: weights.map((weight, i) => ({ name: `Slot ${i}`, kind: "nothing" as const, weight }))
             }),
             (game) => setSeed(game.id, seed)
@@ -319,6 +330,7 @@ describe("games", () => {
         const game = yield* createGame(app, merchant, {
           name: "Changing wheel",
           type: "lucky_draw",
+          max_plays_per_customer: null,
           prizes: [
             { name: "Jackpot", kind: "points", points: 20, weight: 3, inventory: 4 },
             { name: "Latte", kind: "voucher", weight: 2, inventory: 6 },

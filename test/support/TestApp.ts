@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { randomBytes } from "node:crypto"
 import { type ApiClient, makeApiClient } from "../../domain/Client.ts"
 import { ServiceLive } from "../../runtime/App.ts"
-import { AppConfig, type AppConfigShape } from "../../src/platform/Config.ts"
+import { AppConfig, type AppConfigOverrides } from "../../src/platform/Config.ts"
 import { decryptSecret, MasterKey } from "../../src/platform/Crypto.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
@@ -29,8 +29,22 @@ export interface SentMail {
 
 export class TestApp extends Context.Tag("test/TestApp")<TestApp, TestAppShape>() {}
 
+const generousPublicRateLimits = {
+  hostedPlaysPerAddressPerMinute: 100_000,
+  hostedPlaysPerCustomerPerMinute: 100_000,
+  cardRevealsPerPlayPerMinute: 100_000,
+  linkPaymentsPerAddressPerMinute: 100_000,
+  linkPaymentsPerLinkPerMinute: 100_000,
+  referralVisitsPerAddressPerMinute: 100_000,
+  referralVisitsPerCodePerMinute: 100_000,
+  passwordResetsPerAddressPerHour: 100_000,
+  passwordResetsPerEmailPerHour: 100_000,
+  verificationResendsPerAddressPerHour: 100_000,
+  verificationResendsPerEmailPerHour: 100_000
+} as const
+
 /** Configuration a test run needs: loopback, a free port, the suite's database and data directory. */
-export const testConfigLayer = (overrides: Partial<AppConfigShape> = {}) =>
+export const testConfigLayer = (overrides: AppConfigOverrides = {}) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const database = yield* TestDatabase
     return AppConfig.make({
@@ -43,7 +57,10 @@ export const testConfigLayer = (overrides: Partial<AppConfigShape> = {}) =>
       shutdownGraceSeconds: 1,
       // Suites register many users from one address; the throttle's own test sets a small limit.
       registrationsPerAddressPerHour: 100_000,
-      ...overrides
+      ...overrides,
+      // Suites play, pay and visit from one address far faster than a person; the limits' own tests set
+      // small ones. The sign-in limits stay as configured.
+      rateLimits: { ...generousPublicRateLimits, ...overrides.rateLimits }
     })
   }))
 
@@ -82,7 +99,7 @@ export const collectLogs = (sink: Array<string>) =>
   )
 
 /** The running service for one suite; torn down (server, cluster, database) when the suite ends. */
-export const testAppLayer = (overrides: Partial<AppConfigShape> = {}, options: { readonly logs?: Array<string> } = {}) =>
+export const testAppLayer = (overrides: AppConfigOverrides = {}, options: { readonly logs?: Array<string> } = {}) =>
   Layer.effect(TestApp, makeTestApp).pipe(
     Layer.provideMerge(ServiceLive),
     Layer.provideMerge(testConfigLayer(overrides)),

@@ -41,20 +41,22 @@ describe("retention", () => {
         expect(before.messages).toBeGreaterThan(0)
         expect(before.outbox).toBeGreaterThan(0)
 
-        // Sign-in throttle records: one whose window is current, one long over, one long over but still blocked.
+        // Rate-limit counters: one whose window is current, one whose window and block are over, one whose
+        // window is over but whose block is not.
         const hour = 60 * 60 * 1000
-        yield* sql`DELETE FROM auth_throttle`
+        const at = (offset: number) => new Date(Date.now() + offset)
+        yield* sql`DELETE FROM rate_limits`
         yield* sql`
-          INSERT INTO auth_throttle (key, failures, window_started, blocked_until) VALUES
-            ('retention:current', 1, ${new Date()}, NULL),
-            ('retention:over', 3, ${new Date(Date.now() - 48 * hour)}, ${new Date(Date.now() - 47 * hour)}),
-            ('retention:blocked', 0, ${new Date(Date.now() - 48 * hour)}, ${new Date(Date.now() + hour)})`
+          INSERT INTO rate_limits (key, hits, window_started, blocked_until, expires_at) VALUES
+            ('retention:current', 1, ${at(0)}, NULL, ${at(hour)}),
+            ('retention:over', 3, ${at(-48 * hour)}, ${at(-47 * hour)}, ${at(-47 * hour)}),
+            ('retention:blocked', 0, ${at(-48 * hour)}, ${at(hour)}, ${at(hour)})`
 
         const retention = yield* Effect.provide(Retention, Retention.Default)
-        // Today nothing is old enough but the throttle record whose window and block are long over.
+        // Today nothing is old enough but the counter whose window and block are over.
         const today = yield* retention.purge(new Date())
         expect(today).toEqual({ clusterMessages: 0, outbox: 0, webhookJobs: 0, throttles: 1 })
-        const throttleKeys = yield* sql<{ key: string }>`SELECT key FROM auth_throttle ORDER BY key`
+        const throttleKeys = yield* sql<{ key: string }>`SELECT key FROM rate_limits ORDER BY key`
         expect(throttleKeys.map((row) => row.key)).toEqual(["retention:blocked", "retention:current"])
         // Thirty-one days on, everything finished is.
         const later = yield* retention.purge(new Date(Date.now() + 31 * DAY_MS))
