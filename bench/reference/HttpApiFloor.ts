@@ -37,4 +37,4 @@ const FloorLive = Layer.merge(
   logListening
 ).pipe(Layer.provide(NodeHttpServer.layer(createServer, { port, host })))
 
-NodeRuntime.runMain(Layer.launch(FloorLive), { disableErrorReporting: false })
+NodeRuntime.runMain(Layer.launch(FloorLive))
