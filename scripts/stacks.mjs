@@ -3,12 +3,11 @@
  * without Node's `--enable-source-maps`.
  *
  * With that flag Node decodes the whole source map of the bundle the first time any stack is formatted —
- * and Effect formats one while it loads — into about 100 MiB of small objects that stay on the heap for
- * good, so every full garbage collection marks them again; the service then answers fewer requests per
- * second on every path. Here the map is read only when a stack that passes through the bundle is
- * formatted after start-up (a defect being logged, in practice), and kept compact: the map's `mappings`
- * text and, per line of the bundle, where that line starts in it, in a typed array. A frame is mapped by
- * decoding the one line it is on. No stack is formatted on the request path (each `Effect.fn` call
+ * and Effect formats one while it loads — into about 80 MiB of small objects that stay on the heap for
+ * good, and every full garbage collection marks them again. Here the map is read only when a stack that
+ * passes through the bundle is formatted after start-up (a defect being logged, in practice), and kept
+ * compact: the map's `mappings` text and, per line of the bundle, where that line starts in it and the
+ * running positions there, in a typed array. A frame is mapped by decoding the one line it is on. No stack is formatted on the request path (each `Effect.fn` call
  * captures one, which costs the same with or without this), so none of this runs per request.
  */
 import { readFileSync } from "node:fs"

@@ -18,8 +18,9 @@ if (isStale(entry)) {
   console.error(`scripts/start.mjs: the sources changed since the last build; building dist/ first`)
   await buildAll()
 }
-// Stacks in source terms without `--enable-source-maps`, whose decoded map would weigh on every request
-// (scripts/stacks.mjs); an operator who sets the flag anyway gets Node's own mapping.
+// Stacks in source terms without `--enable-source-maps`, whose decoded map would stay on the heap (about
+// 80 MiB) for the life of the process (scripts/stacks.mjs); an operator who sets the flag anyway gets
+// Node's own mapping.
 const loaded = process.sourceMapsEnabled ? () => {} : mapStacksOf(bundleOf(entry))
 await import(pathToFileURL(bundleOf(entry)).href)
 loaded()
