@@ -39,16 +39,16 @@ export const HostedGamesHttpLive = HttpApiBuilder.group(Api, "hostedGames", (han
   Effect.gen(function*() {
     const games = yield* GamesService
     return handlers
-      .handle("game", ({ path }) =>
+      .handle("game", ({ path, urlParams }) =>
         Effect.gen(function*() {
-          const game = yield* games.hostedGame(path.gameId)
+          const game = yield* games.hostedGame(path.gameId, urlParams.c, urlParams.t)
           return prefersHtml(yield* acceptHeader) ? gamePage(game) : game
         }))
-      .handle("instantPlay", ({ path, urlParams }) => games.hostedPlay(path.gameId, urlParams.c))
-      .handle("reveal", ({ path }) => games.hostedReveal(path.playId))
-      .handle("play", ({ path }) =>
+      .handle("instantPlay", ({ path, urlParams }) => games.hostedPlay(path.gameId, urlParams.c, urlParams.t))
+      .handle("reveal", ({ path, urlParams }) => games.hostedReveal(path.playId, urlParams.t))
+      .handle("play", ({ path, urlParams }) =>
         Effect.gen(function*() {
-          const play = yield* games.hostedPlayView(path.playId)
+          const play = yield* games.hostedPlayView(path.playId, urlParams.t)
           return prefersHtml(yield* acceptHeader) ? playPage(play) : play
         }))
   }))
