@@ -257,8 +257,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
           created_at: now,
           revealed_at: now
         }
-        yield* repo.insertPlay(row)
-        const view = viewOf(row, game, drawn.prize, yield* repo.linkVersionOf(customerId))
+        const view = viewOf(row, game, drawn.prize, yield* repo.insertPlay(row))
         yield* announce(view, now)
         return { outcome: outcomeOf(view), prizes: { version: game.prize_version, draws: game.draws, rows: drawn.prizes } }
       }))
@@ -290,8 +289,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
           created_at: now,
           revealed_at: null
         }
-        yield* repo.insertPlay(row)
-        const view = viewOf(row, game, null, yield* repo.linkVersionOf(customerId))
+        const view = viewOf(row, game, null, yield* repo.insertPlay(row))
         yield* announce(view, now)
         return { outcome: outcomeOf(view), prizes: { version: game.prize_version, draws: game.draws, rows: prizes } }
       }))
@@ -316,8 +314,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
           prize_version: game.prize_version,
           revealed_at: now
         }
-        yield* repo.markDrawn(row)
-        const view = viewOf(row, game, drawn.prize, yield* repo.linkVersionOf(row.customer_id))
+        const view = viewOf(row, game, drawn.prize, yield* repo.markDrawn(row))
         yield* announce(view, now)
         return { outcome: outcomeOf(view), prizes: { version: game.prize_version, draws: game.draws, rows: drawn.prizes } }
       }))

@@ -340,16 +340,25 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
+    /** The player's link version, read in the same statement that writes the play (for the play's card link). */
+    const RETURNING_LINK_VERSION = sql`
+      RETURNING (SELECT c.public_link_version FROM customers c WHERE c.id = game_plays.customer_id) AS customer_link_version`
+    const LinkVersion = Schema.Struct({ customer_link_version: Schema.Number })
+
+    /** Records the play; answers its customer's link version. */
     const insertPlay = Effect.fn("GamesRepo.insertPlay")(
-      SqlSchema.void({
+      SqlSchema.single({
         Request: PlayRow,
+        Result: LinkVersion,
         execute: (row) =>
           sql`
             INSERT INTO game_plays (id, game_id, store_id, livemode, customer_id, status, prize_id, voucher_code, draw_seq,
               prize_version, created_at, revealed_at)
             VALUES (${row.id}, ${row.game_id}, ${row.store_id}, ${row.livemode}, ${row.customer_id}, ${row.status},
-              ${row.prize_id}, ${row.voucher_code}, ${row.draw_seq}, ${row.prize_version}, ${row.created_at}, ${row.revealed_at})`
+              ${row.prize_id}, ${row.voucher_code}, ${row.draw_seq}, ${row.prize_version}, ${row.created_at}, ${row.revealed_at})
+            ${RETURNING_LINK_VERSION}`
       }),
+      Effect.map((row: typeof LinkVersion.Type) => row.customer_link_version),
       Effect.orDie
     )
 
@@ -371,15 +380,19 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
+    /** Records the draw of an issued card (locked in this transaction); answers its customer's link version. */
     const markDrawn = Effect.fn("GamesRepo.markDrawn")(
-      SqlSchema.void({
+      SqlSchema.single({
         Request: PlayRow,
+        Result: LinkVersion,
         execute: (row) =>
           sql`
             UPDATE game_plays SET status = ${row.status}, prize_id = ${row.prize_id}, voucher_code = ${row.voucher_code},
               draw_seq = ${row.draw_seq}, prize_version = ${row.prize_version}, revealed_at = ${row.revealed_at}
-            WHERE id = ${row.id} AND status = 'issued'`
+            WHERE id = ${row.id} AND status = 'issued'
+            ${RETURNING_LINK_VERSION}`
       }),
+      Effect.map((row: typeof LinkVersion.Type) => row.customer_link_version),
       Effect.orDie
     )
 
@@ -450,16 +463,6 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
-    /** The customer's public link version now, for the card link of a play being recorded. */
-    const linkVersionRow = SqlSchema.single({
-      Request: Schema.String,
-      Result: Schema.Struct({ public_link_version: Schema.Number }),
-      execute: (id) => sql`SELECT public_link_version FROM customers WHERE id = ${id}`
-    })
-    const linkVersionOf = Effect.fn("GamesRepo.linkVersionOf")(function*(customerId: CustomerId) {
-      return (yield* Effect.orDie(linkVersionRow(customerId))).public_link_version
-    })
-
     /** Tells every process listening on PLAYS_CHANNEL of a play; sent inside the play's transaction. */
     const notifyPlay = Effect.fn("GamesRepo.notifyPlay")(
       SqlSchema.void({ Request: Schema.String, execute: (notice) => sql`SELECT pg_notify(${PLAYS_CHANNEL}, ${notice})` }),
@@ -495,7 +498,6 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       listCustomerPlays,
       stats,
       findCustomer,
-      linkVersionOf,
       notifyPlay
     } as const
   })
