@@ -45,6 +45,7 @@ const GAME_STYLES = `<style>
   .cover.scratched { opacity: 0; pointer-events: none; }
   .proof { color: #778; font-size: .72rem; margin-top: 18px; overflow-wrap: anywhere; }
   a { color: var(--primary); font-weight: 600; }
+  .back { margin-top: 14px; }
 </style>`
 
 const PALETTE = ["#f59e0b", "#10b981", "#3b82f6", "#ef4444", "#8b5cf6", "#14b8a6", "#f97316", "#64748b"]
@@ -162,7 +163,7 @@ export const gamePage = (game: HostedGame) => {
         }"></span><span>${escapeHtml(prize.name)}</span></li>`
       ).join("")
     }</ul>
-  ${player === null ? "" : `<p class="caption"><a id="wallet-link" href="${escapeHtml(pathOf(player.wallet_url))}">Your points</a></p>`}
+  ${player === null ? "" : `<p class="caption back"><a id="wallet-link" href="${escapeHtml(pathOf(player.wallet_url))}">Your points</a></p>`}
   <p class="proof">Seed commitment ${escapeHtml(game.seed_commitment)}${
       game.seed === null ? "" : `<br>Seed ${escapeHtml(game.seed)}`
     }</p>`,
