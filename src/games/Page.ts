@@ -30,7 +30,7 @@ const GAME_STYLES = `<style>
   button[disabled] { opacity: .5; cursor: default; }
   ul { list-style: none; padding: 0; margin: 16px 0 0; text-align: left; }
   li { display: flex; gap: 10px; align-items: center; padding: 6px 0; border-bottom: 1px solid #eef0f4; }
-  li.gone { color: #99a; text-decoration: line-through; }
+  li.gone { color: #6b6f80; text-decoration: line-through; }
   .swatch { width: 14px; height: 14px; border-radius: 4px; flex: none; }
   .result { font-size: 1.2rem; font-weight: 600; margin: 16px 0 4px; min-height: 1.5em; }
   .result.won { color: #1a7f37; }
@@ -43,7 +43,7 @@ const GAME_STYLES = `<style>
            display: flex; align-items: center; justify-content: center; font-weight: 700; color: #39404f; cursor: pointer;
            transition: opacity .8s ease; border: 0; border-radius: 0; width: 100%; font-size: 1.1rem; }
   .cover.scratched { opacity: 0; pointer-events: none; }
-  .proof { color: #778; font-size: .72rem; margin-top: 18px; overflow-wrap: anywhere; }
+  .proof { color: #5f6372; font-size: .72rem; margin-top: 18px; overflow-wrap: anywhere; }
   a { color: var(--primary); font-weight: 600; }
   .back { margin-top: 14px; }
 </style>`

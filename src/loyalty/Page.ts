@@ -32,7 +32,7 @@ const progressBar = (wallet: Wallet) => {
   const from = wallet.tier?.threshold ?? 0
   const span = Math.max(1, wallet.next_tier.threshold - from)
   const percent = Math.min(100, Math.max(0, Math.floor(((wallet.lifetime_points - from) * 100) / span)))
-  return `<div class="progress" role="progressbar" aria-valuenow="${percent}" aria-valuemin="0" aria-valuemax="100">` +
+  return `<div class="progress" role="progressbar" aria-labelledby="next-tier" aria-valuenow="${percent}" aria-valuemin="0" aria-valuemax="100">` +
     `<div style="width: ${percent}%"></div></div>
   <p class="caption" id="next-tier">${wallet.next_tier.points_needed} points to ${escapeHtml(wallet.next_tier.name)}</p>`
 }

@@ -16,6 +16,7 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Browser } from "playwright-core"
+import { seriousViolations } from "../support/Accessibility.ts"
 import { CHROMIUM, HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
 import { clientAs } from "../support/Client.ts"
 import { newMerchant } from "../support/Merchant.ts"
@@ -101,12 +102,14 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           mkdirSync(OUTPUT_DIR, { recursive: true })
           yield* Effect.promise(() => page.screenshot({ path: join(OUTPUT_DIR, "wallet.png"), fullPage: true }))
+          expect(yield* seriousViolations(page)).toEqual([])
 
           // The game link carries the customer's credentials: the game page offers the play button.
           yield* Effect.promise(() => page.locator("li.game a").click())
           yield* Effect.promise(() => page.waitForSelector("#game-name"))
           expect(yield* text("#game-name")).toBe("Lucky wheel")
           expect(yield* Effect.promise(() => page.locator("#play").isVisible())).toBe(true)
+          expect(yield* seriousViolations(page)).toEqual([])
           expect(problems).toEqual([])
         }))
     })

@@ -13,6 +13,7 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Browser, Page } from "playwright-core"
+import { seriousViolations } from "../support/Accessibility.ts"
 import { CHROMIUM, HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
 import { clientAs } from "../support/Client.ts"
 import { newMerchant } from "../support/Merchant.ts"
@@ -93,6 +94,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           expect(yield* Effect.promise(() => page.locator("#wheel").getAttribute("style"))).toMatch(/rotate\(\d+(\.\d+)?deg\)/)
           mkdirSync(OUTPUT_DIR, { recursive: true })
           yield* Effect.promise(() => page.screenshot({ path: join(OUTPUT_DIR, "games-spin.png"), fullPage: true }))
+          expect(yield* seriousViolations(page)).toEqual([])
           const played = yield* Effect.promise(() => page.locator("body").getAttribute("data-played"))
           const plays = yield* (yield* clientAs(app, key)).games.customerPlays({ path: { id: customer.id }, urlParams: { limit: 10 } })
           expect(plays.data.map((play) => play.id)).toEqual([played])
@@ -100,6 +102,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* Effect.promise(() => page.locator("#wallet-link").click())
           yield* Effect.promise(() => page.waitForSelector("#balance"))
           expect(yield* text(page, "#balance")).toBe("25")
+          expect(yield* seriousViolations(page)).toEqual([])
 
           // Without the customer's credentials, or with the id alone, the page cannot play.
           for (const query of ["", `?c=${customer.id}`]) {
@@ -126,6 +129,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           expect(voucher).toMatch(/^[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}$/)
           yield* Effect.sleep("900 millis") // the cover's fade
           yield* Effect.promise(() => page.screenshot({ path: join(OUTPUT_DIR, "games-scratch.png"), fullPage: true }))
+          expect(yield* seriousViolations(page)).toEqual([])
           yield* Effect.promise(() => page.reload({ waitUntil: "load" }))
           expect(yield* Effect.promise(() => page.locator("#cover").count())).toBe(0)
           expect(yield* text(page, "#voucher")).toBe(voucher)
