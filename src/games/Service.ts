@@ -159,14 +159,15 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
       Effect.map(publicLinks.urls, (links) => rows.map((row) => toPlay(row, links)))
 
     /**
-     * The play the entity answered, once its points prize is on its way to the wallet. A credit that fails
-     * here is logged: the `games` outbox consumer sends it again from the committed event.
+     * Sends the play's points prize on its way to the wallet. A credit that fails here is logged: the
+     * `games` outbox consumer sends it again from the committed event.
      */
     const credit = (outcome: PlayOutcome) =>
       creditPrize(outcome).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning(`play ${outcome.playId}: credit deferred to the games consumer`, cause))
       )
 
+    /** The play the entity answered, once its points prize is on its way to the wallet. */
     const settle = (outcome: PlayOutcome) => Effect.zipRight(credit(outcome), playView(outcome.playId))
 
     // ---------------------------------------------------------------------------------------------
