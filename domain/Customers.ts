@@ -105,6 +105,13 @@ const customerFields = {
     description: "When the customer's personal data was erased; then email, external_id, name, phone and metadata are null",
     examples: [null]
   }),
+  wallet_url: Schema.String.annotations({
+    description: "The customer's public wallet: `{PUBLIC_BASE_URL}/wallet/{id}?t=…`. Give it to the customer only: its " +
+      "token `t` opens the wallet and hosted play for this customer (`/play/game/{gameId}?c={id}&t=…`). The id alone " +
+      "opens nothing. `POST /v1/customers/{id}/public-links/revoke` replaces the token (erasure does too): links " +
+      "handed out before stop working",
+    examples: ["https://pay.example.com/wallet/cus_3kTMd92JxQeLp0aZ7yNcB1vW?t=q0Zp3H7vX2mKc9Rf4TtW8yLb6NsAe1Ud"]
+  }),
   created_at: Schema.String,
   updated_at: Schema.String
 }
@@ -131,6 +138,7 @@ const ErasedCustomer = Customer.annotations({
       tier: null,
       referral_code: null,
       erased_at: "2030-02-01T09:30:00.000Z",
+      wallet_url: "https://pay.example.com/wallet/cus_3kTMd92JxQeLp0aZ7yNcB1vW?t=Vb1Xq8Lm4Kz0Tn6Rw2Ys9Pd3Hc5Jf7Ga",
       created_at: "2030-01-31T17:00:00.000Z",
       updated_at: "2030-02-01T09:30:00.000Z"
     })
@@ -290,6 +298,20 @@ const setPreferencesEndpoint = (path: HttpApiEndpoint.PathSegment, description: 
     .annotate(OpenApi.Summary, "Update preferences; records consent")
     .annotate(OpenApi.Description, description)
 
+/** `POST …/public-links/revoke`, on the merchant API and in the console alike; `who` says who may. */
+const revokeLinksEndpoint = (path: HttpApiEndpoint.PathSegment, who: string) =>
+  HttpApiEndpoint.post("revokePublicLinks", path)
+    .setPath(CustomerPath)
+    .addSuccess(Customer)
+    .annotate(OpenApi.Summary, "Revoke the customer's public links")
+    .annotate(
+      OpenApi.Description,
+      "Replaces the customer's public token: the wallet and hosted-play links handed out before, and the " +
+        "`card_url` of its scratch cards and plays, stop working at once (404, as for an unknown id). Answers the " +
+        "customer with its new `wallet_url` (the plays' new `card_url` are on `GET /v1/customers/{id}/plays`). " +
+        `Erasure revokes them too. ${who}`
+    )
+
 const ERASED_LISTS = "Erased customers are not listed and no filter finds them; retrieve them by id."
 
 export class CustomersGroup extends HttpApiGroup.make("customers")
@@ -349,6 +371,7 @@ export class CustomersGroup extends HttpApiGroup.make("customers")
         "changed (409 `invalid_state`)."
     )
   )
+  .add(revokeLinksEndpoint("/v1/customers/:id/public-links/revoke", "Needs an API key of the customer's store and mode."))
   .pipe(authenticated)
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
@@ -391,6 +414,7 @@ export class CustomerConsoleGroup extends HttpApiGroup.make("customerConsole")
         "`dashboard` as the default source. Needs customer.write (Owner, Admin)."
     )
   )
+  .add(revokeLinksEndpoint("/dashboard/customers/:id/public-links/revoke", "Needs customer.write (Owner, Admin)."))
   .add(
     HttpApiEndpoint.get("consentLog", "/dashboard/customers/:id/consent-log")
       .setPath(CustomerPath)
@@ -412,7 +436,8 @@ export class CustomerConsoleGroup extends HttpApiGroup.make("customerConsole")
         OpenApi.Description,
         "In one transaction: email, external_id, name, phone and metadata become null, `erased_at` is set, " +
           "every preference is withdrawn (a consent event with source `erasure` for each one that was given), " +
-          "and the consent log's sources and policy versions are cleared. Payments, refunds and the ledger " +
+          "the consent log's sources and policy versions are cleared, and the customer's public links (wallet, hosted " +
+          "play, scratch cards) are revoked. Payments, refunds and the ledger " +
           "stay as they were. The customer is no longer listed or found by search, e-mail or external_id, and " +
           "its e-mail and external_id are free for a new customer. Erasing again answers the erased customer " +
           "and changes nothing. Needs customer.erase (Owner, Admin)."

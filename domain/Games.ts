@@ -5,8 +5,10 @@
  * - The console routes (`/dashboard/…`) act with a user session: customer.read to read, marketing.manage
  *   (Owner, Admin) to configure games and prizes and to issue scratch cards.
  * - The merchant API (`/v1/…`) acts with an API key on its own store and mode.
- * - The hosted routes (`/play/…`) need no credential: the game id, the customer id (`c`) and the play id
- *   are the capabilities, as on the wallet page.
+ * - The hosted routes (`/play/…`) take no API key or session; what a customer may do there is opened by
+ *   the token `t` of a link the API handed out (API.md "Hosted pages"): the customer's token (from its
+ *   `wallet_url`) plays for that customer (`?c={customerId}&t=…`), a card's token (from the play's
+ *   `card_url`) opens that card only. Ids are not secrets and open nothing by themselves.
  *
  * Fairness: a game commits to a secret seed when it is created (`seed_commitment` = SHA-256 hex of the
  * seed); each draw uses HMAC-SHA256(seed, play id) (domain/GameFairness.ts); the seed is disclosed on the
@@ -150,6 +152,12 @@ export class Play extends Schema.Class<Play>("Play")({
     examples: ["K7QX-M2PD-W9RT"]
   }),
   proof: PlayProof,
+  card_url: Schema.String.annotations({
+    description: "The play's public page, for the customer: `{PUBLIC_BASE_URL}/play/{id}?t=…`. Its token opens this " +
+      "card only (its result and voucher code, and the reveal of an issued card), never the wallet or another " +
+      "card; revoking the customer's links (or erasing the customer) replaces it",
+    examples: ["https://pay.example.com/play/play_3kTMd92JxQeLp0aZ7yNcB1vW?t=Vb1Xq8Lm4Kz0Tn6Rw2Ys9Pd3Hc5Jf7Ga"]
+  }),
   created_at: Schema.String,
   revealed_at: Schema.NullOr(Schema.String).annotations({
     description: "When the result was drawn (an instant play: when made; a scratch card: when revealed)"
@@ -188,6 +196,13 @@ export class HostedPrize extends Schema.Class<HostedPrize>("HostedPrize")({
   available: Schema.Boolean.annotations({ description: "Whether it can still be won (active, inventory left)" })
 }) {}
 
+export class HostedPlayer extends Schema.Class<HostedPlayer>("HostedPlayer")({
+  play_url: Schema.String.annotations({
+    description: "Where the play button posts: `{PUBLIC_BASE_URL}/play/game/{gameId}/play?c=…&t=…`"
+  }),
+  wallet_url: Schema.String.annotations({ description: "The customer's wallet, to see the points won" })
+}) {}
+
 export class HostedGame extends Schema.Class<HostedGame>("HostedGame")({
   id: GameId,
   object: Schema.Literal("hosted_game"),
@@ -199,11 +214,18 @@ export class HostedGame extends Schema.Class<HostedGame>("HostedGame")({
   ends_at: Schema.NullOr(Schema.String),
   seed_commitment: Schema.String,
   seed: Schema.NullOr(Schema.String).annotations({ description: "Disclosed once the game has ended or was deleted" }),
-  prizes: Schema.Array(HostedPrize).annotations({ description: "The active prizes, in draw order" })
+  prizes: Schema.Array(HostedPrize).annotations({ description: "The active prizes, in draw order" }),
+  player: Schema.NullOr(HostedPlayer).annotations({
+    description: "Opened with a customer's `c` and `t` that go together, while the customer can play an instant " +
+      "game: where to play and the customer's wallet; null otherwise (no play button)"
+  })
 }) {}
 
+/** A play as the public sees it through its card's token: no customer id. */
+const { customer_id: _customerId, ...publicPlayFields } = Play.fields
+
 export class HostedPlay extends Schema.Class<HostedPlay>("HostedPlay")({
-  ...Play.fields,
+  ...publicPlayFields,
   object: Schema.Literal("hosted_play"),
   game: Schema.Struct({
     name: Schema.String,
@@ -284,8 +306,22 @@ export const PlayListParams = Schema.Struct({
 })
 export type PlayListParams = typeof PlayListParams.Type
 
+const CustomerToken = Schema.String.annotations({
+  description: "The customer's public token, as in its `wallet_url`: with `c`, it opens play for that customer"
+})
+
 export const HostedPlayParams = Schema.Struct({
-  c: CustomerId.annotations({ description: "The customer's id: the capability to play, as on the wallet page" })
+  c: CustomerId.annotations({ description: "The customer's id" }),
+  t: Schema.optional(CustomerToken)
+})
+
+export const HostedGameParams = Schema.Struct({
+  c: Schema.optional(Schema.String.annotations({ description: "The customer's id" })),
+  t: Schema.optional(CustomerToken)
+})
+
+export const CardParams = Schema.Struct({
+  t: Schema.optional(Schema.String.annotations({ description: "The card's token, as in the play's `card_url`" }))
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -419,7 +455,7 @@ export class GamesConsoleGroup extends HttpApiGroup.make("gamesConsole")
         OpenApi.Description,
         "Issues an `issued` play of a `scratch` game (another type is 409) to a customer of the game's store (any " +
           "other is 404); it is drawn when revealed (`POST /v1/plays/{id}/reveal` or the hosted " +
-          `\`POST /play/{playId}/reveal\`; the hosted card is \`GET /play/{playId}\`). ${REFUSED} ${MANAGE}`
+          `\`POST /play/{playId}/reveal?t=…\`; the hosted card is the play's \`card_url\`, to give the customer). ${REFUSED} ${MANAGE}`
       )
   )
   .pipe(authenticated)
@@ -475,52 +511,63 @@ const HOSTED_LIMITS = "Rate limited per client address (plays and reveals togeth
   "HOSTED_PLAYS_PER_ADDRESS_PER_MINUTE), per customer (HOSTED_PLAYS_PER_CUSTOMER_PER_MINUTE) and per card " +
   "(CARD_REVEALS_PER_PLAY_PER_MINUTE): 429 `rate_limited` with Retry-After beyond."
 
-const HOSTED = "No credential. JSON by default; a request that prefers `text/html` (a browser) gets the page."
+const HOSTED = "No API key or session. JSON by default; a request that prefers `text/html` (a browser) gets the page."
+const CARD = "The card's token `t` (from the play's `card_url`) is the credential: a missing, wrong or revoked token " +
+  "is 404 `not_found`, exactly as an unknown play; it opens this play only. The answer shows no customer id."
 
 export class HostedGamesGroup extends HttpApiGroup.make("hostedGames")
   .add(
     HttpApiEndpoint.get("game", "/play/game/:gameId")
       .setPath(GamePath)
+      .setUrlParams(HostedGameParams)
       .addSuccess(HostedGame)
       .annotate(OpenApi.Summary, "Hosted game metadata")
       .annotate(
         OpenApi.Description,
         "The store's name and branding, the game, its active prizes and whether it can be played, its seed " +
-          "commitment (and seed once disclosed). The page of a spin or lucky-draw game opened with `?c={customerId}` " +
-          `has a play button (it calls \`POST /play/game/{gameId}/play?c=…\`) and shows the result with a spin. ${HOSTED}`
+          "commitment (and seed once disclosed). Opened with a customer's id and token " +
+          "(`?c={customerId}&t=…`, the token of its `wallet_url`, as the wallet's game links carry them), `player` " +
+          "says where that customer plays, and the page of a spin or lucky-draw game has a play button (it calls " +
+          "`POST /play/game/{gameId}/play?c=…&t=…`), shows the result with a spin and links to the wallet. A missing " +
+          `or wrong pair shows the game without a play button. ${HOSTED}`
       )
   )
   .add(
     HttpApiEndpoint.post("instantPlay", "/play/game/:gameId/play")
       .setPath(GamePath)
       .setUrlParams(HostedPlayParams)
-      .addSuccess(Play, { status: 201 })
+      .addSuccess(HostedPlay, { status: 201 })
       .annotate(OpenApi.Summary, "Instant play of a spin or lucky-draw game")
       .annotate(
         OpenApi.Description,
-        "The hosted instant play: `c` is the customer's id, the capability (missing: 400; not a customer of the " +
-          `game's store: 404). Mode follows the customer. ${DRAW} ${REFUSED} ${HOSTED_LIMITS}`
+        "The hosted instant play for the customer `c`, opened by its public token `t` (the token of its " +
+          "`wallet_url`). `c` missing: 400; not a customer of the game's store, or `t` missing, wrong or revoked: " +
+          "404 `not_found` alike. Mode follows the customer. Answers the play with its `card_url` (no customer " +
+          `id). ${DRAW} ${REFUSED} ${HOSTED_LIMITS}`
       )
       .addError(RateLimitedResponse)
   )
   .add(
     HttpApiEndpoint.get("play", "/play/:playId")
       .setPath(Schema.Struct({ playId: PlayId }))
+      .setUrlParams(CardParams)
       .addSuccess(HostedPlay)
       .annotate(OpenApi.Summary, "Hosted play or scratch-card state")
       .annotate(
         OpenApi.Description,
-        `A play with its game and store; the page of an issued scratch card has a scratch-to-reveal area. ${HOSTED}`
+        "A play with its game and store, opened through its `card_url` (`/play/{playId}?t=…`); a won voucher's code " +
+          `shows here. The page of an issued scratch card has a scratch-to-reveal area. ${CARD} ${HOSTED}`
       )
   )
   .add(
     HttpApiEndpoint.post("reveal", "/play/:playId/reveal")
       .setPath(Schema.Struct({ playId: PlayId }))
-      .addSuccess(Play, { status: 201 })
+      .setUrlParams(CardParams)
+      .addSuccess(HostedPlay, { status: 201 })
       .annotate(OpenApi.Summary, "Reveal a scratch card")
       .annotate(
         OpenApi.Description,
-        "Draws an issued scratch card (the play id is the capability); a second reveal answers the same result. " +
+        `Draws an issued scratch card, with the token of its \`card_url\`; a second reveal answers the same result. ${CARD} ` +
           HOSTED_LIMITS
       )
       .addError(RateLimitedResponse)

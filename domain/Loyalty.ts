@@ -16,7 +16,7 @@ import {
   InvalidStateResponse,
   NotFoundResponse
 } from "./Errors.ts"
-import { CustomerId, PaymentId, PointsEntryId, RedemptionId, RewardId, StoreId, TierId } from "./Ids.ts"
+import { CustomerId, GameId, PaymentId, PointsEntryId, RedemptionId, RewardId, StoreId, TierId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import { IdempotencyHeaders } from "./Payments.ts"
 import { boundedText, StoreBranding } from "./Stores.ts"
@@ -219,6 +219,41 @@ export class WalletNextTier extends Schema.Class<WalletNextTier>("WalletNextTier
   points_needed: Schema.Int.annotations({ description: "Lifetime points still to earn to reach it", examples: [700] })
 }) {}
 
+export class WalletEntry extends Schema.Class<WalletEntry>("WalletEntry")({
+  type: PointsEntryType,
+  points: Schema.Int.annotations({ description: "Signed: credits positive, debits negative", examples: [125] }),
+  created_at: Schema.String,
+  label: Schema.String.annotations({
+    description: "What the entry was, in the store's words for its customers (never a payment id, another " +
+      "customer's id or the merchant's note)",
+    examples: ["Earned on a purchase"]
+  })
+}) {}
+
+export class WalletGame extends Schema.Class<WalletGame>("WalletGame")({
+  id: GameId,
+  name: Schema.String.annotations({ examples: ["Lunar New Year wheel"] }),
+  type: Schema.Literal("spin", "lucky_draw"),
+  play_url: Schema.String.annotations({
+    description: "The hosted game page with this customer's play button: `{PUBLIC_BASE_URL}/play/game/{id}?c=…&t=…`",
+    examples: ["https://pay.example.com/play/game/game_3kTMd92JxQeLp0aZ7yNcB1vW?c=cus_3kTMd92JxQeLp0aZ7yNcB1vW&t=q0Zp3H7vX2mKc9Rf4TtW8yLb6NsAe1Ud"]
+  })
+}) {}
+
+export class WalletReferral extends Schema.Class<WalletReferral>("WalletReferral")({
+  code: Schema.String.annotations({ examples: ["SOKHA7Q2"] }),
+  share_url: Schema.String.annotations({
+    description: "The referral landing page to share with friends: `{PUBLIC_BASE_URL}/r/{code}`",
+    examples: ["https://pay.example.com/r/SOKHA7Q2"]
+  })
+}) {}
+
+export class WalletVoucher extends Schema.Class<WalletVoucher>("WalletVoucher")({
+  code: Schema.String.annotations({ examples: ["K7QX-M2PD-W9RT"] }),
+  label: Schema.String.annotations({ description: "The reward it was redeemed for", examples: ["Free coffee"] }),
+  created_at: Schema.String
+}) {}
+
 export class Wallet extends Schema.Class<Wallet>("Wallet")({
   object: Schema.Literal("wallet"),
   store: WalletStore,
@@ -228,8 +263,17 @@ export class Wallet extends Schema.Class<Wallet>("Wallet")({
   tier: Schema.NullOr(TierSummary),
   next_tier: Schema.NullOr(WalletNextTier).annotations({ description: "null in the highest tier or with no tiers" }),
   rewards: Schema.Array(Reward).annotations({ description: "The store's active rewards" }),
-  recent_entries: Schema.Array(PointsEntry).annotations({
-    description: `The wallet's ${RECENT_ENTRIES} newest points entries`
+  recent_entries: Schema.Array(WalletEntry).annotations({
+    description: `The wallet's ${RECENT_ENTRIES} newest points entries: type, points, date and a label`
+  }),
+  vouchers: Schema.Array(WalletVoucher).annotations({
+    description: "The customer's redemptions not yet handed over, with their voucher codes (newest first)"
+  }),
+  games: Schema.Array(WalletGame).annotations({
+    description: "The store's spin and lucky-draw games open for play now, each with this customer's play link"
+  }),
+  referral: Schema.NullOr(WalletReferral).annotations({
+    description: "The customer's own referral code and share link, once one was made; null before"
   })
 }) {}
 
@@ -580,18 +624,30 @@ export class LoyaltyConsoleGroup extends HttpApiGroup.make("loyaltyConsole")
   .annotate(OpenApi.Title, "Loyalty (console)")
 {}
 
+/** The `t` of a public customer link; missing or wrong is 404, as for an unknown id. */
+export const PublicLinkParams = Schema.Struct({
+  t: Schema.optional(Schema.String.annotations({
+    description: "The link's token, as in the `wallet_url` (or `card_url`) the API handed out"
+  }))
+})
+
 export class WalletGroup extends HttpApiGroup.make("wallet")
   .add(
     HttpApiEndpoint.get("view", "/wallet/:customerId")
       .setPath(Schema.Struct({ customerId: CustomerId }))
+      .setUrlParams(PublicLinkParams)
       .addSuccess(Wallet)
       .annotate(OpenApi.Summary, "Public customer loyalty wallet")
       .annotate(
         OpenApi.Description,
-        "No credential: the customer's id is the capability, so share it only with the customer. The store's " +
-          "name and branding, the customer's name masked, the balance, the tier and the next one with the " +
-          `points still needed, the store's active rewards and the ${RECENT_ENTRIES} newest points entries. JSON ` +
-          "by default; a request that prefers `text/html` (a browser) gets the wallet page."
+        "Opened through the customer's `wallet_url` (`/wallet/{customerId}?t=…`): the token `t` is the credential, " +
+          "the id alone opens nothing — a missing, wrong or revoked `t` is 404 `not_found`, exactly as an unknown " +
+          "id. The store's name and branding, the customer's name masked, the balance, the tier and the next one " +
+          `with the points still needed, the store's active rewards, the ${RECENT_ENTRIES} newest points entries ` +
+          "(type, points, date and a label: never a payment id, another customer's id or the merchant's note), " +
+          "the customer's own voucher codes not yet handed over, the games open for play with this customer's " +
+          "play links, and its referral share link. JSON by default; a request that prefers `text/html` (a " +
+          "browser) gets the wallet page."
       )
   )
   .addError(NotFoundResponse)

@@ -216,9 +216,17 @@ const HOSTED_PAGES: ReadonlyArray<readonly [path: string, what: string]> = [
   ["/checkout/{id}", "the checkout page: the store's branding, the amount, the QR code and the live status"],
   ["/receipts/{id}", "the receipt page"],
   ["/links/{id}", "the payment-link page with its pay button"],
-  ["/wallet/{customerId}", "the wallet page: balance, tier and progress to the next, rewards and recent activity"],
-  ["/play/game/{gameId}", "the game page: a wheel of its prizes and, opened with `?c={customerId}`, a play button"],
-  ["/play/{playId}", "the play page: its result, or a scratch card to reveal"]
+  [
+    "/wallet/{customerId}",
+    "the wallet page (opened with the customer's token `t`): balance, tier and progress to the next, rewards, " +
+    "the customer's vouchers, recent activity, and links to the store's games and to the customer's referral page"
+  ],
+  [
+    "/play/game/{gameId}",
+    "the game page: a wheel of its prizes and, opened with a customer's `?c={customerId}&t=…`, a play button " +
+    "and a link to the wallet"
+  ],
+  ["/play/{playId}", "the play page (opened with the card's token `t`): its result, or a scratch card to reveal"]
 ]
 
 const addHtmlVariants = (document: Json): void => {

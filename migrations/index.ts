@@ -22,6 +22,7 @@ import Migration0017 from "./0017_loyalty_outbox_consumer.ts"
 import Migration0018 from "./0018_promotion_awards.ts"
 import Migration0019 from "./0019_games.ts"
 import Migration0020 from "./0020_billing_payments.ts"
+import Migration0021 from "./0021_public_links.ts"
 import Migration0022 from "./0022_rate_limits.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -44,5 +45,6 @@ export const migrations = Migrator.fromRecord({
   "0018_promotion_awards": Migration0018,
   "0019_games": Migration0019,
   "0020_billing_payments": Migration0020,
+  "0021_public_links": Migration0021,
   "0022_rate_limits": Migration0022
 })

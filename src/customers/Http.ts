@@ -14,6 +14,7 @@ export const CustomersHttpLive = HttpApiBuilder.group(Api, "customers", (handler
       .handle("retrieve", ({ path }) => customers.retrieve(path.id))
       .handle("preferences", ({ path }) => customers.preferences(path.id))
       .handle("setPreferences", ({ path, payload }) => customers.setPreferences(path.id, payload))
+      .handle("revokePublicLinks", ({ path }) => customers.revokePublicLinks(path.id))
   }))
 
 export const CustomerConsoleHttpLive = HttpApiBuilder.group(Api, "customerConsole", (handlers) =>
@@ -25,4 +26,5 @@ export const CustomerConsoleHttpLive = HttpApiBuilder.group(Api, "customerConsol
       .handle("setPreferences", ({ path, payload }) => customers.setPreferencesAsUser(path.id, payload))
       .handle("consentLog", ({ path, urlParams }) => customers.consentLog(path.id, urlParams))
       .handle("erase", ({ path }) => customers.erase(path.id))
+      .handle("revokePublicLinks", ({ path }) => customers.revokePublicLinksAsUser(path.id))
   }))

@@ -34,6 +34,8 @@ export const CustomerRow = Schema.Struct({
   tier: Schema.NullOr(Schema.Struct({ id: TierId, name: Schema.String })),
   /** The customer's own code to refer others (src/referrals), once one was made. */
   referral_code: Schema.NullOr(Schema.String),
+  /** The version of the customer's public links (src/platform/PublicLinks.ts); raised to revoke them. */
+  public_link_version: Schema.Number,
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })
@@ -272,7 +274,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
           UPDATE customers SET email = NULL, external_id = NULL, name = NULL, phone = NULL, metadata = NULL,
             prefers_email = false, prefers_sms = false, prefers_telegram = false, prefers_marketing = false,
             preferences_updated_at = ${preferencesChanged ? sql`${at}` : sql`preferences_updated_at`},
-            erased_at = ${at}, updated_at = ${at}
+            erased_at = ${at}, updated_at = ${at}, public_link_version = public_link_version + 1
           WHERE id = ${id}
           RETURNING ${columns}`
     })
@@ -295,6 +297,20 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
       yield* scrubConsentEvents(id)
       return erased
     }, Effect.orDie)
+
+    /** Raises the customer's link version: every public link handed out before stops working. */
+    const revokePublicLinks = Effect.fn("CustomersRepo.revokePublicLinks")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf }),
+        Result: CustomerRow,
+        execute: ({ at, id }) =>
+          sql`
+            UPDATE customers SET public_link_version = public_link_version + 1, updated_at = ${at}
+            WHERE id = ${id}
+            RETURNING ${columns}`
+      }),
+      Effect.orDie
+    )
 
     /** A customer's payments in figures, one row per currency it paid in. */
     const metrics = Effect.fn("CustomersRepo.metrics")(
@@ -340,6 +356,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
       insertConsentEvents,
       consentLog,
       erase,
+      revokePublicLinks,
       metrics,
       recentPayments
     } as const

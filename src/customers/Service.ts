@@ -29,6 +29,7 @@ import { AccessService } from "../access/Service.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
 import { pageAfter } from "../platform/Pagination.ts"
+import { PublicLinks } from "../platform/PublicLinks.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { currentDate } from "../platform/Time.ts"
 import { ReferralAttach } from "../referrals/Attach.ts"
@@ -76,6 +77,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
     const idempotency = yield* Idempotency
     const publicUrl = yield* PublicBaseUrl
     const referrals = yield* ReferralAttach
+    const publicLinks = yield* PublicLinks
     const encodeCustomer = Schema.encodeSync(Customer)
 
     const notFound = (id: string, param = "id") => new NotFound({ message: `No such customer: ${id}`, param })
@@ -156,7 +158,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
         const row = referrer === undefined
           ? yield* insert
           : yield* repo.inTransaction(Effect.tap(insert, (inserted) => referrals.attach(referrer, inserted)))
-        return toCustomer(row)
+        return toCustomer(row, yield* publicLinks.urls)
       })
 
     const create = Effect.fn("Customers.create")(function*(input: CreateCustomer, idempotencyKey: string | undefined) {
@@ -175,10 +177,11 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
     // ---------------------------------------------------------------------------------------------
 
     const listPage = (owner: CustomerOwner, filters: CustomerFilters, params: ListParams) =>
-      Effect.map(
-        pageAfter(params, (position) => repo.list(owner.storeId, owner.livemode, filters, params.limit, position)),
-        (page) => new CustomerList({ ...page, data: page.data.map(toCustomer) })
-      )
+      Effect.gen(function*() {
+        const page = yield* pageAfter(params, (position) => repo.list(owner.storeId, owner.livemode, filters, params.limit, position))
+        const links = yield* publicLinks.urls
+        return new CustomerList({ ...page, data: page.data.map((row) => toCustomer(row, links)) })
+      })
 
     const list = Effect.fn("Customers.list")(function*(params: CustomerListParams) {
       const key = yield* access.currentApiKey
@@ -186,7 +189,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
     })
 
     const retrieve = Effect.fn("Customers.retrieve")(function*(id: CustomerId) {
-      return toCustomer(yield* customerOfKey(yield* access.currentApiKey, id))
+      return toCustomer(yield* customerOfKey(yield* access.currentApiKey, id), yield* publicLinks.urls)
     })
 
     const preferences = Effect.fn("Customers.preferences")(function*(id: CustomerId) {
@@ -209,7 +212,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       const row = yield* customerOfUser(id, "customer.read")
       const metrics = yield* repo.metrics(row.id)
       const payments = yield* repo.recentPayments({ customerId: row.id, limit: RECENT_PAYMENTS })
-      return toCustomer360(row, metrics, payments, yield* publicUrl.get)
+      return toCustomer360(row, metrics, payments, yield* publicUrl.get, yield* publicLinks.urls)
     })
 
     const consentLog = Effect.fn("Customers.consentLog")(function*(id: CustomerId, params: ListParams) {
@@ -308,7 +311,8 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       const author: ConsentAuthor = { type: "user", id: user.userId, defaultSource: "erasure" }
       return yield* repo.inTransaction(Effect.gen(function*() {
         const current = yield* lockCustomer(id)
-        if (current.erased_at !== null) return toCustomer(current)
+        const links = yield* publicLinks.urls
+        if (current.erased_at !== null) return toCustomer(current, links)
         const at = yield* currentDate
         const given = ConsentPurposes.filter((purpose) => flagsOf(current)[purpose])
         const erased = yield* repo.erase(current.id, at, given.length > 0)
@@ -318,7 +322,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
             consentEvent(current.id, purpose, false, author, { source: author.defaultSource, policyVersion: null }, at)
           )
         )
-        const customer = toCustomer(erased)
+        const customer = toCustomer(erased, links)
         yield* idempotency.rewriteAnswers({
           storeId: erased.store_id,
           livemode: erased.livemode,
@@ -327,6 +331,38 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
         })
         return customer
       }))
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Public links
+    // ---------------------------------------------------------------------------------------------
+
+    /**
+     * Gives the customer a new public token: every link made before stops working. A stored answer of the
+     * customer's create is rewritten with the new link, so a replay does not hand out the revoked one.
+     */
+    const revokeLinksOf = (id: CustomerId) =>
+      repo.inTransaction(Effect.gen(function*() {
+        const revoked = yield* repo.revokePublicLinks({ id, at: yield* currentDate })
+        if (Option.isNone(revoked)) return yield* notFound(id)
+        const customer = toCustomer(revoked.value, yield* publicLinks.urls)
+        yield* idempotency.rewriteAnswers({
+          storeId: revoked.value.store_id,
+          livemode: revoked.value.livemode,
+          objectId: revoked.value.id,
+          body: encodeCustomer(customer)
+        })
+        return customer
+      }))
+
+    const revokePublicLinks = Effect.fn("Customers.revokePublicLinks")(function*(id: CustomerId) {
+      yield* customerOfKey(yield* access.currentApiKey, id)
+      return yield* revokeLinksOf(id)
+    })
+
+    const revokePublicLinksAsUser = Effect.fn("Customers.revokePublicLinksAsUser")(function*(id: CustomerId) {
+      yield* customerOfUser(id, "customer.write")
+      return yield* revokeLinksOf(id)
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -364,8 +400,10 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       setPreferencesAsUser,
       consentLog,
       erase,
+      revokePublicLinks,
+      revokePublicLinksAsUser,
       checkPayer
     } as const
   }),
-  dependencies: [CustomersRepo.Default, AccessService.Default, Idempotency.Default, ReferralAttach.Default]
+  dependencies: [CustomersRepo.Default, AccessService.Default, Idempotency.Default, ReferralAttach.Default, PublicLinks.Default]
 }) {}

@@ -13,13 +13,14 @@ import {
 } from "../../domain/Customers.ts"
 import type { Currency } from "../../domain/Money.ts"
 import { formatAmount } from "../platform/Money.ts"
+import type { LinkUrls } from "../platform/PublicLinks.ts"
 import type { PaymentRow } from "../payments/Repo.ts"
 import { toPayment } from "../payments/View.ts"
 import type { ConsentEventRow, CustomerMetricsRow, CustomerRow } from "./Repo.ts"
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
-const customerFields = (row: CustomerRow) => ({
+const customerFields = (row: CustomerRow, links: LinkUrls) => ({
   id: row.id,
   object: "customer" as const,
   store_id: row.store_id,
@@ -34,11 +35,13 @@ const customerFields = (row: CustomerRow) => ({
   tier: row.tier === null ? null : new CustomerTier(row.tier),
   referral_code: row.referral_code,
   erased_at: iso(row.erased_at),
+  wallet_url: links.wallet(row.id, row.public_link_version),
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString()
 })
 
-export const toCustomer = (row: CustomerRow): Customer => new Customer(customerFields(row))
+/** The customer, with its wallet link under `links` (the public base URL of the moment). */
+export const toCustomer = (row: CustomerRow, links: LinkUrls): Customer => new Customer(customerFields(row, links))
 
 export const toPreferences = (row: CustomerRow): CustomerPreferences =>
   new CustomerPreferences({
@@ -83,10 +86,11 @@ export const toCustomer360 = (
   row: CustomerRow,
   metrics: ReadonlyArray<CustomerMetricsRow>,
   payments: ReadonlyArray<PaymentRow>,
-  baseUrl: string
+  baseUrl: string,
+  links: LinkUrls
 ): Customer360 =>
   new Customer360({
-    ...customerFields(row),
+    ...customerFields(row, links),
     metrics: new CustomerMetrics({
       payments_count: metrics.reduce((sum, currency) => sum + currency.paid_count, 0),
       lifetime_value: byCurrency(metrics, (currency) => currency.net),

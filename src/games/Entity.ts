@@ -26,6 +26,7 @@ import { CustomerId, GameId, PlayId, PrizeId } from "../../domain/Ids.ts"
 import { CustomerWalletEntity } from "../loyalty/Entity.ts"
 import { newVoucherCode } from "../platform/Voucher.ts"
 import { SecretBox } from "../platform/Crypto.ts"
+import { PublicLinks } from "../platform/PublicLinks.ts"
 import { Outbox, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { currentDate } from "../platform/Time.ts"
 import { type GameRow, GamesRepo, type PlayRow, type PlayViewRow, type PrizeRow } from "./Repo.ts"
@@ -95,6 +96,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
     const repo = yield* GamesRepo
     const outbox = yield* Outbox
     const secrets = yield* SecretBox
+    const publicLinks = yield* PublicLinks
     // The cluster addresses the entity by the game's id: the one string here that arrives unbranded.
     const gameId = GameId.make((yield* Entity.CurrentAddress).entityId)
 
@@ -138,7 +140,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
       })
 
     /** The play as it committed (built from what the transaction wrote), for the answer, outbox and feed. */
-    const viewOf = (play: PlayRow, game: GameRow, prize: PrizeRow | null): PlayViewRow => ({
+    const viewOf = (play: PlayRow, game: GameRow, prize: PrizeRow | null, customerLinkVersion: number): PlayViewRow => ({
       ...play,
       seed_commitment: game.seed_commitment,
       prize_name: prize?.name ?? null,
@@ -148,7 +150,8 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
       prize_inventory: prize?.inventory ?? null,
       prize_awarded: prize?.awarded ?? null,
       prize_active: prize?.active ?? null,
-      prize_created_at: prize?.created_at ?? null
+      prize_created_at: prize?.created_at ?? null,
+      customer_link_version: customerLinkVersion
     })
 
     const replayedView = (playId: PlayId) =>
@@ -160,7 +163,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
     /** Announces a recorded play: the console feed always, the webhook when a prize was won. */
     const announce = (view: PlayViewRow, at: Date) =>
       Effect.gen(function*() {
-        const play = encodePlay(toPlay(view))
+        const play = encodePlay(toPlay(view, yield* publicLinks.urls))
         yield* repo.notifyPlay(JSON.stringify(play))
         if (view.prize_kind !== null && view.prize_kind !== "nothing") {
           yield* outbox.emit({ storeId: view.store_id, livemode: view.livemode, type: "game.prize_awarded", object: play, at })
@@ -253,8 +256,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
           created_at: now,
           revealed_at: now
         }
-        yield* repo.insertPlay(row)
-        const view = viewOf(row, game, drawn.prize)
+        const view = viewOf(row, game, drawn.prize, yield* repo.insertPlay(row))
         yield* announce(view, now)
         return { outcome: outcomeOf(view), prizes: { version: game.prize_version, draws: game.draws, rows: drawn.prizes } }
       }))
@@ -286,8 +288,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
           created_at: now,
           revealed_at: null
         }
-        yield* repo.insertPlay(row)
-        const view = viewOf(row, game, null)
+        const view = viewOf(row, game, null, yield* repo.insertPlay(row))
         yield* announce(view, now)
         return { outcome: outcomeOf(view), prizes: { version: game.prize_version, draws: game.draws, rows: prizes } }
       }))
@@ -312,8 +313,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
           prize_version: game.prize_version,
           revealed_at: now
         }
-        yield* repo.markDrawn(row)
-        const view = viewOf(row, game, drawn.prize)
+        const view = viewOf(row, game, drawn.prize, yield* repo.markDrawn(row))
         yield* announce(view, now)
         return { outcome: outcomeOf(view), prizes: { version: game.prize_version, draws: game.draws, rows: drawn.prizes } }
       }))
@@ -325,7 +325,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
     })
   }),
   { maxIdleTime: "2 minutes" }
-).pipe(Layer.provide([GamesRepo.Default, SecretBox.Default]))
+).pipe(Layer.provide([GamesRepo.Default, SecretBox.Default, PublicLinks.Default]))
 
 // ---------------------------------------------------------------------------------------------
 // Points prizes to wallets
@@ -355,7 +355,16 @@ export const creditPrize = (outcome: PlayOutcome) =>
     )
   })
 
-const decodePlay = Schema.decodeUnknown(Play)
+/**
+ * What the consumer reads of the event's play; events written before plays had a `card_url` decode too
+ * (a Struct ignores the fields it does not name).
+ */
+const decodePlay = Schema.decodeUnknown(Schema.Struct({
+  id: Play.fields.id,
+  customer_id: Play.fields.customer_id,
+  status: Play.fields.status,
+  prize: Play.fields.prize
+}))
 
 /** The `games` consumer: every `game.prize_awarded` event's points reach the wallet (the repair path). */
 export const applyPrizeAwarded = (event: OutboxEvent) =>

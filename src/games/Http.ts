@@ -56,24 +56,24 @@ export const HostedGamesHttpLive = HttpApiBuilder.group(Api, "hostedGames", (han
     }
     const revealsPerPlay: RateLimitRule = { name: "card-reveal:play", limit: rateLimits.cardRevealsPerPlayPerMinute, windowSeconds: 60 }
     return handlers
-      .handle("game", ({ path }) =>
+      .handle("game", ({ path, urlParams }) =>
         Effect.gen(function*() {
-          const game = yield* games.hostedGame(path.gameId)
+          const game = yield* games.hostedGame(path.gameId, urlParams.c, urlParams.t)
           return prefersHtml(yield* acceptHeader) ? gamePage(game) : game
         }))
       .handle("instantPlay", ({ path, urlParams }) =>
         withRetryAfter(Effect.zipRight(
           limiter.admitClient(playsPerAddress, [[playsPerCustomer, urlParams.c]]),
-          games.hostedPlay(path.gameId, urlParams.c)
+          games.hostedPlay(path.gameId, urlParams.c, urlParams.t)
         )))
-      .handle("reveal", ({ path }) =>
+      .handle("reveal", ({ path, urlParams }) =>
         withRetryAfter(Effect.zipRight(
           limiter.admitClient(playsPerAddress, [[revealsPerPlay, path.playId]]),
-          games.hostedReveal(path.playId)
+          games.hostedReveal(path.playId, urlParams.t)
         )))
-      .handle("play", ({ path }) =>
+      .handle("play", ({ path, urlParams }) =>
         Effect.gen(function*() {
-          const play = yield* games.hostedPlayView(path.playId)
+          const play = yield* games.hostedPlayView(path.playId, urlParams.t)
           return prefersHtml(yield* acceptHeader) ? playPage(play) : play
         }))
   }))

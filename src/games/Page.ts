@@ -1,10 +1,12 @@
 /**
  * The hosted game pages, in the checkout's layout (same escaping, same nonce Content-Security-Policy):
  *
- * - `GET /play/game/{gameId}?c={customerId}`: a spin or lucky-draw game with a wheel of its prizes and a play
- *   button; the page's one script posts the play (`connect-src 'self'`) and spins the wheel onto the prize
- *   the server drew. Without `c` the page says to open the store's link.
- * - `GET /play/{playId}`: a play's result, or an issued scratch card with a scratch area that reveals it.
+ * - `GET /play/game/{gameId}?c={customerId}&t=…`: a spin or lucky-draw game with a wheel of its prizes; with a
+ *   customer's id and token that go together (the game's `player`), a play button and a link to the wallet. The
+ *   page's one script posts the play (`connect-src 'self'`) and spins the wheel onto the prize the server
+ *   drew. Without a player the page says to open the store's link.
+ * - `GET /play/{playId}?t=…`: a play's result, or an issued scratch card with a scratch area that reveals it
+ *   (the reveal carries the card's token).
  *
  * Merchant text (store, game and prize names) is escaped into the HTML and written with `textContent` by
  * the script; the data the script reads is JSON escaped for a <script> element.
@@ -28,7 +30,7 @@ const GAME_STYLES = `<style>
   button[disabled] { opacity: .5; cursor: default; }
   ul { list-style: none; padding: 0; margin: 16px 0 0; text-align: left; }
   li { display: flex; gap: 10px; align-items: center; padding: 6px 0; border-bottom: 1px solid #eef0f4; }
-  li.gone { color: #99a; text-decoration: line-through; }
+  li.gone { color: #6b6f80; text-decoration: line-through; }
   .swatch { width: 14px; height: 14px; border-radius: 4px; flex: none; }
   .result { font-size: 1.2rem; font-weight: 600; margin: 16px 0 4px; min-height: 1.5em; }
   .result.won { color: #1a7f37; }
@@ -41,10 +43,18 @@ const GAME_STYLES = `<style>
            display: flex; align-items: center; justify-content: center; font-weight: 700; color: #39404f; cursor: pointer;
            transition: opacity .8s ease; border: 0; border-radius: 0; width: 100%; font-size: 1.1rem; }
   .cover.scratched { opacity: 0; pointer-events: none; }
-  .proof { color: #778; font-size: .72rem; margin-top: 18px; overflow-wrap: anywhere; }
+  .proof { color: #5f6372; font-size: .72rem; margin-top: 18px; overflow-wrap: anywhere; }
+  a { color: var(--primary); font-weight: 600; }
+  .back { margin-top: 14px; }
 </style>`
 
 const PALETTE = ["#f59e0b", "#10b981", "#3b82f6", "#ef4444", "#8b5cf6", "#14b8a6", "#f97316", "#64748b"]
+
+/** The path and query of a URL the service made: the scripts call their own origin (`connect-src 'self'`). */
+const pathOf = (url: string) => {
+  const parsed = new URL(url)
+  return parsed.pathname + parsed.search
+}
 
 const merchantOf = (store: HostedGame["store"]) => ({
   name: store.branding.display_name ?? store.name,
@@ -97,27 +107,27 @@ export const gamePage = (game: HostedGame) => {
     ? "#e6e8ee"
     : `conic-gradient(${slices.map((slice) => `${slice.color} ${slice.from.toFixed(3)}deg ${slice.to.toFixed(3)}deg`).join(", ")})`
   const instant = game.type !== "scratch"
+  const player = instant && game.playable ? game.player : null
   const status = !game.playable
     ? "This game is not open for play right now."
-    : instant
-    ? "Tap the button to play."
-    : "Scratch cards of this game are handed out by the store."
-  const script = instant && game.playable
+    : !instant
+    ? "Scratch cards of this game are handed out by the store."
+    : player === null
+    ? "Open the link the store sent you to play."
+    : "Tap the button to play."
+  const script = player !== null
     ? `
 (() => {
-  const data = ${scriptJson({ play: `/play/game/${game.id}/play`, spin: game.type === "spin", slices: slices.map(({ from, id, to }) => ({ id, from, to })) })};
+  const data = ${scriptJson({ play: pathOf(player.play_url), spin: game.type === "spin", slices: slices.map(({ from, id, to }) => ({ id, from, to })) })};
   ${RESULT_SCRIPT}
   const button = document.getElementById("play");
   const status = document.getElementById("status");
-  const customer = new URLSearchParams(window.location.search).get("c");
-  if (!customer) { status.textContent = "Open the link the store sent you to play."; return; }
-  button.hidden = false;
   let turned = 0;
   button.addEventListener("click", async () => {
     button.disabled = true;
     document.getElementById("result").textContent = "";
     status.textContent = data.spin ? "Spinning…" : "Drawing…";
-    const response = await fetch(data.play + "?c=" + encodeURIComponent(customer), { method: "POST", headers: { accept: "application/json" } });
+    const response = await fetch(data.play, { method: "POST", headers: { accept: "application/json" } });
     if (!response.ok) { status.textContent = await failure(response); button.disabled = false; return; }
     const play = await response.json();
     const slice = data.slices.find((s) => play.prize && s.id === play.prize.id);
@@ -143,7 +153,7 @@ export const gamePage = (game: HostedGame) => {
         : ""
     }
   <p class="caption" id="status">${escapeHtml(status)}</p>
-  ${instant ? `<button id="play" type="button" hidden>${game.type === "spin" ? "Spin" : "Draw"}</button>` : ""}
+  ${player === null ? "" : `<button id="play" type="button">${game.type === "spin" ? "Spin" : "Draw"}</button>`}
   <p class="result" id="result" aria-live="polite"></p>
   <span class="voucher" id="voucher" hidden></span>
   <ul>${
@@ -153,11 +163,18 @@ export const gamePage = (game: HostedGame) => {
         }"></span><span>${escapeHtml(prize.name)}</span></li>`
       ).join("")
     }</ul>
+  ${player === null ? "" : `<p class="caption back"><a id="wallet-link" href="${escapeHtml(pathOf(player.wallet_url))}">Your points</a></p>`}
   <p class="proof">Seed commitment ${escapeHtml(game.seed_commitment)}${
       game.seed === null ? "" : `<br>Seed ${escapeHtml(game.seed)}`
     }</p>`,
     ...(script === undefined ? {} : { script })
   })
+}
+
+/** The card's reveal, with its token: `/play/{playId}/reveal?t=…` from its `card_url`. */
+const revealPathOf = (cardUrl: string) => {
+  const parsed = new URL(cardUrl)
+  return `${parsed.pathname}/reveal${parsed.search}`
 }
 
 export const playPage = (play: HostedPlay) => {
@@ -166,7 +183,7 @@ export const playPage = (play: HostedPlay) => {
   const script = issued
     ? `
 (() => {
-  const data = ${scriptJson({ reveal: `/play/${play.id}/reveal` })};
+  const data = ${scriptJson({ reveal: revealPathOf(play.card_url) })};
   ${RESULT_SCRIPT}
   const cover = document.getElementById("cover");
   cover.addEventListener("click", async () => {

@@ -69,7 +69,9 @@ export const PlayViewRow = Schema.Struct({
   prize_inventory: Schema.NullOr(Schema.Number),
   prize_awarded: Schema.NullOr(Schema.Number),
   prize_active: Schema.NullOr(Schema.Boolean),
-  prize_created_at: Schema.NullOr(Schema.DateFromSelf)
+  prize_created_at: Schema.NullOr(Schema.DateFromSelf),
+  /** The player's public link version, which the card's token is made with (src/platform/PublicLinks.ts). */
+  customer_link_version: Schema.Number
 })
 export type PlayViewRow = typeof PlayViewRow.Type
 
@@ -77,7 +79,8 @@ export const GameCustomerRow = Schema.Struct({
   id: CustomerId,
   store_id: StoreId,
   livemode: Schema.Boolean,
-  erased_at: Schema.NullOr(Schema.DateFromSelf)
+  erased_at: Schema.NullOr(Schema.DateFromSelf),
+  public_link_version: Schema.Number
 })
 export type GameCustomerRow = typeof GameCustomerRow.Type
 
@@ -147,6 +150,23 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
     })
     const listGames = Effect.fn("GamesRepo.listGames")(
       (storeId: StoreId, limit: number, position?: PagePosition) => gamesPage({ storeId, limit, position }).pipe(Effect.orDie)
+    )
+
+    /** The store's spin and lucky-draw games open for play at `now` (active, in their window, with an active prize). */
+    const openInstantGames = Effect.fn("GamesRepo.openInstantGames")(
+      SqlSchema.findAll({
+        Request: Schema.Struct({ storeId: Schema.String, now: Schema.DateFromSelf, limit: Schema.Number }),
+        Result: GameRow,
+        execute: ({ limit, now, storeId }) =>
+          sql`
+            SELECT g.* FROM games g
+            WHERE g.store_id = ${storeId} AND g.deleted_at IS NULL AND g.active AND g.type <> 'scratch'
+              AND (g.starts_at IS NULL OR g.starts_at <= ${now}) AND (g.ends_at IS NULL OR g.ends_at > ${now})
+              AND EXISTS (SELECT 1 FROM game_prizes z WHERE z.game_id = g.id AND z.active)
+            ORDER BY g.created_at DESC, g.id DESC
+            LIMIT ${limit}`
+      }),
+      Effect.orDie
     )
 
     /**
@@ -320,16 +340,25 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
+    /** The player's link version, read in the same statement that writes the play (for the play's card link). */
+    const RETURNING_LINK_VERSION = sql`
+      RETURNING (SELECT c.public_link_version FROM customers c WHERE c.id = game_plays.customer_id) AS customer_link_version`
+    const LinkVersion = Schema.Struct({ customer_link_version: Schema.Number })
+
+    /** Records the play; answers its customer's link version. */
     const insertPlay = Effect.fn("GamesRepo.insertPlay")(
-      SqlSchema.void({
+      SqlSchema.single({
         Request: PlayRow,
+        Result: LinkVersion,
         execute: (row) =>
           sql`
             INSERT INTO game_plays (id, game_id, store_id, livemode, customer_id, status, prize_id, voucher_code, draw_seq,
               prize_version, created_at, revealed_at)
             VALUES (${row.id}, ${row.game_id}, ${row.store_id}, ${row.livemode}, ${row.customer_id}, ${row.status},
-              ${row.prize_id}, ${row.voucher_code}, ${row.draw_seq}, ${row.prize_version}, ${row.created_at}, ${row.revealed_at})`
+              ${row.prize_id}, ${row.voucher_code}, ${row.draw_seq}, ${row.prize_version}, ${row.created_at}, ${row.revealed_at})
+            ${RETURNING_LINK_VERSION}`
       }),
+      Effect.map((row: typeof LinkVersion.Type) => row.customer_link_version),
       Effect.orDie
     )
 
@@ -351,23 +380,29 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
+    /** Records the draw of an issued card (locked in this transaction); answers its customer's link version. */
     const markDrawn = Effect.fn("GamesRepo.markDrawn")(
-      SqlSchema.void({
+      SqlSchema.single({
         Request: PlayRow,
+        Result: LinkVersion,
         execute: (row) =>
           sql`
             UPDATE game_plays SET status = ${row.status}, prize_id = ${row.prize_id}, voucher_code = ${row.voucher_code},
               draw_seq = ${row.draw_seq}, prize_version = ${row.prize_version}, revealed_at = ${row.revealed_at}
-            WHERE id = ${row.id} AND status = 'issued'`
+            WHERE id = ${row.id} AND status = 'issued'
+            ${RETURNING_LINK_VERSION}`
       }),
+      Effect.map((row: typeof LinkVersion.Type) => row.customer_link_version),
       Effect.orDie
     )
 
     const VIEW = sql`
       SELECT ${PLAY_COLUMNS}, g.seed_commitment,
         z.name AS prize_name, z.kind AS prize_kind, z.points AS prize_points, z.weight AS prize_weight,
-        z.inventory AS prize_inventory, z.awarded AS prize_awarded, z.active AS prize_active, z.created_at AS prize_created_at
-      FROM game_plays p JOIN games g ON g.id = p.game_id LEFT JOIN game_prizes z ON z.id = p.prize_id`
+        z.inventory AS prize_inventory, z.awarded AS prize_awarded, z.active AS prize_active, z.created_at AS prize_created_at,
+        c.public_link_version AS customer_link_version
+      FROM game_plays p JOIN games g ON g.id = p.game_id JOIN customers c ON c.id = p.customer_id
+        LEFT JOIN game_prizes z ON z.id = p.prize_id`
 
     const findPlayView = Effect.fn("GamesRepo.findPlayView")(
       SqlSchema.findOne({ Request: Schema.String, Result: PlayViewRow, execute: (id) => sql`${VIEW} WHERE p.id = ${id}` }),
@@ -423,7 +458,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       SqlSchema.findOne({
         Request: Schema.String,
         Result: GameCustomerRow,
-        execute: (id) => sql`SELECT id, store_id, livemode, erased_at FROM customers WHERE id = ${id}`
+        execute: (id) => sql`SELECT id, store_id, livemode, erased_at, public_link_version FROM customers WHERE id = ${id}`
       }),
       Effect.orDie
     )
@@ -441,6 +476,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       lockGame,
       saveGame,
       listGames,
+      openInstantGames,
       nextDraw,
       lockForDraw,
       prizesOf,

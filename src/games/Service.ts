@@ -5,7 +5,8 @@
  *
  * The console acts with a user session under the access policy (customer.read to read, marketing.manage to
  * configure and issue); the merchant API with an API key on its own store and mode; the hosted routes with
- * the game, customer or play id as the capability.
+ * the token of a public link (src/platform/PublicLinks.ts): the customer's token plays for that customer, a
+ * card's token opens that play. An id alone opens nothing, and a wrong token answers as an unknown id.
  */
 import { ClusterError } from "@effect/cluster"
 import { Duration, Effect, Option, Stream } from "effect"
@@ -18,8 +19,8 @@ import {
   type CreateGame,
   GameList,
   HostedGameStore,
-  HostedPlay,
   DEFAULT_MAX_PLAYS_PER_CUSTOMER,
+  HostedPlayer,
   MAX_PRIZES,
   Play,
   PlayList,
@@ -37,11 +38,12 @@ import { SecretBox } from "../platform/Crypto.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
 import { pageAfter } from "../platform/Pagination.ts"
+import { PublicLinks } from "../platform/PublicLinks.ts"
 import { currentDate } from "../platform/Time.ts"
 import { StoresService } from "../stores/Service.ts"
 import { creditPrize, GameInventoryEntity, type PlayOutcome } from "./Entity.ts"
-import { type GameRow, GamesRepo, PLAYS_CHANNEL, type PrizeRow } from "./Repo.ts"
-import { encodePlay, hasEnded, toGame, toHostedGame, toPlay, toPrize, toStats } from "./View.ts"
+import { type GameRow, GamesRepo, PLAYS_CHANNEL, type PlayViewRow, type PrizeRow } from "./Repo.ts"
+import { encodePlay, hasEnded, notPlayableReason, toGame, toHostedGame, toHostedPlay, toPlay, toPrize, toStats } from "./View.ts"
 
 /** How long one GamePlaysFeed subscription lasts: a client subscribes again, authorized afresh. */
 export const GAME_PLAYS_FEED_LIFETIME = Duration.minutes(15)
@@ -84,6 +86,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     const stores = yield* StoresService
     const changeFeed = yield* ChangeFeed
     const inventories = yield* GameInventoryEntity.client
+    const publicLinks = yield* PublicLinks
 
     const gameNotFound = (id: string, param = "gameId") => new NotFound({ message: `No such game: ${id}`, param })
     const prizeNotFound = (id: string) => new NotFound({ message: `No such prize: ${id}`, param: "prizeId" })
@@ -147,22 +150,26 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
       })
 
     const playView = (id: PlayId) =>
-      Effect.flatMap(
-        repo.findPlayView(id),
-        Option.match({ onNone: () => Effect.fail(playNotFound(id)), onSome: (row) => Effect.succeed(toPlay(row)) })
-      )
+      Effect.gen(function*() {
+        const found = yield* repo.findPlayView(id)
+        if (Option.isNone(found)) return yield* playNotFound(id)
+        return toPlay(found.value, yield* publicLinks.urls)
+      })
+
+    const playsOf = (rows: ReadonlyArray<PlayViewRow>) =>
+      Effect.map(publicLinks.urls, (links) => rows.map((row) => toPlay(row, links)))
 
     /**
-     * The play the entity answered, once its points prize is on its way to the wallet. A credit that fails
-     * here is logged: the `games` outbox consumer sends it again from the committed event.
+     * Sends the play's points prize on its way to the wallet. A credit that fails here is logged: the
+     * `games` outbox consumer sends it again from the committed event.
      */
-    const settle = (outcome: PlayOutcome) =>
-      Effect.gen(function*() {
-        yield* creditPrize(outcome).pipe(
-          Effect.catchAllCause((cause) => Effect.logWarning(`play ${outcome.playId}: credit deferred to the games consumer`, cause))
-        )
-        return yield* playView(outcome.playId)
-      })
+    const credit = (outcome: PlayOutcome) =>
+      creditPrize(outcome).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning(`play ${outcome.playId}: credit deferred to the games consumer`, cause))
+      )
+
+    /** The play the entity answered, once its points prize is on its way to the wallet. */
+    const settle = (outcome: PlayOutcome) => Effect.zipRight(credit(outcome), playView(outcome.playId))
 
     // ---------------------------------------------------------------------------------------------
     // Validation the schemas cannot express
@@ -376,7 +383,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     const plays = Effect.fn("Games.plays")(function*(gameId: GameId, params: PlayListParams) {
       const game = yield* gameOfUser(gameId, "customer.read")
       const page = yield* pageAfter(params, (position) => repo.listGamePlays(game.id, params.status ?? null, params.limit, position))
-      return new PlayList({ ...page, data: page.data.map(toPlay) })
+      return new PlayList({ ...page, data: yield* playsOf(page.data) })
     })
 
     const stats = Effect.fn("Games.stats")(function*(gameId: GameId) {
@@ -440,7 +447,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
       const found = Option.filter(yield* repo.findCustomer(customerId), (row) => row.store_id === key.storeId && row.livemode === key.livemode)
       if (Option.isNone(found)) return yield* customerNotFound(customerId, "id")
       const page = yield* pageAfter(params, (position) => repo.listCustomerPlays(customerId, params.status ?? null, params.limit, position))
-      return new PlayList({ ...page, data: page.data.map(toPlay) })
+      return new PlayList({ ...page, data: yield* playsOf(page.data) })
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -453,35 +460,82 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     const publicGame = (id: GameId) =>
       Effect.flatMap(repo.findGame(id), Option.match({ onNone: () => Effect.fail(gameNotFound(id)), onSome: Effect.succeed }))
 
-    const hostedGame = Effect.fn("Games.hostedGame")(function*(id: GameId) {
-      const game = yield* publicGame(id)
-      return toHostedGame(game, yield* repo.prizesOf([id]), yield* storeOf(game.store_id), yield* disclosedSeed(game), yield* currentDate)
-    })
-
-    const hostedPlay = Effect.fn("Games.hostedPlay")(function*(gameId: GameId, customerId: CustomerId) {
-      const game = yield* publicGame(gameId)
-      yield* customerOfStore(customerId, game.store_id, undefined, "c")
-      const outcome = yield* infrastructureDies(inventories(game.id).Play({ playId: newId("play"), customerId }))
-      return yield* settle(outcome)
-    })
-
-    const hostedPlayView = Effect.fn("Games.hostedPlayView")(function*(playId: PlayId) {
-      const found = yield* repo.findPlayView(playId)
-      if (Option.isNone(found)) return yield* playNotFound(playId, "playId")
-      const game = Option.getOrThrow(yield* repo.findGame(found.value.game_id))
-      const play = toPlay(found.value)
-      return new HostedPlay({
-        ...play,
-        object: "hosted_play",
-        game: { name: game.name, type: game.type, store: yield* storeOf(game.store_id) }
+    /**
+     * The customer `c` of the game's store if `t` is its current public token; None for a missing or wrong
+     * pair and for an unknown or foreign customer alike, so a caller cannot tell them apart.
+     */
+    const playerOf = (game: GameRow, customerId: string | undefined, token: string | undefined) =>
+      Effect.gen(function*() {
+        if (customerId === undefined || token === undefined) return Option.none()
+        return Option.filter(
+          yield* repo.findCustomer(customerId),
+          (row) => row.store_id === game.store_id && publicLinks.opensCustomer(row.id, row.public_link_version, token)
+        )
       })
+
+    const hostedGame = Effect.fn("Games.hostedGame")(function*(id: GameId, customerId?: string, token?: string) {
+      const game = yield* publicGame(id)
+      const now = yield* currentDate
+      const prizes = yield* repo.prizesOf([id])
+      const customer = yield* playerOf(game, customerId, token)
+      const links = yield* publicLinks.urls
+      const canPlay = game.type !== "scratch" && notPlayableReason(game, now) === undefined
+      const player = Option.isSome(customer) && customer.value.erased_at === null && canPlay
+        ? new HostedPlayer({
+          play_url: links.instantPlay(game.id, customer.value.id, customer.value.public_link_version),
+          wallet_url: links.wallet(customer.value.id, customer.value.public_link_version)
+        })
+        : null
+      return toHostedGame(game, prizes, yield* storeOf(game.store_id), yield* disclosedSeed(game), now, player)
     })
 
-    const hostedReveal = Effect.fn("Games.hostedReveal")(function*(playId: PlayId) {
-      const found = yield* repo.findPlay(playId)
-      if (Option.isNone(found)) return yield* playNotFound(playId, "playId")
-      const outcome = yield* infrastructureDies(inventories(found.value.game_id).Reveal({ playId }))
-      return yield* settle(outcome)
+    /** The play `playId` as its card shows it, with its game and store (the play was just recorded). */
+    const hostedPlayOf = (playId: PlayId) =>
+      Effect.gen(function*() {
+        const row = Option.getOrThrow(yield* repo.findPlayView(playId))
+        const game = Option.getOrThrow(yield* repo.findGame(row.game_id))
+        return toHostedPlay(row, game, yield* storeOf(game.store_id), yield* publicLinks.urls)
+      })
+
+    /** The play `playId` if `t` is its card's token; a wrong token answers as an unknown play. */
+    const cardOf = (playId: PlayId, token: string | undefined) =>
+      Effect.gen(function*() {
+        const found = Option.filter(
+          yield* repo.findPlayView(playId),
+          (row) => publicLinks.opensCard(row.id, row.customer_link_version, token)
+        )
+        if (Option.isNone(found)) return yield* playNotFound(playId, "playId")
+        return found.value
+      })
+
+    const hostedPlay = Effect.fn("Games.hostedPlay")(function*(gameId: GameId, customerId: CustomerId, token: string | undefined) {
+      const game = yield* publicGame(gameId)
+      const customer = yield* playerOf(game, customerId, token)
+      if (Option.isNone(customer)) return yield* customerNotFound(customerId, "c")
+      if (customer.value.erased_at !== null) {
+        return yield* new InvalidState({ message: `Customer ${customerId} was erased and can no longer play`, param: "c" })
+      }
+      const outcome = yield* infrastructureDies(inventories(game.id).Play({ playId: newId("play"), customerId }))
+      yield* credit(outcome)
+      return yield* hostedPlayOf(outcome.playId)
+    })
+
+    const hostedPlayView = Effect.fn("Games.hostedPlayView")(function*(playId: PlayId, token: string | undefined) {
+      const card = yield* cardOf(playId, token)
+      const game = Option.getOrThrow(yield* repo.findGame(card.game_id))
+      return toHostedPlay(card, game, yield* storeOf(game.store_id), yield* publicLinks.urls)
+    })
+
+    const hostedReveal = Effect.fn("Games.hostedReveal")(function*(playId: PlayId, token: string | undefined) {
+      const card = yield* cardOf(playId, token)
+      const outcome = yield* infrastructureDies(inventories(card.game_id).Reveal({ playId }))
+      yield* credit(outcome)
+      return yield* hostedPlayOf(playId)
+    })
+
+    /** The store's instant games open for play now (for the customer's wallet, which links to them). */
+    const openInstantGames = Effect.fn("Games.openInstantGames")(function*(storeId: StoreId, limit: number) {
+      return yield* repo.openInstantGames({ storeId, now: yield* currentDate, limit })
     })
 
     return {
@@ -503,8 +557,9 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
       hostedGame,
       hostedPlay,
       hostedPlayView,
-      hostedReveal
+      hostedReveal,
+      openInstantGames
     } as const
   }),
-  dependencies: [GamesRepo.Default, AccessService.Default, Idempotency.Default, StoresService.Default, SecretBox.Default]
+  dependencies: [GamesRepo.Default, AccessService.Default, Idempotency.Default, StoresService.Default, SecretBox.Default, PublicLinks.Default]
 }) {}

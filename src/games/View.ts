@@ -1,6 +1,19 @@
 /** Rows of games as their wire objects (API.md "Games"). */
 import { Schema } from "effect"
-import { Game, GameStats, HostedGame, HostedGameStore, HostedPrize, Play, PlayProof, Prize, PrizeStats } from "../../domain/Games.ts"
+import {
+  Game,
+  GameStats,
+  HostedGame,
+  HostedGameStore,
+  HostedPlay,
+  HostedPlayer,
+  HostedPrize,
+  Play,
+  PlayProof,
+  Prize,
+  PrizeStats
+} from "../../domain/Games.ts"
+import type { LinkUrls } from "../platform/PublicLinks.ts"
 import type { GameRow, GameStatsRow, PlayViewRow, PrizeRow } from "./Repo.ts"
 
 
@@ -56,7 +69,8 @@ export const toGame = (row: GameRow, prizes: ReadonlyArray<PrizeRow>, seed: stri
     created_at: row.created_at.toISOString()
   })
 
-export const toPlay = (row: PlayViewRow): Play =>
+/** The play as the merchant sees it, with the `card_url` to give its customer (under `links`). */
+export const toPlay = (row: PlayViewRow, links: LinkUrls): Play =>
   new Play({
     id: row.id,
     object: "play",
@@ -79,11 +93,23 @@ export const toPlay = (row: PlayViewRow): Play =>
       }),
     ...(row.voucher_code === null ? {} : { voucher_code: row.voucher_code }),
     proof: new PlayProof({ seed_commitment: row.seed_commitment, nonce: row.id }),
+    card_url: links.card(row.id, row.customer_link_version),
     created_at: row.created_at.toISOString(),
     revealed_at: row.revealed_at?.toISOString() ?? null
   })
 
 export const encodePlay = Schema.encodeSync(Play)
+
+/** The play as its card's token shows it: the same, with its game and store, and no customer id. */
+export const toHostedPlay = (
+  row: PlayViewRow,
+  game: Pick<GameRow, "name" | "type">,
+  store: HostedGameStore,
+  links: LinkUrls
+): HostedPlay => {
+  const { customer_id: _customerId, ...play } = toPlay(row, links)
+  return new HostedPlay({ ...play, object: "hosted_play", game: { name: game.name, type: game.type, store } })
+}
 
 export const toStats = (counts: typeof GameStatsRow.Type, prizes: ReadonlyArray<PrizeRow>): GameStats =>
   new GameStats({
@@ -107,7 +133,8 @@ export const toHostedGame = (
   prizes: ReadonlyArray<PrizeRow>,
   store: HostedGameStore,
   seed: string | null,
-  now: Date
+  now: Date,
+  player: HostedPlayer | null
 ): HostedGame => {
   const active = prizes.filter((prize) => prize.active)
   return new HostedGame({
@@ -130,6 +157,7 @@ export const toHostedGame = (
         weight: prize.weight,
         available: isAvailable(prize)
       })
-    )
+    ),
+    player
   })
 }

@@ -45,9 +45,9 @@ const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) =
 export const WalletHttpLive = HttpApiBuilder.group(Api, "wallet", (handlers) =>
   Effect.gen(function*() {
     const loyalty = yield* LoyaltyService
-    return handlers.handle("view", ({ path }) =>
+    return handlers.handle("view", ({ path, urlParams }) =>
       Effect.gen(function*() {
-        const wallet = yield* loyalty.wallet(path.customerId)
+        const wallet = yield* loyalty.wallet(path.customerId, urlParams.t)
         return prefersHtml(yield* acceptHeader) ? walletPage(wallet) : wallet
       }))
   }))

@@ -1,9 +1,10 @@
 /**
  * The hosted wallet page: the store's branding, the balance, the tier and the progress to the next, the
- * rewards the points can buy, and recent activity. It uses the checkout's layout, so the same escaping
- * and nonce Content-Security-Policy apply; it runs no script at all.
+ * rewards the points can buy, the customer's own vouchers, recent activity, and links to the store's games
+ * (carrying the customer's token) and to the customer's referral page. It uses the checkout's layout, so the
+ * same escaping and nonce Content-Security-Policy apply; it runs no script at all.
  */
-import type { PointsEntry, Wallet } from "../../domain/Loyalty.ts"
+import type { Wallet } from "../../domain/Loyalty.ts"
 import { escapeHtml, page } from "../platform/Html.ts"
 
 // The layout's styles cover the checkout; these add the wallet's parts. `style-src 'unsafe-inline'` allows them.
@@ -19,18 +20,9 @@ const WALLET_STYLES = `<style>
   li { display: flex; justify-content: space-between; gap: 12px; padding: 8px 0; border-bottom: 1px solid #eef0f4; }
   li span:last-child { font-weight: 600; white-space: nowrap; }
   .empty { color: #556; font-size: .9rem; text-align: left; margin: 0; }
+  .code { font-family: ui-monospace, monospace; letter-spacing: .06em; }
+  a { color: var(--primary); font-weight: 600; }
 </style>`
-
-const ENTRY_TEXT: Record<PointsEntry["type"], string> = {
-  earn: "Earned on a purchase",
-  reverse: "Returned with a refund",
-  redeem: "Redeemed",
-  redeem_cancel: "Redemption cancelled",
-  adjust: "Adjusted by the store",
-  referral: "Referral bonus",
-  promotion: "Promotion",
-  game: "Game prize"
-}
 
 const signed = (points: number) => (points > 0 ? `+${points}` : String(points))
 
@@ -40,7 +32,7 @@ const progressBar = (wallet: Wallet) => {
   const from = wallet.tier?.threshold ?? 0
   const span = Math.max(1, wallet.next_tier.threshold - from)
   const percent = Math.min(100, Math.max(0, Math.floor(((wallet.lifetime_points - from) * 100) / span)))
-  return `<div class="progress" role="progressbar" aria-valuenow="${percent}" aria-valuemin="0" aria-valuemax="100">` +
+  return `<div class="progress" role="progressbar" aria-labelledby="next-tier" aria-valuenow="${percent}" aria-valuemin="0" aria-valuemax="100">` +
     `<div style="width: ${percent}%"></div></div>
   <p class="caption" id="next-tier">${wallet.next_tier.points_needed} points to ${escapeHtml(wallet.next_tier.name)}</p>`
 }
@@ -68,10 +60,30 @@ export const walletPage = (wallet: Wallet) =>
       list(wallet.rewards, "No rewards yet.", (reward) =>
         `<li class="reward"><span>${escapeHtml(reward.name)}</span><span>${reward.points_cost} pts</span></li>`)
     }
+  ${
+      wallet.vouchers.length === 0 ? "" : `<h2>Your vouchers</h2>
+  ${
+        list(wallet.vouchers, "", (voucher) =>
+          `<li class="voucher"><span>${escapeHtml(voucher.label)}</span><span class="code">${escapeHtml(voucher.code)}</span></li>`)
+      }`
+    }
   <h2>Recent activity</h2>
   ${
       list(wallet.recent_entries, "No activity yet.", (entry) =>
-        `<li class="entry"><span>${escapeHtml(ENTRY_TEXT[entry.type])} · ${escapeHtml(entry.created_at.slice(0, 10))}</span>` +
+        `<li class="entry"><span>${escapeHtml(entry.label)} · ${escapeHtml(entry.created_at.slice(0, 10))}</span>` +
         `<span>${signed(entry.points)}</span></li>`)
+    }
+  ${
+      wallet.games.length === 0 ? "" : `<h2>Play</h2>
+  ${
+        list(wallet.games, "", (game) =>
+          `<li class="game"><a href="${escapeHtml(game.play_url)}">${escapeHtml(game.name)}</a>` +
+          `<span>${game.type === "spin" ? "Spin" : "Draw"}</span></li>`)
+      }`
+    }
+  ${
+      wallet.referral === null ? "" : `<h2>Invite friends</h2>
+  <p class="empty" id="referral">Share your code <span class="code">${escapeHtml(wallet.referral.code)}</span>: ` +
+        `<a href="${escapeHtml(wallet.referral.share_url)}">${escapeHtml(wallet.referral.share_url)}</a></p>`
     }`
   })

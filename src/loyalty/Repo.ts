@@ -100,9 +100,20 @@ export const WalletRow = Schema.Struct({
   name: Schema.NullOr(Schema.String),
   erased_at: Schema.NullOr(Schema.DateFromSelf),
   points_balance: Schema.Number,
-  lifetime_points: Schema.Number
+  lifetime_points: Schema.Number,
+  /** The version of the customer's public links (src/platform/PublicLinks.ts). */
+  public_link_version: Schema.Number,
+  referral_code: Schema.NullOr(Schema.String)
 })
 export type WalletRow = typeof WalletRow.Type
+
+/** A voucher of a redemption not yet handed over, as the customer's own wallet shows it. */
+export const WalletVoucherRow = Schema.Struct({
+  voucher_code: Schema.String,
+  reward_name: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf
+})
+export type WalletVoucherRow = typeof WalletVoucherRow.Type
 
 /** A paid or refunded payment's outbox event that the wallet has not yet applied. */
 /** What the wallet reads of a payment to earn or reverse its points. */
@@ -476,6 +487,22 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
         entriesPage({ customerId, limit, position }).pipe(Effect.orDie)
     )
 
+    /** The customer's issued redemptions (not yet fulfilled or cancelled), newest first. */
+    const issuedVouchers = Effect.fn("LoyaltyRepo.issuedVouchers")(
+      SqlSchema.findAll({
+        Request: Schema.Struct({ customerId: Schema.String, limit: Schema.Number }),
+        Result: WalletVoucherRow,
+        execute: ({ customerId, limit }) =>
+          sql`
+            SELECT r.voucher_code, w.name AS reward_name, r.created_at
+            FROM loyalty_redemptions r LEFT JOIN loyalty_rewards w ON w.id = r.reward_id
+            WHERE r.customer_id = ${customerId} AND r.status = 'issued'
+            ORDER BY r.created_at DESC, r.id DESC
+            LIMIT ${limit}`
+      }),
+      Effect.orDie
+    )
+
     /** The points held by a store's customers of one mode. */
     const outstanding = Effect.fn("LoyaltyRepo.outstanding")(
       SqlSchema.single({
@@ -534,6 +561,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       findEntryByKey,
       paymentPoints,
       listEntries,
+      issuedVouchers,
       outstanding,
       findPayment
     } as const

@@ -37,9 +37,12 @@ import {
   type UpdateTier,
   Wallet,
   WalletCustomer,
+  WalletGame,
   WalletNextTier,
+  WalletReferral,
   WalletStore
 } from "../../domain/Loyalty.ts"
+import { GamesService } from "../games/Service.ts"
 import { StoresService } from "../stores/Service.ts"
 import { AccessService } from "../access/Service.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
@@ -47,12 +50,24 @@ import { newId } from "../platform/Ids.ts"
 import { maskName } from "../platform/Text.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { MAX_LIST_LIMIT, pageAfter } from "../platform/Pagination.ts"
+import { PublicLinks } from "../platform/PublicLinks.ts"
+import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { currentDate } from "../platform/Time.ts"
 import { randomUUID } from "node:crypto"
 import { CustomerWalletEntity } from "./Entity.ts"
 import { valueOf } from "./Points.ts"
 import { LoyaltyRepo, POINTS_CHANNEL, type WalletRow } from "./Repo.ts"
-import { tierOf, toPointsEntry, toProgram, toRedemption, toReward, toTier, toTierSummary } from "./View.ts"
+import {
+  tierOf,
+  toPointsEntry,
+  toProgram,
+  toRedemption,
+  toReward,
+  toTier,
+  toTierSummary,
+  toWalletEntry,
+  toWalletVoucher
+} from "./View.ts"
 
 /** The entity's own failures (mailbox full, persistence trouble) are the infrastructure's, not the client's. */
 const infrastructureDies = <A, E, R>(
@@ -71,6 +86,10 @@ const infrastructureDies = <A, E, R>(
     )
   ) as never
 
+/** How many of the customer's open vouchers, and of the store's open games, the public wallet shows. */
+const WALLET_VOUCHERS = 20
+const WALLET_GAMES = 10
+
 /** How long one WalletFeed subscription lasts: a client subscribes again, authorized afresh. */
 export const WALLET_FEED_LIFETIME = Duration.minutes(15)
 
@@ -83,6 +102,9 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
     const encodeRedemption = Schema.encodeSync(Redemption)
     const stores = yield* StoresService
     const changeFeed = yield* ChangeFeed
+    const publicLinks = yield* PublicLinks
+    const publicUrl = yield* PublicBaseUrl
+    const gamesService = yield* GamesService
 
     const customerNotFound = (id: string, param = "customer_id") => new NotFound({ message: `No such customer: ${id}`, param })
     const rewardNotFound = (id: string, param = "reward_id") => new NotFound({ message: `No such reward: ${id}`, param })
@@ -384,15 +406,27 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
     // The public wallet
     // ---------------------------------------------------------------------------------------------
 
-    /** The customer's wallet as anyone holding its id sees it; no credential, so nothing identifying. */
-    const wallet = Effect.fn("Loyalty.wallet")(function*(customerId: CustomerId) {
-      const found = yield* repo.findWallet(customerId)
+    /**
+     * The customer's wallet, opened by its public token `t` (a missing or wrong one answers as an unknown
+     * customer). It shows what the customer may see of its own: no payment id, no other customer's id and
+     * no merchant's note; its own vouchers, play links and referral link.
+     */
+    const wallet = Effect.fn("Loyalty.wallet")(function*(customerId: CustomerId, token: string | undefined) {
+      const found = Option.filter(
+        yield* repo.findWallet(customerId),
+        (row) => publicLinks.opensCustomer(row.id, row.public_link_version, token)
+      )
       if (Option.isNone(found)) return yield* customerNotFound(customerId, "customerId")
       const row = found.value
       const store = yield* stores.getById(row.store_id).pipe(Effect.orDie)
       const { current, next } = tierOf(yield* repo.tiersOf(row.store_id), row.lifetime_points)
       const rewards = yield* repo.listRewards(row.store_id, true, MAX_LIST_LIMIT)
       const entries = yield* repo.listEntries(row.id, RECENT_ENTRIES)
+      const vouchers = yield* repo.issuedVouchers({ customerId: row.id, limit: WALLET_VOUCHERS })
+      const links = yield* publicLinks.urls
+      // An erased customer can no longer play.
+      const games = row.erased_at === null ? yield* gamesService.openInstantGames(row.store_id, WALLET_GAMES) : []
+      const baseUrl = yield* publicUrl.get
       return new Wallet({
         object: "wallet",
         store: new WalletStore({ name: store.name, branding: store.branding }),
@@ -404,7 +438,16 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
           ? null
           : new WalletNextTier({ name: next.name, threshold: next.threshold, points_needed: next.threshold - row.lifetime_points }),
         rewards: rewards.slice(0, MAX_LIST_LIMIT).map(toReward),
-        recent_entries: entries.slice(0, RECENT_ENTRIES).map(toPointsEntry)
+        recent_entries: entries.slice(0, RECENT_ENTRIES).map(toWalletEntry),
+        vouchers: vouchers.map(toWalletVoucher),
+        games: games.flatMap((game) =>
+          game.type === "scratch"
+            ? []
+            : [new WalletGame({ id: game.id, name: game.name, type: game.type, play_url: links.game(game.id, row.id, row.public_link_version) })]
+        ),
+        referral: row.referral_code === null
+          ? null
+          : new WalletReferral({ code: row.referral_code, share_url: `${baseUrl}/r/${encodeURIComponent(row.referral_code)}` })
       })
     })
 
@@ -456,5 +499,12 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
       cancel
     } as const
   }),
-  dependencies: [LoyaltyRepo.Default, AccessService.Default, Idempotency.Default, StoresService.Default]
+  dependencies: [
+    LoyaltyRepo.Default,
+    AccessService.Default,
+    Idempotency.Default,
+    StoresService.Default,
+    PublicLinks.Default,
+    GamesService.Default
+  ]
 }) {}

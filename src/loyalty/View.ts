@@ -5,12 +5,15 @@ import type { EventId } from "../../domain/Ids.ts"
 import {
   LoyaltyProgram,
   PointsEntry,
+  type PointsEntryType,
   Redemption,
   Reward,
   Tier,
-  TierSummary
+  TierSummary,
+  WalletEntry,
+  WalletVoucher
 } from "../../domain/Loyalty.ts"
-import type { PointsEntryRow, ProgramRow, RedemptionRow, RewardRow, TierRow } from "./Repo.ts"
+import type { PointsEntryRow, ProgramRow, RedemptionRow, RewardRow, TierRow, WalletVoucherRow } from "./Repo.ts"
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
@@ -75,6 +78,38 @@ export const toPointsEntry = (row: PointsEntryRow): PointsEntry =>
     ...(row.redemption_id === null ? {} : { redemption_id: row.redemption_id }),
     ...(row.reason === null ? {} : { reason: row.reason }),
     ...(row.type === "reverse" ? { shortfall: row.shortfall } : {}),
+    created_at: row.created_at.toISOString()
+  })
+
+/**
+ * What each kind of entry says to the customer. The entry's own `reason` is the merchant's note (or names
+ * the other customer of a referral), and its payment id is the merchant's record: neither is shown.
+ */
+const ENTRY_LABELS: Record<PointsEntryType, string> = {
+  earn: "Earned on a purchase",
+  reverse: "Returned with a refund",
+  redeem: "Redeemed",
+  redeem_cancel: "Redemption cancelled",
+  adjust: "Adjusted by the store",
+  referral: "Referral bonus",
+  promotion: "Promotion",
+  game: "Game prize"
+}
+
+/** A points entry as the customer's public wallet shows it. */
+export const toWalletEntry = (row: PointsEntryRow): WalletEntry =>
+  new WalletEntry({
+    type: row.type,
+    points: row.points,
+    created_at: row.created_at.toISOString(),
+    label: ENTRY_LABELS[row.type]
+  })
+
+/** A voucher not yet handed over, as the customer's own wallet shows it. */
+export const toWalletVoucher = (row: WalletVoucherRow): WalletVoucher =>
+  new WalletVoucher({
+    code: row.voucher_code,
+    label: row.reward_name ?? "Points redemption",
     created_at: row.created_at.toISOString()
   })
 

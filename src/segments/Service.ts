@@ -21,6 +21,7 @@ import { AccessService } from "../access/Service.ts"
 import { CustomersRepo } from "../customers/Repo.ts"
 import { toCustomer } from "../customers/View.ts"
 import { newId } from "../platform/Ids.ts"
+import { PublicLinks } from "../platform/PublicLinks.ts"
 import { pageAfter } from "../platform/Pagination.ts"
 import { currentDate } from "../platform/Time.ts"
 import { SegmentsRepo, type SegmentRow } from "./Repo.ts"
@@ -44,6 +45,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
     const repo = yield* SegmentsRepo
     const access = yield* AccessService
     const customers = yield* CustomersRepo
+    const publicLinks = yield* PublicLinks
 
     const storeOfUser = (storeId: StoreId, permission: Permission) =>
       Effect.zipRight(access.currentUser, access.store(storeId, permission))
@@ -57,10 +59,11 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
     const previewOf = Effect.fn("Segments.previewOf")(function*(storeId: StoreId, livemode: boolean, ruleSet: RuleSet) {
       const found = yield* repo.preview({ storeId, livemode, now: yield* currentDate }, ruleSet)
       const sample = yield* Effect.forEach(found.sample, (id) => customers.find(id))
+      const links = yield* publicLinks.urls
       return new SegmentPreview({
         object: "segment_preview",
         count: found.count,
-        sample: sample.flatMap((row) => Option.isSome(row) ? [toCustomer(row.value)] : [])
+        sample: sample.flatMap((row) => Option.isSome(row) ? [toCustomer(row.value, links)] : [])
       })
     })
 
@@ -126,5 +129,5 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
 
     return { previewOf, contains, list, create, update, remove, previewRules, preview, ofStore, find: repo.find } as const
   }),
-  dependencies: [SegmentsRepo.Default, AccessService.Default, CustomersRepo.Default]
+  dependencies: [SegmentsRepo.Default, AccessService.Default, CustomersRepo.Default, PublicLinks.Default]
 }) {}

@@ -39,7 +39,8 @@ const CUSTOMER_FIELDS = [
   "referral_code",
   "store_id",
   "tier",
-  "updated_at"
+  "updated_at",
+  "wallet_url"
 ]
 
 let serial = 0

@@ -1,9 +1,11 @@
 /**
  * The hosted wallet page in a real browser (Debian's Chromium driven by playwright-core), black-box: a
  * branded store with tiers and rewards, a customer who earned and redeemed points, and the page showing
- * the balance, the tier with the progress to the next, the rewards and the recent activity — with names
- * that try to inject markup shown as text, and no CSP violation, script error or failed request. The
- * screenshot goes to test-output/e2e/wallet.png (git-ignored).
+ * the balance, the tier with the progress to the next, the rewards, the customer's voucher, the recent
+ * activity (never the merchant's note) and a link to the store's game that opens it with the customer's play
+ * button — with names that try to inject markup shown as text, and no CSP violation, script error or failed
+ * request. The page is opened through the customer's `wallet_url`. The screenshot goes to
+ * test-output/e2e/wallet.png (git-ignored).
  *
  * Needs /usr/bin/chromium (`apt-get install chromium`; .ci/run installs it); without it the suite is
  * skipped. Never a browser downloaded by Playwright.
@@ -14,6 +16,7 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Browser } from "playwright-core"
+import { seriousViolations } from "../support/Accessibility.ts"
 import { CHROMIUM, HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
 import { clientAs } from "../support/Client.ts"
 import { newMerchant } from "../support/Merchant.ts"
@@ -50,8 +53,15 @@ describe.skipIf(!HAS_CHROMIUM)(
             payload: { email: "sokha@example.test", name: "Sokha Chan" },
             headers: {}
           })
-          yield* dashboard.loyaltyConsole.adjust({ path: { id: customer.id }, payload: { points: 750, reason: "Welcome" } })
-          yield* (yield* clientAs(app, key)).loyalty.redeemPoints({ payload: { customer_id: customer.id, points: 200 }, headers: {} })
+          yield* dashboard.loyaltyConsole.adjust({ path: { id: customer.id }, payload: { points: 750, reason: "Welcome, note for staff" } })
+          const redemption = yield* (yield* clientAs(app, key)).loyalty.redeemPoints({
+            payload: { customer_id: customer.id, points: 200 },
+            headers: {}
+          })
+          yield* dashboard.gamesConsole.create({
+            path: { storeId },
+            payload: { name: "Lucky wheel", type: "spin", prizes: [{ name: "10 points", kind: "points", points: 10, weight: 1 }] }
+          })
 
           const browser = yield* E2EBrowser
           const context = yield* Effect.acquireRelease(
@@ -67,7 +77,9 @@ describe.skipIf(!HAS_CHROMIUM)(
           page.on("dialog", (dialog) => problems.push(`dialog: ${dialog.message()}`))
           page.on("requestfailed", (request) => problems.push(`request failed: ${request.url()}`))
 
-          const response = yield* Effect.promise(() => page.goto(`${app.baseUrl}/wallet/${customer.id}`, { waitUntil: "load" }))
+          const walletLink = new URL(customer.wallet_url)
+          const response = yield* Effect.promise(() =>
+            page.goto(`${app.baseUrl}${walletLink.pathname}${walletLink.search}`, { waitUntil: "load" }))
           expect(response?.status()).toBe(200)
           expect(response?.headers()["content-security-policy"]).toMatch(/script-src 'nonce-/)
           const text = (selector: string) => Effect.promise(() => page.locator(selector).innerText())
@@ -79,12 +91,25 @@ describe.skipIf(!HAS_CHROMIUM)(
             expect.stringContaining(HOSTILE),
             expect.stringContaining("Free iced latte")
           ])
-          expect(yield* Effect.promise(() => page.locator("li.entry").count())).toBe(2)
+          expect(yield* Effect.promise(() => page.locator("li.entry").allInnerTexts())).toEqual([
+            expect.stringContaining("Redeemed"),
+            expect.stringContaining("Adjusted by the store")
+          ])
+          expect(yield* Effect.promise(() => page.locator("body").innerText())).not.toContain("note for staff")
+          expect(yield* text("li.voucher .code")).toBe(redemption.voucher_code)
           expect(yield* Effect.promise(() => page.locator("img[src=x]").count())).toBe(0)
           expect(yield* Effect.promise(() => page.title())).toContain("Riverside Cafe & Bakery")
 
           mkdirSync(OUTPUT_DIR, { recursive: true })
           yield* Effect.promise(() => page.screenshot({ path: join(OUTPUT_DIR, "wallet.png"), fullPage: true }))
+          expect(yield* seriousViolations(page)).toEqual([])
+
+          // The game link carries the customer's credentials: the game page offers the play button.
+          yield* Effect.promise(() => page.locator("li.game a").click())
+          yield* Effect.promise(() => page.waitForSelector("#game-name"))
+          expect(yield* text("#game-name")).toBe("Lucky wheel")
+          expect(yield* Effect.promise(() => page.locator("#play").isVisible())).toBe(true)
+          expect(yield* seriousViolations(page)).toEqual([])
           expect(problems).toEqual([])
         }))
     })

@@ -26,6 +26,15 @@ import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
 const call = makeCall()
 
+/** The path and query of a link the API handed out, to open it on the test app. */
+const pathOf = (url: string) => {
+  const parsed = new URL(url)
+  return parsed.pathname + parsed.search
+}
+/** The customer's token, as its wallet link carries it (it also opens hosted play). */
+const playerQuery = (customer: { readonly id: string; readonly wallet_url: string }) =>
+  `c=${customer.id}&t=${new URL(customer.wallet_url).searchParams.get("t")}`
+
 let serial = 0
 const freshEmail = () => `game-${Date.now().toString(36)}-${++serial}@example.test`
 
@@ -380,7 +389,7 @@ describe("games", () => {
         const card = yield* api.gamesConsole.issue({ path: { gameId: game.id }, payload: { customer_id: customer.id } })
         expect(card).toMatchObject({ object: "play", status: "issued", prize: null, revealed_at: null, customer_id: customer.id, game_id: game.id })
         expect(card.voucher_code).toBeUndefined()
-        const hosted = yield* call(app, "GET", `/play/${card.id}`)
+        const hosted = yield* call(app, "GET", pathOf(card.card_url))
         expect(hosted.status).toBe(200)
         expect(hosted.body).toMatchObject({ object: "hosted_play", id: card.id, status: "issued", prize: null, game: { name: "Scratch & win", type: "scratch" } })
 
@@ -390,13 +399,15 @@ describe("games", () => {
         expect(revealed.revealed_at).not.toBeNull()
         const again = yield* merchantApi.games.reveal({ path: { id: card.id } })
         expect(again).toEqual(revealed)
-        const publicAgain = yield* call(app, "POST", `/play/${card.id}/reveal`)
+        const publicAgain = yield* call(app, "POST", `/play/${card.id}/reveal${new URL(card.card_url).search}`)
         expect(publicAgain.status).toBe(201)
-        expect(publicAgain.body).toEqual(Schema_encodePlay(revealed))
+        const { customer_id: _customerId, ...publicPlay } = Schema_encodePlay(revealed)
+        expect(publicAgain.body).toMatchObject({ ...publicPlay, object: "hosted_play", game: { name: "Scratch & win" } })
+        expect(publicAgain.body.customer_id).toBeUndefined()
 
         // Racing reveals of one card: one draw, one answer.
         const second = yield* api.gamesConsole.issue({ path: { gameId: game.id }, payload: { customer_id: customer.id } })
-        const raced = yield* Effect.all(Array.from({ length: 10 }, () => call(app, "POST", `/play/${second.id}/reveal`)), { concurrency: "unbounded" })
+        const raced = yield* Effect.all(Array.from({ length: 10 }, () => call(app, "POST", `/play/${second.id}/reveal${new URL(second.card_url).search}`)), { concurrency: "unbounded" })
         expect(new Set(raced.map((r) => r.status))).toEqual(new Set([201]))
         expect(new Set(raced.map((r) => JSON.stringify(r.body))).size).toBe(1)
         const stats = yield* api.gamesConsole.stats({ path: { gameId: game.id } })
@@ -435,8 +446,8 @@ describe("games", () => {
         expect(raced.filter((r) => r.status === 409).length).toBe(27)
         expect(raced.find((r) => r.status === 409)?.body).toMatchObject({ error: { code: "invalid_state", param: "customer_id" } })
         // The hosted play counts against the same limit; another customer has their own.
-        expect((yield* call(app, "POST", `/play/game/${game.id}/play?c=${customer.id}`)).status).toBe(409)
-        expect((yield* call(app, "POST", `/play/game/${game.id}/play?c=${other.id}`)).status).toBe(201)
+        expect((yield* call(app, "POST", `/play/game/${game.id}/play?${playerQuery(customer)}`)).status).toBe(409)
+        expect((yield* call(app, "POST", `/play/game/${game.id}/play?${playerQuery(other)}`)).status).toBe(201)
 
         const scratch = yield* createGame(app, merchant, {
           name: "Two cards each",
@@ -498,12 +509,12 @@ describe("games", () => {
         expect(text).not.toContain(hostile)
         expect(text).toContain("&lt;script&gt;alert(1)&lt;/script&gt;")
 
-        const played = yield* call(app, "POST", `/play/game/${game.id}/play?c=${customer.id}`)
+        const played = yield* call(app, "POST", `/play/game/${game.id}/play?${playerQuery(customer)}`)
         expect(played.status).toBe(201)
-        expect(played.body).toMatchObject({ object: "play", status: "played", customer_id: customer.id, prize: { name: hostile } })
-        const view = yield* call(app, "GET", `/play/${played.body.id}`)
+        expect(played.body).toMatchObject({ object: "hosted_play", status: "played", prize: { name: hostile } })
+        const view = yield* call(app, "GET", pathOf(played.body.card_url))
         expect(view.body).toMatchObject({ object: "hosted_play", id: played.body.id, status: "played", game: { name: hostile } })
-        const page = yield* Effect.promise(() => app.fetch(`/play/${played.body.id}`, { headers: { accept: "text/html" } }))
+        const page = yield* Effect.promise(() => app.fetch(pathOf(played.body.card_url), { headers: { accept: "text/html" } }))
         const pageText = yield* Effect.promise(() => page.text())
         expect(pageText).not.toContain(hostile)
         expect(pageText).toContain("+10 points")
@@ -667,14 +678,15 @@ describe("games", () => {
         expectError(yield* call(app, "PUT", `/dashboard/prizes/${added.id}`, { token, body: prize({ weight: -1 }) }), 400, "weight")
         expect((yield* call(app, "PUT", `/dashboard/games/${empty.id}`, { token, body: { active: false } })).status).toBe(200)
         expectError(yield* call(app, "POST", `/v1/games/${empty.id}/play`, { token: merchant.key, body: { customer_id: customer.id } }), 409)
-        expectError(yield* call(app, "POST", `/play/game/${empty.id}/play?c=${customer.id}`), 409)
+        expectError(yield* call(app, "POST", `/play/game/${empty.id}/play?${playerQuery(customer)}`), 409)
 
         const open = (yield* create({ name: "Open", type: "spin", prizes: [prize({})] })).body as Game
-        // `c` missing (400) or of another store's customer (404); an unknown game is 404.
+        // `c` missing (400), of another store's customer even with its token, or without a token (404); an unknown game is 404.
         expectError(yield* call(app, "POST", `/play/game/${open.id}/play`), 400, "c")
-        expectError(yield* call(app, "POST", `/play/game/${open.id}/play?c=${foreign.id}`), 404, "c")
+        expectError(yield* call(app, "POST", `/play/game/${open.id}/play?${playerQuery(foreign)}`), 404, "c")
+        expectError(yield* call(app, "POST", `/play/game/${open.id}/play?c=${customer.id}`), 404, "c")
         expectError(yield* call(app, "POST", `/play/game/${open.id}/play?c=cus_nothing`), 404, "c")
-        expectError(yield* call(app, "POST", `/play/game/game_nothing/play?c=${customer.id}`), 404)
+        expectError(yield* call(app, "POST", `/play/game/game_nothing/play?${playerQuery(customer)}`), 404)
         // The merchant API: another store's customer, a missing customer_id, an unknown play.
         expectError(yield* call(app, "POST", `/v1/games/${open.id}/play`, { token: merchant.key, body: { customer_id: foreign.id } }), 404, "customer_id")
         expectError(yield* call(app, "POST", `/v1/games/${open.id}/play`, { token: merchant.key, body: {} }), 400, "customer_id")

@@ -13,6 +13,7 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Browser, Page } from "playwright-core"
+import { seriousViolations } from "../support/Accessibility.ts"
 import { CHROMIUM, HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
 import { clientAs } from "../support/Client.ts"
 import { newMerchant } from "../support/Merchant.ts"
@@ -78,7 +79,9 @@ describe.skipIf(!HAS_CHROMIUM)(
           })
 
           const { page, problems } = yield* watchedPage
-          const response = yield* Effect.promise(() => page.goto(`${app.baseUrl}/play/game/${spin.id}?c=${customer.id}`, { waitUntil: "load" }))
+          // The customer's credentials ride in the link: its id and the token of its wallet link.
+          const credentials = `c=${customer.id}&t=${new URL(customer.wallet_url).searchParams.get("t")}`
+          const response = yield* Effect.promise(() => page.goto(`${app.baseUrl}/play/game/${spin.id}?${credentials}`, { waitUntil: "load" }))
           expect(response?.status()).toBe(200)
           expect(response?.headers()["content-security-policy"]).toMatch(/script-src 'nonce-/)
           expect(yield* text(page, "#game-name")).toBe(`Lucky wheel ${HOSTILE}`)
@@ -91,14 +94,22 @@ describe.skipIf(!HAS_CHROMIUM)(
           expect(yield* Effect.promise(() => page.locator("#wheel").getAttribute("style"))).toMatch(/rotate\(\d+(\.\d+)?deg\)/)
           mkdirSync(OUTPUT_DIR, { recursive: true })
           yield* Effect.promise(() => page.screenshot({ path: join(OUTPUT_DIR, "games-spin.png"), fullPage: true }))
+          expect(yield* seriousViolations(page)).toEqual([])
           const played = yield* Effect.promise(() => page.locator("body").getAttribute("data-played"))
           const plays = yield* (yield* clientAs(app, key)).games.customerPlays({ path: { id: customer.id }, urlParams: { limit: 10 } })
           expect(plays.data.map((play) => play.id)).toEqual([played])
+          // The page links back to the customer's wallet, which the same token opens.
+          yield* Effect.promise(() => page.locator("#wallet-link").click())
+          yield* Effect.promise(() => page.waitForSelector("#balance"))
+          expect(yield* text(page, "#balance")).toBe("25")
+          expect(yield* seriousViolations(page)).toEqual([])
 
-          // Without the customer's id the page cannot play.
-          yield* Effect.promise(() => page.goto(`${app.baseUrl}/play/game/${spin.id}`, { waitUntil: "load" }))
-          expect(yield* text(page, "#status")).toBe("Open the link the store sent you to play.")
-          expect(yield* Effect.promise(() => page.locator("#play").isVisible())).toBe(false)
+          // Without the customer's credentials, or with the id alone, the page cannot play.
+          for (const query of ["", `?c=${customer.id}`]) {
+            yield* Effect.promise(() => page.goto(`${app.baseUrl}/play/game/${spin.id}${query}`, { waitUntil: "load" }))
+            expect(yield* text(page, "#status")).toBe("Open the link the store sent you to play.")
+            expect(yield* Effect.promise(() => page.locator("#play").count())).toBe(0)
+          }
 
           // A scratch card: scratched, revealed, and shown revealed on reload.
           const scratch = yield* dashboard.gamesConsole.create({
@@ -106,7 +117,10 @@ describe.skipIf(!HAS_CHROMIUM)(
             payload: { name: "Scratch & win", type: "scratch", prizes: [{ name: `Free cake ${HOSTILE}`, kind: "voucher", weight: 1 }] }
           })
           const card = yield* dashboard.gamesConsole.issue({ path: { gameId: scratch.id }, payload: { customer_id: customer.id } })
-          yield* Effect.promise(() => page.goto(`${app.baseUrl}/play/${card.id}`, { waitUntil: "load" }))
+          const cardPage = `${app.baseUrl}/play/${card.id}${new URL(card.card_url).search}`
+          const unopened = yield* Effect.promise(() => app.fetch(`/play/${card.id}`, { headers: { accept: "text/html" } }))
+          expect(unopened.status).toBe(404)
+          yield* Effect.promise(() => page.goto(cardPage, { waitUntil: "load" }))
           expect(yield* text(page, "#cover")).toBe("Scratch to reveal")
           yield* Effect.promise(() => page.locator("#cover").click())
           yield* Effect.promise(() => page.waitForSelector("body[data-revealed]", { timeout: 20_000 }))
@@ -115,6 +129,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           expect(voucher).toMatch(/^[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}$/)
           yield* Effect.sleep("900 millis") // the cover's fade
           yield* Effect.promise(() => page.screenshot({ path: join(OUTPUT_DIR, "games-scratch.png"), fullPage: true }))
+          expect(yield* seriousViolations(page)).toEqual([])
           yield* Effect.promise(() => page.reload({ waitUntil: "load" }))
           expect(yield* Effect.promise(() => page.locator("#cover").count())).toBe(0)
           expect(yield* text(page, "#voucher")).toBe(voucher)

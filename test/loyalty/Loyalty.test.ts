@@ -20,6 +20,12 @@ import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
 const call = makeCall()
 
+/** The path and query of a link the API handed out, to open it on the test app. */
+const pathOf = (url: string) => {
+  const parsed = new URL(url)
+  return parsed.pathname + parsed.search
+}
+
 const consoleFor = (app: TestAppShape, sessionToken: string) =>
   makeConsoleClient({ baseUrl: app.baseUrl, sessionToken }).pipe(Effect.provide(FetchHttpClient.layer))
 
@@ -308,7 +314,9 @@ describe("loyalty", () => {
         yield* api.loyaltyConsole.createReward({ path: { storeId: merchant.storeId }, payload: { name: "<script>alert(1)</script>", points_cost: 100 } })
         const customer = yield* newCustomer(app, merchant.key, "Sokha Chan")
         yield* adjust(app, merchant.owner.token, customer.id, 120)
-        const wallet = yield* Effect.flatMap(clientAs(app, ""), (anyone) => anyone.wallet.view({ path: { customerId: customer.id } }))
+        const token = new URL(customer.wallet_url).searchParams.get("t") ?? ""
+        const wallet = yield* Effect.flatMap(clientAs(app, ""), (anyone) =>
+          anyone.wallet.view({ path: { customerId: customer.id }, urlParams: { t: token } }))
         expect(wallet).toMatchObject({
           object: "wallet",
           customer: { name: "S**** C***" },
@@ -317,10 +325,12 @@ describe("loyalty", () => {
           next_tier: { name: "Gold <b>", threshold: 500, points_needed: 500 }
         })
         expect(wallet.rewards.map((reward) => reward.name)).toEqual(["<script>alert(1)</script>"])
-        expect(wallet.recent_entries.map((entry) => entry.points)).toEqual([120])
+        expect(wallet.recent_entries).toEqual([
+          { type: "adjust", points: 120, created_at: expect.any(String), label: "Adjusted by the store" }
+        ])
 
         const html = yield* Effect.promise(() =>
-          app.fetch(`/wallet/${customer.id}`, { headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" } }))
+          app.fetch(pathOf(customer.wallet_url), { headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" } }))
         expect(html.status).toBe(200)
         expect(html.headers.get("content-type")).toContain("text/html")
         expect(html.headers.get("content-security-policy")).toMatch(/script-src 'nonce-/)
