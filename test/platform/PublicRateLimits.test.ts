@@ -64,8 +64,10 @@ describe("public route limits", () => {
           payload: { name: "Wheel", type: "spin", max_plays_per_customer: null, prizes }
         })
         const [first, second, third] = yield* Effect.all(Array.from({ length: 3 }, () => newCustomer(app, merchant.key)))
+        // Hosted play opens with the customer's public token, the `t` of its wallet_url.
+        const tokens = new Map([first!, second!, third!].map((c) => [c.id, new URL(c.wallet_url).searchParams.get("t")!]))
         const play = (address: string, customer: CustomerId) =>
-          callFrom(app, address, "POST", `/play/game/${spin.id}/play?c=${customer}`)
+          callFrom(app, address, "POST", `/play/game/${spin.id}/play?c=${customer}&t=${tokens.get(customer)}`)
 
         // One customer: two plays a minute; the third is refused.
         expect(statuses([yield* play(at(1), first!.id), yield* play(at(1), first!.id)])).toEqual([201, 201])
@@ -84,7 +86,8 @@ describe("public route limits", () => {
           payload: { name: "Scratch", type: "scratch", max_plays_per_customer: null, prizes }
         })
         const card = yield* dashboard.gamesConsole.issue({ path: { gameId: scratch.id }, payload: { customer_id: first!.id } })
-        const reveal = (address: string) => callFrom(app, address, "POST", `/play/${card.id}/reveal`)
+        const cardUrl = new URL(card.card_url)
+        const reveal = (address: string) => callFrom(app, address, "POST", `${cardUrl.pathname}/reveal${cardUrl.search}`)
         expect(statuses([yield* reveal(at(4)), yield* reveal(at(5))])).toEqual([201, 201])
         expectRateLimited(yield* reveal(at(6)), 60)
       }))
