@@ -110,5 +110,6 @@ export class CheckoutGroup extends HttpApiGroup.make("checkout")
       .annotate(OpenApi.Description, "Only paid, partially refunded and refunded payments have a receipt; others are 404.")
   )
   .addError(NotFoundResponse)
+  .addError(RateLimitedResponse)
   .annotate(OpenApi.Title, "Hosted checkout")
 {}

@@ -575,6 +575,7 @@ export class HostedGamesGroup extends HttpApiGroup.make("hostedGames")
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
+  .addError(RateLimitedResponse)
   .annotate(OpenApi.Title, "Hosted games")
 {}
 

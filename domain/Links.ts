@@ -296,5 +296,6 @@ export class PublicLinksGroup extends HttpApiGroup.make("publicLinks")
   )
   .addError(NotFoundResponse)
   .addError(InvalidStateResponse)
+  .addError(RateLimitedResponse)
   .annotate(OpenApi.Title, "Payment links (public)")
 {}

@@ -14,7 +14,8 @@ import {
   IdempotencyConflictResponse,
   InvalidRequestResponse,
   InvalidStateResponse,
-  NotFoundResponse
+  NotFoundResponse,
+  RateLimitedResponse
 } from "./Errors.ts"
 import { CustomerId, GameId, PaymentId, PointsEntryId, RedemptionId, RewardId, StoreId, TierId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
@@ -651,5 +652,6 @@ export class WalletGroup extends HttpApiGroup.make("wallet")
       )
   )
   .addError(NotFoundResponse)
+  .addError(RateLimitedResponse)
   .annotate(OpenApi.Title, "Wallet")
 {}

@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Option } from "effect"
 import { Api } from "../../domain/Api.ts"
+import { RateLimiter } from "../platform/RateLimit.ts"
 import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { prefersHtml } from "../platform/Html.ts"
 import { checkoutPage, receiptPage } from "./Page.ts"
@@ -20,9 +21,11 @@ export const CheckoutHttpLive = HttpApiBuilder.group(Api, "checkout", (handlers)
   Effect.gen(function*() {
     const checkout = yield* CheckoutService
     const slots = yield* StreamSlots
+    const limiter = yield* RateLimiter
     return handlers
       .handle("view", ({ path }) =>
         Effect.gen(function*() {
+          yield* withRetryAfter(limiter.admitPageView)
           const view = yield* checkout.view(path.id)
           return prefersHtml(yield* acceptHeader) ? checkoutPage(view) : view
         }))
@@ -40,6 +43,7 @@ export const CheckoutHttpLive = HttpApiBuilder.group(Api, "checkout", (handlers)
         }))
       .handle("receipt", ({ path }) =>
         Effect.gen(function*() {
+          yield* withRetryAfter(limiter.admitPageView)
           const receipt = yield* checkout.receipt(path.id)
           return prefersHtml(yield* acceptHeader) ? receiptPage(receipt) : receipt
         }))

@@ -58,6 +58,7 @@ export const HostedGamesHttpLive = HttpApiBuilder.group(Api, "hostedGames", (han
     return handlers
       .handle("game", ({ path, urlParams }) =>
         Effect.gen(function*() {
+          yield* withRetryAfter(limiter.admitPageView)
           const game = yield* games.hostedGame(path.gameId, urlParams.c, urlParams.t)
           return prefersHtml(yield* acceptHeader) ? gamePage(game) : game
         }))
@@ -73,6 +74,7 @@ export const HostedGamesHttpLive = HttpApiBuilder.group(Api, "hostedGames", (han
         )))
       .handle("play", ({ path, urlParams }) =>
         Effect.gen(function*() {
+          yield* withRetryAfter(limiter.admitPageView)
           const play = yield* games.hostedPlayView(path.playId, urlParams.t)
           return prefersHtml(yield* acceptHeader) ? playPage(play) : play
         }))

@@ -34,6 +34,7 @@ export const PublicLinksHttpLive = HttpApiBuilder.group(Api, "publicLinks", (han
     return handlers
       .handle("view", ({ path }) =>
         Effect.gen(function*() {
+          yield* withRetryAfter(limiter.admitPageView)
           const link = yield* links.publicView(path.id)
           return prefersHtml(yield* acceptHeader) ? linkPage(link) : link
         }))

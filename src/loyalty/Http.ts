@@ -3,6 +3,8 @@ import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { prefersHtml } from "../platform/Html.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
+import { RateLimiter } from "../platform/RateLimit.ts"
+import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { walletPage } from "./Page.ts"
 import { LoyaltyService } from "./Service.ts"
 
@@ -45,8 +47,10 @@ const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) =
 export const WalletHttpLive = HttpApiBuilder.group(Api, "wallet", (handlers) =>
   Effect.gen(function*() {
     const loyalty = yield* LoyaltyService
+    const limiter = yield* RateLimiter
     return handlers.handle("view", ({ path, urlParams }) =>
       Effect.gen(function*() {
+        yield* withRetryAfter(limiter.admitPageView)
         const wallet = yield* loyalty.wallet(path.customerId, urlParams.t)
         return prefersHtml(yield* acceptHeader) ? walletPage(wallet) : wallet
       }))

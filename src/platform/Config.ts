@@ -117,6 +117,7 @@ export const appConfig = Config.all({
    * does, so that only scripts meet them.
    */
   rateLimits: Config.all({
+    publicPageViewsPerAddressPerMinute: positiveInteger("PUBLIC_PAGE_VIEWS_PER_ADDRESS_PER_MINUTE", 300),
     hostedPlaysPerAddressPerMinute: positiveInteger("HOSTED_PLAYS_PER_ADDRESS_PER_MINUTE", 60),
     hostedPlaysPerCustomerPerMinute: positiveInteger("HOSTED_PLAYS_PER_CUSTOMER_PER_MINUTE", 10),
     cardRevealsPerPlayPerMinute: positiveInteger("CARD_REVEALS_PER_PLAY_PER_MINUTE", 10),

@@ -14,6 +14,7 @@ import { HttpServerRequest } from "@effect/platform"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { RateLimited } from "../../domain/Errors.ts"
+import { AppConfig } from "./Config.ts"
 import { hashToken } from "./Crypto.ts"
 import { addMillis, currentDate } from "./Time.ts"
 
@@ -56,6 +57,7 @@ const tooMany = (seconds: number) =>
 export class RateLimiter extends Effect.Service<RateLimiter>()("platform/RateLimiter", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const { rateLimits } = yield* AppConfig
 
     const Counter = Schema.Struct({
       hits: Schema.Number,
@@ -172,6 +174,19 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("platform/RateLim
     const admitClient = (perAddress: RateLimitRule, subjects: ReadonlyArray<RateLimitHit>) =>
       Effect.flatMap(clientAddress, (address) => admit([[perAddress, address], ...subjects]))
 
-    return { admit, admitClient, blockedFor, countFailure, forget } as const
+    const pageViewsPerAddress: RateLimitRule = {
+      name: "page-view:address",
+      limit: rateLimits.publicPageViewsPerAddressPerMinute,
+      windowSeconds: 60
+    }
+
+    /**
+     * Admits a read of a public page (checkout, receipt, payment link, wallet, hosted game or card): one hit for
+     * the client's address, shared by all of them, so a script walking ids or tokens meets a 429 long before
+     * it learns anything, while a shopper never does.
+     */
+    const admitPageView = admitClient(pageViewsPerAddress, [])
+
+    return { admit, admitClient, admitPageView, blockedFor, countFailure, forget } as const
   })
 }) {}

@@ -14,6 +14,7 @@ import { newMerchant } from "../support/Merchant.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
 const LIMITS = {
+  publicPageViewsPerAddressPerMinute: 5,
   hostedPlaysPerAddressPerMinute: 6,
   hostedPlaysPerCustomerPerMinute: 2,
   cardRevealsPerPlayPerMinute: 2,
@@ -109,6 +110,27 @@ describe("public route limits", () => {
         expect(statuses([yield* pay(at(2)), yield* pay(at(2))])).toEqual([201, 201])
         expectRateLimited(yield* pay(at(2)), 60)
         expectRateLimited(yield* pay(at(3)), 60)
+      }))
+
+    it.effect("public pages (checkout, receipt, link, wallet, game, card) share one limit per address", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const at = newAddresses()
+        const merchant = yield* newMerchant(app)
+        const customer = yield* newCustomer(app, merchant.key)
+        const link = yield* (yield* clientAs(app, merchant.owner.token)).links.create({
+          path: { storeId: merchant.storeId },
+          payload: { kind: "link", title: "Iced latte", amount: "3.50", currency: "USD" }
+        })
+        const wallet = new URL(customer.wallet_url)
+        const pages = [`/links/${link.id}`, `${wallet.pathname}${wallet.search}`, "/checkout/pay_unknown", "/receipts/pay_unknown", "/play/game/game_unknown"]
+        // Five reads from one address, whatever they open (unknown ids count too: walking ids is the attack).
+        expect(statuses(yield* Effect.forEach(pages, (page) => callFrom(app, at(1), "GET", page))))
+          .toEqual([200, 200, 404, 404, 404])
+        expectRateLimited(yield* callFrom(app, at(1), "GET", `${wallet.pathname}${wallet.search}`), 60)
+        expectRateLimited(yield* callFrom(app, at(1), "GET", "/play/play_unknown?t=x"), 60)
+        // Another address is not held back.
+        expect((yield* callFrom(app, at(2), "GET", `/links/${link.id}`)).status).toBe(200)
       }))
 
     it.effect("the referral landing pages are limited per address, known codes or not, and per code", () =>

@@ -30,6 +30,7 @@ export interface SentMail {
 export class TestApp extends Context.Tag("test/TestApp")<TestApp, TestAppShape>() {}
 
 const generousPublicRateLimits = {
+  publicPageViewsPerAddressPerMinute: 100_000,
   hostedPlaysPerAddressPerMinute: 100_000,
   hostedPlaysPerCustomerPerMinute: 100_000,
   cardRevealsPerPlayPerMinute: 100_000,
