@@ -36,6 +36,7 @@ import { NotificationsService } from "../src/notifications/Service.ts"
 import { SecurityService } from "../src/security/Service.ts"
 import { BillingService } from "../src/billing/Service.ts"
 import { GamesService } from "../src/games/Service.ts"
+import { MailService } from "../src/mail/Service.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
@@ -69,5 +70,6 @@ export const ServicesLive = Layer.mergeAll(
   NotificationsService.Default,
   SecurityService.Default,
   BillingService.Default,
-  GamesService.Default
+  GamesService.Default,
+  MailService.Default
 )
