@@ -7,26 +7,15 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Effect, Layer, Schedule } from "effect"
 import { currentTotp } from "../../src/accounts/Totp.ts"
-import type { AppConfigShape } from "../../src/platform/Config.ts"
 import { signUp, TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
 import { clientAs, expectFailure, listParams } from "../support/Client.ts"
 import { createPayment, newMerchant, paidPayment, refund, simulate } from "../support/Merchant.ts"
-import { linksIn, receivedBy, TestSmtp } from "../support/Smtp.ts"
+import { fastMail, linksIn, receivedBy, TestSmtp } from "../support/Smtp.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
 const ADMIN_EMAIL = "mail-admin@example.test"
-
-/** Delivery to `url` with retries in fractions of a second, so a test sees several. */
-export const fastMail = (url: string | undefined): AppConfigShape["mail"] => ({
-  smtpUrl: url === undefined ? Option.none() : Option.some(Redacted.make(url)),
-  from: "KHQR Test <no-reply@example.test>",
-  retryFirstSeconds: 0.2,
-  retryMaxSeconds: 0.4,
-  giveUpHours: 1,
-  timeoutSeconds: 2
-})
 
 const appWithSmtp = Layer.unwrapEffect(
   Effect.map(TestSmtp, (smtp) => testAppLayer({ platformAdminEmails: [ADMIN_EMAIL], mail: fastMail(smtp.url) }))

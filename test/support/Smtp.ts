@@ -3,8 +3,9 @@
  * keeps every message it accepted, decoded enough to read (subject, text and HTML parts, links), and can
  * be told to refuse for a while (a 4xx answer) or be stopped and started again on the same port.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { type SMTPServerDataStream, SMTPServer } from "smtp-server"
+import type { AppConfigShape } from "../../src/platform/Config.ts"
 
 export interface ReceivedMail {
   readonly to: string
@@ -186,3 +187,14 @@ export const receivedBy = (smtp: LocalSmtp, recipient: string, count = 1, timeou
     }
     return yield* Effect.dieMessage(`${recipient} received ${smtp.to(recipient).length} of ${count} mails in ${timeoutMs} ms`)
   })
+
+/** Delivery to `url` with retries in fractions of a second, so a test sees several. */
+export const fastMail = (url: string | undefined): AppConfigShape["mail"] => ({
+  smtpUrl: url === undefined ? Option.none() : Option.some(Redacted.make(url)),
+  from: "KHQR Test <no-reply@example.test>",
+  retryFirstSeconds: 0.2,
+  retryMaxSeconds: 0.4,
+  giveUpHours: 1,
+  timeoutSeconds: 2
+})
+
