@@ -277,3 +277,21 @@ describe("mail without SMTP_URL in development", () => {
       }))
   })
 })
+
+describe("mail without SMTP_URL in production", () => {
+  const logs: Array<string> = []
+  layer(testAppLayer({ production: true, mail: fastMail(undefined) }, { logs }), { timeout: 120_000, excludeTestServices: true })("", (it) => {
+    it.effect("warns at start-up and keeps the mail queued, never in the log", () =>
+      Effect.gen(function*() {
+        // The sender logs it as it starts, just after the service came up.
+        const warned = () => logs.some((line) => line.includes("level=WARN") && line.includes("SMTP_URL is not set"))
+        for (let wait = 0; wait < 100 && !warned(); wait++) yield* Effect.sleep("50 millis")
+        expect(warned()).toBe(true)
+        const email = uniqueEmail("production")
+        yield* register(email)
+        const [record] = yield* recordsWhen(email, (records) => (records[0]?.attempts ?? 0) >= 1)
+        expect(record).toMatchObject({ status: "queued", last_error: "SMTP_URL is not set" })
+        expect(logs.some((line) => line.includes("verify-email?token="))).toBe(false)
+      }))
+  })
+})
