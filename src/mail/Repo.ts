@@ -73,7 +73,8 @@ export class MailRepo extends Effect.Service<MailRepo>()("mail/MailRepo", {
             ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
             RETURNING id
           )
-          SELECT id::text, pg_notify(${MAIL_QUEUE_CHANNEL}, '') FROM queued`,
+          -- A notice needs a payload: the driver drops empty ones.
+          SELECT id::text, pg_notify(${MAIL_QUEUE_CHANNEL}, id::text) FROM queued`,
         (rows) => rows.length > 0
       )
 
