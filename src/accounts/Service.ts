@@ -177,11 +177,10 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       const found = yield* repo.findUserByEmail(email.trim())
       if (Option.isNone(found)) return
       const now = yield* currentDate
-      const baseUrl = yield* publicUrl.get
       yield* mail.enqueue({
         to: found.value.email,
         kind: "registration_attempt",
-        content: Templates.registrationAttempt({ signInUrl: `${baseUrl}/console`, resetUrl: `${baseUrl}/reset-password`, at: now }),
+        content: Templates.registrationAttempt({ signInUrl: `${yield* publicUrl.get}/console`, at: now }),
         dedupeKey: `registration_attempt:${found.value.id}:${Math.floor(now.getTime() / 3_600_000)}`
       })
     })

@@ -155,14 +155,14 @@ export const passwordReset = (input: { readonly link: string; readonly token: st
     })
   )
 
-export const registrationAttempt = (input: { readonly signInUrl: string; readonly resetUrl: string; readonly at: Date }): RenderedMail =>
+export const registrationAttempt = (input: { readonly signInUrl: string; readonly at: Date }): RenderedMail =>
   compose(
     "Someone tried to register with your e-mail address",
     accountLayout({
       title: "You already have an account",
       paragraphs: [
         `Someone tried to create a new account with this e-mail address on ${utc(input.at)}. An account with it exists already, so no second account was made.`,
-        `If it was you, sign in instead; if you forgot your password, reset it at ${input.resetUrl}. If it was not you, nothing changed and there is nothing to do.`
+        "If it was you, sign in instead, or ask for a password reset from the sign-in page if you forgot your password. If it was not you, nothing changed and there is nothing to do."
       ],
       action: { label: "Sign in", url: input.signInUrl }
     })
