@@ -4,6 +4,9 @@
  * error and the provider's message id; the HTML part is sealed beside the text part; a deduplication key
  * makes a mail that a retried event asks for again be queued once. Receipts subscribe to payment events.
  *
+ * Mail to a customer names the customer; when the customer is erased, a trigger clears the address and
+ * the body of their mail and withdraws what was still queued, so erasure leaves no copy of either here.
+ *
  * Mail stored before delivery existed: what is older than a day is marked failed rather than sent now
  * (its links have expired); the rest is delivered.
  */
@@ -26,7 +29,8 @@ export default Effect.gen(function*() {
       ADD COLUMN next_attempt_at      timestamptz(3) NOT NULL DEFAULT now(),
       ADD COLUMN claimed_until        timestamptz(3),
       ADD COLUMN finished_at          timestamptz(3),
-      ADD COLUMN dedupe_key           text`
+      ADD COLUMN dedupe_key           text,
+      ADD COLUMN customer_id          text`
   yield* sql`CREATE UNIQUE INDEX outgoing_mail_dedupe ON outgoing_mail (dedupe_key) WHERE dedupe_key IS NOT NULL`
   yield* sql`CREATE INDEX outgoing_mail_due ON outgoing_mail (next_attempt_at) WHERE status = 'queued'`
   yield* sql`CREATE INDEX outgoing_mail_finished ON outgoing_mail (finished_at) WHERE status <> 'queued'`
@@ -35,5 +39,20 @@ export default Effect.gen(function*() {
     UPDATE outgoing_mail SET status = 'failed', finished_at = now(),
       last_error = 'stored before mail delivery was configured'
     WHERE created_at < now() - interval '1 day'`
+  yield* sql`CREATE INDEX outgoing_mail_customer ON outgoing_mail (customer_id) WHERE customer_id IS NOT NULL`
+  yield* sql.unsafe(`
+    CREATE FUNCTION outgoing_mail_forget_erased_customer() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE outgoing_mail SET recipient = 'erased', body_sealed = NULL, html_sealed = NULL,
+        status = CASE WHEN status = 'queued' THEN 'failed' ELSE status END,
+        last_error = CASE WHEN status = 'queued' THEN 'the customer was erased' ELSE last_error END,
+        finished_at = coalesce(finished_at, now()), claimed_until = NULL
+      WHERE customer_id = NEW.id;
+      RETURN NULL;
+    END $$`)
+  yield* sql`
+    CREATE TRIGGER outgoing_mail_forget_erased_customer AFTER UPDATE OF erased_at ON customers
+      FOR EACH ROW WHEN (OLD.erased_at IS NULL AND NEW.erased_at IS NOT NULL)
+      EXECUTE FUNCTION outgoing_mail_forget_erased_customer()`
   yield* subscribeOutboxConsumer(RECEIPTS_CONSUMER, RECEIPT_EVENT_TYPES)
 })

@@ -17,6 +17,8 @@ export interface OutgoingMail {
   readonly content: RenderedMail
   /** Queues the mail at most once per key (a replayed event or a repeated request asks again). */
   readonly dedupeKey?: string | undefined
+  /** The customer the mail is for, whose erasure then clears it. */
+  readonly customerId?: string | undefined
 }
 
 export class MailQueue extends Effect.Service<MailQueue>()("mail/MailQueue", {
@@ -24,38 +26,32 @@ export class MailQueue extends Effect.Service<MailQueue>()("mail/MailQueue", {
     const repo = yield* MailRepo
     const secrets = yield* SecretBox
 
-    /** Queues the mail; answers whether it was queued now (false: queued before under its key, or not at all). */
-    const enqueue = Effect.fn("MailQueue.enqueue")(function*(mail: OutgoingMail) {
-      return yield* Effect.gen(function*() {
-        const queued = yield* repo.insert({
-          recipient: mail.to,
-          subject: mail.content.subject,
-          kind: mail.kind,
-          textSealed: yield* secrets.seal(mail.content.text),
-          htmlSealed: yield* secrets.seal(mail.content.html),
-          dedupeKey: mail.dedupeKey ?? null
-        })
-        if (queued) yield* Effect.logInfo("mail queued").pipe(Effect.annotateLogs({ kind: mail.kind }))
-        return queued
-      }).pipe(
-        Effect.catchAllCause((cause) => Effect.as(Effect.logError("mail could not be queued", cause).pipe(Effect.annotateLogs({ kind: mail.kind })), false))
-      )
-    })
-
     /**
-     * Like `enqueue`, but a failure to queue fails: for callers that must not lose the mail, such as an
-     * outbox consumer, whose event then stays queued and is applied again.
+     * Queues the mail; answers whether it was queued now (false: queued before under its key). A failure
+     * fails: for callers that must not lose the mail, such as an outbox consumer, whose event then stays
+     * queued and is applied again.
      */
     const enqueueOrFail = Effect.fn("MailQueue.enqueueOrFail")(function*(mail: OutgoingMail) {
-      return yield* repo.insert({
+      const queued = yield* repo.insert({
         recipient: mail.to,
         subject: mail.content.subject,
         kind: mail.kind,
         textSealed: yield* secrets.seal(mail.content.text),
         htmlSealed: yield* secrets.seal(mail.content.html),
-        dedupeKey: mail.dedupeKey ?? null
+        dedupeKey: mail.dedupeKey ?? null,
+        customerId: mail.customerId ?? null
       })
+      if (queued) yield* Effect.logInfo("mail queued").pipe(Effect.annotateLogs({ kind: mail.kind }))
+      return queued
     })
+
+    /** Like `enqueueOrFail`, but never fails its caller (a request): a mail that could not be queued is logged. */
+    const enqueue = (mail: OutgoingMail) =>
+      enqueueOrFail(mail).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.as(Effect.logError("mail could not be queued", cause).pipe(Effect.annotateLogs({ kind: mail.kind })), false)
+        )
+      )
 
     return { enqueue, enqueueOrFail } as const
   }),

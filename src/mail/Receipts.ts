@@ -73,7 +73,7 @@ export const applyReceiptEvent = (event: OutboxEvent) =>
     }
     const queue = yield* MailQueue
     if (event.type === "payment.completed") {
-      yield* queue.enqueueOrFail({ to: customer.email, kind: "receipt", content: receipt(facts), dedupeKey: `receipt:${payment.id}` })
+      yield* queue.enqueueOrFail({ to: customer.email, kind: "receipt", content: receipt(facts), dedupeKey: `receipt:${payment.id}`, customerId: payment.customer_id })
       return
     }
     // The refund this event announces: the one that brought the refunded total to the event's.
@@ -90,7 +90,8 @@ export const applyReceiptEvent = (event: OutboxEvent) =>
       to: customer.email,
       kind: "refund_notice",
       content: refundNotice({ ...facts, refundAmount }),
-      dedupeKey: `refund:${refund.id}`
+      dedupeKey: `refund:${refund.id}`,
+      customerId: payment.customer_id
     })
   })
 

@@ -18,6 +18,8 @@ export interface QueuedMail {
   readonly htmlSealed: string
   /** A mail asked for again with the same key (a replayed event, a repeated request) is not queued twice. */
   readonly dedupeKey: string | null
+  /** The customer a mail is for: their erasure clears its address and body (a trigger of the migration). */
+  readonly customerId: string | null
 }
 
 /** A mail the sender claimed for an attempt. */
@@ -68,8 +70,9 @@ export class MailRepo extends Effect.Service<MailRepo>()("mail/MailRepo", {
       Effect.map(
         sql<{ id: string }>`
           WITH queued AS (
-            INSERT INTO outgoing_mail (recipient, subject, kind, body_sealed, html_sealed, dedupe_key)
-            VALUES (${mail.recipient}, ${mail.subject}, ${mail.kind}, ${mail.textSealed}, ${mail.htmlSealed}, ${mail.dedupeKey})
+            INSERT INTO outgoing_mail (recipient, subject, kind, body_sealed, html_sealed, dedupe_key, customer_id)
+            VALUES (${mail.recipient}, ${mail.subject}, ${mail.kind}, ${mail.textSealed}, ${mail.htmlSealed}, ${mail.dedupeKey},
+              ${mail.customerId})
             ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
             RETURNING id
           )

@@ -197,6 +197,16 @@ describe("mail over SMTP", () => {
         expect(yield* recordsTo(silent.email!)).toEqual([])
         expect(smtp.to(silent.email!)).toEqual([])
         expect(smtp.to(erased.email!)).toEqual([])
+
+        // Erasing a customer clears the address and the bodies of the mail sent to them.
+        yield* (yield* clientAs(app, merchant.owner.token)).customerConsole.erase({ path: { id: consenting.id } })
+        expect(yield* recordsTo(consenting.email!)).toEqual([])
+        const forgotten = yield* sql<{ recipient: string; body_sealed: string | null; html_sealed: string | null }>`
+          SELECT recipient, body_sealed, html_sealed FROM outgoing_mail WHERE customer_id = ${consenting.id}`
+        expect(forgotten).toEqual([
+          { recipient: "erased", body_sealed: null, html_sealed: null },
+          { recipient: "erased", body_sealed: null, html_sealed: null }
+        ])
       }))
 
     it.effect("a server answering 4xx is retried until it accepts, and the mail arrives once", () =>
