@@ -7,7 +7,7 @@
  * for Khmer) picks the template; English otherwise.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Either, Layer, Schema } from "effect"
 import { Currency } from "../../domain/Money.ts"
 import { formatAmount, parseAmount } from "../platform/Money.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
@@ -44,7 +44,16 @@ const customerOf = (event: OutboxEvent): string => {
 
 export const applyReceiptEvent = (event: OutboxEvent) =>
   Effect.gen(function*() {
-    const payment = yield* decodePayment(event.object)
+    if (customerOf(event) === NO_CUSTOMER) return
+    // An event whose payment cannot be read would fail on every pass and hold its customer's later
+    // events back; it gets no mail, and says so.
+    const decoded = yield* Effect.either(decodePayment(event.object))
+    if (Either.isLeft(decoded)) {
+      return yield* Effect.logWarning("no receipt: the event's payment could not be read").pipe(
+        Effect.annotateLogs({ event: event.eventId, error: decoded.left.message })
+      )
+    }
+    const payment = decoded.right
     if (payment.customer_id === null) return
     const sql = yield* SqlClient.SqlClient
     const customers = yield* sql<Recipient>`

@@ -189,6 +189,12 @@ describe("mail over SMTP", () => {
           SELECT dedupe_key FROM outgoing_mail WHERE kind = 'refund_notice' AND recipient = ${consenting.email!}`
         expect(refundRecord!.dedupe_key).toBe(`refund:${refunded.id}`)
 
+        // An event whose payment cannot be read is passed over rather than retried for ever.
+        yield* sql`
+          INSERT INTO outbox (event_id, store_id, livemode, type, payload)
+          VALUES ('evt_unreadable', ${merchant.storeId}, false, 'payment.completed',
+            ${JSON.stringify({ data: { object: { id: "pay_unreadable", customer_id: consenting.id } } })}::jsonb)`
+
         // Every event was applied; nothing was queued for the customer without consent or the erased one.
         yield* Effect.gen(function*() {
           const [pending] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM outbox_pending WHERE consumer = 'mail_receipts'`
