@@ -24,7 +24,7 @@ import { type ClaimedMail, MailRepo } from "./Repo.ts"
 import { MailTransport, type SendOutcome } from "./Transport.ts"
 
 /** Mails claimed per pass; a full batch means more may be due, and the next pass starts at once. */
-const CLAIM_BATCH = 100
+const CLAIM_BATCH = 40
 /** Attempts under way at once: about the SMTP pool's connections, each kept busy. */
 const CONCURRENCY = 10
 
@@ -39,8 +39,9 @@ const run = Effect.gen(function*() {
   const config = yield* AppConfig
   const feed = yield* ChangeFeed
   const { giveUpHours, retryFirstSeconds, retryMaxSeconds, timeoutSeconds } = config.mail
-  // Long enough for an attempt's connection, greeting and answer, each bounded by the timeout.
-  const leaseSeconds = Math.max(60, timeoutSeconds * 4)
+  // Long enough for a whole batch whose every attempt takes its connection, greeting and answer timeouts,
+  // so no claim lapses while its sender still means to try it.
+  const leaseSeconds = Math.max(60, timeoutSeconds * 3 * Math.ceil(CLAIM_BATCH / CONCURRENCY))
   const pollInterval = Duration.millis(Math.min(1000, retryFirstSeconds * 1000))
 
   if (transport.kind === "unconfigured") {
