@@ -32,6 +32,7 @@ import { AiGroup } from "./Ai.ts"
 import { BillingGroup, ConnectorsGroup, NotificationsGroup, SecurityGroup } from "./Connectors.ts"
 import { ReferralLinkGroup, ReferralsConsoleGroup, ReferralsGroup } from "./Referrals.ts"
 import { GamesConsoleGroup, GamesGroup, HostedGamesGroup } from "./Games.ts"
+import { MailGroup } from "./Mail.ts"
 
 const BaseApi = HttpApi.make("merchant-platform")
   .add(SystemGroup)
@@ -72,6 +73,7 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(GamesConsoleGroup)
   .add(GamesGroup)
   .add(HostedGamesGroup)
+  .add(MailGroup)
   .addError(InvalidRequestResponse)
   .annotateContext(OpenApi.annotations({
     title: "Merchant payments and loyalty API",

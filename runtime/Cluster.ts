@@ -48,13 +48,15 @@ import { PaymentsRepo } from "../src/payments/Repo.ts"
 import { ClusterProbeLive } from "../src/system/ClusterProbe.ts"
 import { RetentionCronLive } from "../src/system/Retention.ts"
 import { WebhookDispatcherLive } from "../src/webhooks/Dispatcher.ts"
+import { MailSenderLive } from "../src/mail/Sender.ts"
+import { ReceiptMailLive } from "../src/mail/Receipts.ts"
 import { ClusterConfig, type ClusterConfigShape } from "./ClusterConfig.ts"
 
 /** Every entity hosted by a runner. */
 export const entityLayers = [ClusterProbeLive, PaymentEntityLive, CustomerWalletEntityLive, GameInventoryEntityLive] as const
 
 /** Every singleton and cron job, run by exactly one runner of the cluster. */
-export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive, RiskRulesLive, AnalyticsRollupLive, ReferralConversionLive, NotificationsConsumerLive, NotificationRetriesLive, PromotionAwardingLive, PromotionEndingCronLive, BillingPaymentsLive, GamePrizeCreditsLive] as const
+export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive, RiskRulesLive, AnalyticsRollupLive, ReferralConversionLive, NotificationsConsumerLive, NotificationRetriesLive, PromotionAwardingLive, PromotionEndingCronLive, BillingPaymentsLive, GamePrizeCreditsLive, MailSenderLive, ReceiptMailLive] as const
 
 export const EntitiesLive = Layer.mergeAll(...entityLayers, ...singletonLayers).pipe(
   Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default, Outbox.Default, ReferralsRepo.Default])

@@ -31,6 +31,7 @@ import { AiHttpLive } from "../src/ai/Http.ts"
 import { ConnectorsHttpLive } from "../src/connectors/Http.ts"
 import { NotificationsHttpLive } from "../src/notifications/Http.ts"
 import { SecurityHttpLive } from "../src/security/Http.ts"
+import { MailHttpLive } from "../src/mail/Http.ts"
 import { BillingHttpLive } from "../src/billing/Http.ts"
 import { ReferralLinkHttpLive, ReferralsConsoleHttpLive, ReferralsHttpLive } from "../src/referrals/Http.ts"
 import { SegmentsHttpLive } from "../src/segments/Http.ts"
@@ -178,7 +179,8 @@ export const ApiGroupsLive = Layer.mergeAll(
   BillingHttpLive,
   GamesConsoleHttpLive,
   GamesHttpLive,
-  HostedGamesHttpLive
+  HostedGamesHttpLive,
+  MailHttpLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** Every route: the API, its OpenAPI document, the interactive reference, the console RPC. */

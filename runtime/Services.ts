@@ -37,6 +37,7 @@ import { SecurityService } from "../src/security/Service.ts"
 import { BillingService } from "../src/billing/Service.ts"
 import { GamesService } from "../src/games/Service.ts"
 import { RateLimiter } from "../src/platform/RateLimit.ts"
+import { MailService } from "../src/mail/Service.ts"
 
 export const ServicesLive = Layer.mergeAll(
   SystemService.Default,
@@ -71,5 +72,6 @@ export const ServicesLive = Layer.mergeAll(
   SecurityService.Default,
   BillingService.Default,
   GamesService.Default,
-  RateLimiter.Default
+  RateLimiter.Default,
+  MailService.Default
 )

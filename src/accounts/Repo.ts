@@ -283,15 +283,6 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       advanceTimeStep({ userId, timeStep }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
-    const storeMail = SqlSchema.void({
-      Request: Schema.Struct({ recipient: Schema.String, subject: Schema.String, sealedBody: Schema.String }),
-      execute: ({ recipient, sealedBody, subject }) =>
-        sql`INSERT INTO outgoing_mail (recipient, subject, body_sealed) VALUES (${recipient}, ${subject}, ${sealedBody})`
-    })
-    const insertMail = Effect.fn("AccountsRepo.insertMail")((recipient: string, subject: string, sealedBody: string) =>
-      storeMail({ recipient, subject, sealedBody }).pipe(Effect.orDie)
-    )
-
     const memberColumns = { createdAt: "m.created_at", id: "m.user_id" }
 
     const membersPage = SqlSchema.findAll({
@@ -357,7 +348,6 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       enableMfa,
       disableMfa,
       claimTimeStep,
-      insertMail,
       members,
       findMember,
       addMember

@@ -26,7 +26,8 @@ import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { emailSubject, type RateLimitHit, RateLimiter, type RateLimitRule } from "../platform/RateLimit.ts"
 import { addMillis, currentDate } from "../platform/Time.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
-import { MailSender } from "./Mail.ts"
+import { MailQueue } from "../mail/Queue.ts"
+import * as Templates from "../mail/Templates.ts"
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "./Passwords.ts"
 import { AccountsRepo, type MemberRow, type MembershipRow, type UserRow } from "./Repo.ts"
 import { matchTotp, newTotpSecret, otpauthUrl } from "./Totp.ts"
@@ -67,7 +68,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
   effect: Effect.gen(function*() {
     const repo = yield* AccountsRepo
     const secrets = yield* SecretBox
-    const mail = yield* MailSender
+    const mail = yield* MailQueue
     const access = yield* AccessService
     const limits = yield* PlanLimits
     const config = yield* AppConfig
@@ -183,10 +184,22 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       const expiresAt = addMillis(yield* currentDate, EMAIL_VERIFICATION_LIFETIME_MS)
       yield* repo.insertEmailVerification(user.id, hashToken(token), expiresAt)
       const link = `${yield* publicUrl.get}/auth/verify-email?token=${token}`
-      yield* mail.send({
-        to: user.email,
-        subject: "Verify your e-mail address",
-        body: `Please confirm that this address is yours by opening this link within 24 hours:\n\n${link}\n`
+      yield* mail.enqueue({ to: user.email, kind: "verification", content: Templates.emailVerification({ link }) })
+    })
+
+    /**
+     * Registration with an address that has an account: its owner hears of it by mail (at most once an
+     * hour), pointed to sign-in and reset, so the attempt is never silent.
+     */
+    const noticeExistingAccount = Effect.fn("Accounts.noticeExistingAccount")(function*(email: string) {
+      const found = yield* repo.findUserByEmail(email.trim())
+      if (Option.isNone(found)) return
+      const now = yield* currentDate
+      yield* mail.enqueue({
+        to: found.value.email,
+        kind: "registration_attempt",
+        content: Templates.registrationAttempt({ signInUrl: `${yield* publicUrl.get}/console`, at: now }),
+        dedupeKey: `registration_attempt:${found.value.id}:${Math.floor(now.getTime() / 3_600_000)}`
       })
     })
 
@@ -201,7 +214,10 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     ) {
       yield* throttleRegistration(clientAddress)
       const alreadyRegistered = new InvalidRequest({ message: "An account with this e-mail already exists", param: "email" })
-      if (yield* repo.emailTaken(input.email)) return yield* alreadyRegistered
+      if (yield* repo.emailTaken(input.email)) {
+        yield* noticeExistingAccount(input.email)
+        return yield* alreadyRegistered
+      }
       const userId = newId("usr")
       const passwordHash = yield* hashPassword(input.password)
       yield* repo.createAccount({
@@ -351,11 +367,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         const expiresAt = addMillis(yield* currentDate, PASSWORD_RESET_LIFETIME_MS)
         yield* repo.insertPasswordReset(found.value.id, hashToken(token), expiresAt)
         const link = `${yield* publicUrl.get}/reset-password?token=${token}`
-        yield* mail.send({
-          to: found.value.email,
-          subject: "Reset your password",
-          body: `Someone asked to reset the password of this account. If it was you, use this link within one hour:\n\n${link}\n\nReset token: ${token}\n`
-        })
+        yield* mail.enqueue({ to: found.value.email, kind: "password_reset", content: Templates.passwordReset({ link, token }) })
       })
 
     const forgotPassword = Effect.fn("Accounts.forgotPassword")(function*(
@@ -414,6 +426,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       const step = yield* matchTotp(yield* secrets.open(user.mfa_pending_secret), input.code)
       if (Option.isNone(step)) return yield* new Unauthorized({ message: "The code is not valid", param: "code" })
       yield* repo.enableMfa(user.id, step.value)
+      yield* mail.enqueue({ to: user.email, kind: "mfa_changed", content: Templates.mfaChanged({ enabled: true, at: yield* currentDate }) })
       return toUser(yield* requireUserRow(user.id))
     })
 
@@ -425,6 +438,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         return yield* new Unauthorized({ message: "The code is not valid or was already used", param: "code" })
       }
       yield* repo.disableMfa(user.id)
+      yield* mail.enqueue({ to: user.email, kind: "mfa_changed", content: Templates.mfaChanged({ enabled: false, at: yield* currentDate }) })
       return toUser(yield* requireUserRow(user.id))
     })
 
@@ -455,7 +469,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       organizationId: OrganizationId,
       input: { readonly email: string; readonly role: Exclude<Role, "owner"> }
     ) {
-      yield* access.organization(organizationId, "member.manage")
+      const granted = yield* access.organization(organizationId, "member.manage")
       const user = yield* repo.findUserByEmail(input.email)
       if (Option.isNone(user)) {
         return yield* new NotFound({ message: "No user with this e-mail; they must register first", param: "email" })
@@ -465,6 +479,17 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       }
       const added = yield* repo.findMember(organizationId, user.value.id)
       if (Option.isNone(added)) return yield* Effect.dieMessage("membership vanished after insert")
+      const organization = (yield* repo.membershipsOf(user.value.id)).find((row) => row.organization_id === organizationId)
+      yield* mail.enqueue({
+        to: user.value.email,
+        kind: "invitation",
+        content: Templates.invitation({
+          organizationName: organization?.name ?? organizationId,
+          role: input.role,
+          invitedBy: granted.principal.email,
+          link: `${yield* publicUrl.get}/console`
+        })
+      })
       return toMember(added.value)
     })
 
@@ -488,7 +513,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
   }),
   dependencies: [
     AccountsRepo.Default,
-    MailSender.Default,
+    MailQueue.Default,
     SecretBox.Default,
     AccessService.Default,
     PlanLimits.Default,

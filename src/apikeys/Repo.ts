@@ -174,6 +174,17 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
       })).pipe(Effect.orDie)
     )
 
-    return { findActiveBySecretHash, touchLastUsed, insert, findById, listByStore, revoke, rotate } as const
+    /** Who hears of a new key of the store: its name, and the e-mails of its organization's owners. */
+    const keyNoticeTargets = (storeId: StoreId) =>
+      Effect.map(
+        sql<{ store_name: string; email: string }>`
+          SELECT s.name AS store_name, u.email FROM stores s
+          JOIN memberships m ON m.organization_id = s.organization_id AND m.role = 'owner'
+          JOIN users u ON u.id = m.user_id
+          WHERE s.id = ${storeId}`,
+        (rows) => ({ storeName: rows[0]?.store_name ?? storeId, owners: rows.map((row) => row.email) })
+      ).pipe(Effect.orDie)
+
+    return { findActiveBySecretHash, touchLastUsed, insert, findById, listByStore, revoke, rotate, keyNoticeTargets } as const
   })
 }) {}

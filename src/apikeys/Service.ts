@@ -7,7 +7,10 @@ import type { Permission } from "../../domain/Access.ts"
 import { ApiKey, type ApiKeyMode, ApiKeyWithSecret } from "../../domain/ApiKeys.ts"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { ApiKeyId, StoreId } from "../../domain/Ids.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess } from "../access/Service.ts"
+import { MailQueue } from "../mail/Queue.ts"
+import * as Templates from "../mail/Templates.ts"
+import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { hashToken, randomToken } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
@@ -56,6 +59,8 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
     const repo = yield* ApiKeysRepo
     const keyCache = yield* ApiKeyCache
     const access = yield* AccessService
+    const mail = yield* MailQueue
+    const publicUrl = yield* PublicBaseUrl
 
     const keyNotFound = (id: ApiKeyId) => new NotFound({ message: `No such API key: ${id}`, param: "id" })
 
@@ -73,6 +78,23 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
         access.owned(repo.findById(id), (key) => key.store_id, "api_key.manage", () => keyNotFound(id))
       )
 
+    /** A new key is a new way into the store: its owners (and the user who made it) hear of it by mail. */
+    const noticeNewKey = (row: ApiKeyRow, principal: StoreAccess["principal"]) =>
+      Effect.gen(function*() {
+        const targets = yield* repo.keyNoticeTargets(row.store_id)
+        const recipients = new Set(targets.owners.map((email) => email.toLowerCase()))
+        if (principal._tag === "User") recipients.add(principal.email.toLowerCase())
+        const content = Templates.apiKeyCreated({
+          storeName: targets.storeName,
+          mode: row.mode,
+          last4: row.last4,
+          keyName: row.name,
+          at: row.created_at,
+          consoleUrl: `${yield* publicUrl.get}/console`
+        })
+        yield* Effect.forEach(recipients, (to) => mail.enqueue({ to, kind: "api_key_created", content, dedupeKey: `api_key_created:${row.id}:${to}` }), { discard: true })
+      })
+
     const create = Effect.fn("ApiKeys.create")(function*(input: {
       readonly store_id: StoreId
       readonly mode: ApiKeyMode
@@ -81,6 +103,7 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
       const store = yield* storeFor(input.store_id, "api_key.manage")
       const { secret, key } = mintKey(store.storeId, input.mode, input.name ?? null)
       const row = yield* repo.insert(key)
+      yield* noticeNewKey(row, store.principal)
       return new ApiKeyWithSecret({ ...viewFields(row), secret })
     })
 
@@ -117,5 +140,5 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
 
     return { create, list, revoke, rotate } as const
   }),
-  dependencies: [ApiKeysRepo.Default, ApiKeyCache.Default, AccessService.Default]
+  dependencies: [ApiKeysRepo.Default, ApiKeyCache.Default, AccessService.Default, MailQueue.Default]
 }) {}

@@ -23,6 +23,29 @@ const positiveInteger = (name: string, fallback: number) =>
     Config.withDefault(fallback)
   )
 
+const positiveNumber = (name: string, fallback: number) =>
+  Config.number(name).pipe(
+    Config.validate({ message: "expected a positive number", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+/** `smtp://user:pass@host:port` or `smtps://…`; kept redacted, since it may carry the password. */
+const smtpUrl = Config.string("SMTP_URL").pipe(
+  Config.mapOrFail((raw) => {
+    const value = raw.trim()
+    if (value.length === 0) return Either.right(Option.none<Redacted.Redacted<string>>())
+    try {
+      const url = new URL(value)
+      return url.protocol === "smtp:" || url.protocol === "smtps:"
+        ? Either.right(Option.some(Redacted.make(value)))
+        : Either.left(ConfigError.InvalidData([], `expected smtp:// or smtps://, got ${url.protocol}//`))
+    } catch {
+      return Either.left(ConfigError.InvalidData([], "expected a URL such as smtp://user:password@smtp.example.com:587"))
+    }
+  }),
+  Config.withDefault(Option.none<Redacted.Redacted<string>>())
+)
+
 // Read as a string and wrapped afterwards: a failure inside Config.redacted would lose the variable's name.
 const masterKey = Config.string("MASTER_KEY").pipe(
   Config.mapOrFail((value) => {
@@ -70,7 +93,22 @@ export const appConfig = Config.all({
   retention: Config.all({
     clusterMessagesDays: positiveInteger("RETENTION_CLUSTER_MESSAGES_DAYS", 7),
     outboxDays: positiveInteger("RETENTION_OUTBOX_DAYS", 7),
-    webhookDeliveriesDays: positiveInteger("RETENTION_WEBHOOK_DELIVERIES_DAYS", 30)
+    webhookDeliveriesDays: positiveInteger("RETENTION_WEBHOOK_DELIVERIES_DAYS", 30),
+    /** Delivered (or given-up) mail keeps its sealed body this long, then only its record stays. */
+    mailBodiesHours: positiveInteger("RETENTION_MAIL_BODIES_HOURS", 1),
+    mailDays: positiveInteger("RETENTION_MAIL_DAYS", 30)
+  }),
+  /** Outgoing mail: where it goes, who sends it, and how a failed send is retried. */
+  mail: Config.all({
+    smtpUrl,
+    from: Config.string("MAIL_FROM").pipe(Config.withDefault("KHQR Platform <no-reply@localhost>")),
+    /** The wait before the first retry; each further one doubles, up to `retryMaxSeconds`. */
+    retryFirstSeconds: positiveNumber("MAIL_RETRY_FIRST_SECONDS", 30),
+    retryMaxSeconds: positiveNumber("MAIL_RETRY_MAX_SECONDS", 30 * 60),
+    /** A mail still not accepted this long after it was queued is given up (status `failed`). */
+    giveUpHours: positiveNumber("MAIL_GIVE_UP_HOURS", 48),
+    /** How long one SMTP connection attempt or answer may take. */
+    timeoutSeconds: positiveNumber("MAIL_TIMEOUT_SECONDS", 20)
   }),
   /** Where spans go: OTLP over HTTP to this base URL (`/v1/traces` appended); unset (or empty) exports nothing. */
   telemetry: Config.all({

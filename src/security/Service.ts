@@ -52,6 +52,11 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
         config.webhookAllowPrivateNetworks
           ? check("private_webhooks", "Private-network webhooks", "fail", "WEBHOOK_ALLOW_PRIVATE_NETWORKS is true")
           : check("private_webhooks", "Private-network webhooks", "pass", "Webhook URLs on private networks are refused"),
+        Option.isSome(config.mail.smtpUrl)
+          ? check("mail_delivery", "Mail delivery", "pass", "Mail is delivered over SMTP (SMTP_URL)")
+          : config.production
+          ? check("mail_delivery", "Mail delivery", "fail", "SMTP_URL is not set: verification, password-reset and receipt mail is not delivered")
+          : check("mail_delivery", "Mail delivery", "warn", "SMTP_URL is not set: mail is written to the log instead of sent"),
         countCheck("admin_mfa", "Owners and admins with MFA", withoutMfa, "fail", "owners or admins without MFA"),
         countCheck("api_key_age", `API keys younger than ${API_KEY_MAX_AGE_DAYS} days`, oldKeys, "warn", `active API keys older than ${API_KEY_MAX_AGE_DAYS} days`),
         countCheck("webhook_https", "Webhook URLs over HTTPS", plainUrls, "warn", "webhook URLs without HTTPS"),

@@ -1,7 +1,9 @@
 /**
  * Retention: what has done its job is deleted on a schedule, so tables do not grow without bound —
  * processed cluster messages and their replies, dispatched outbox rows, finished webhook jobs with
- * their delivery records, and rate-limit counters whose window and block are over. Ages come from configuration (RETENTION_*_DAYS). Deletes go in batches so a
+ * their delivery records, rate-limit counters whose window and block are over, and outgoing mail: its
+ * sealed body soon after it was delivered or given up (it may hold a reset link), its delivery record
+ * later. Ages come from configuration (RETENTION_*_DAYS). Deletes go in batches so a
  * large backlog never holds long locks.
  *
  * Handlers never rely on a purged message for correctness: a message replayed after its record is gone
@@ -110,6 +112,34 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
     const throttles = (now: Date) =>
       drain(deleteStaleThrottles(now).pipe(Effect.map((rows) => rows.length), Effect.orDie))
 
+    /** Bodies of mail that is done with (sent, or failed for good): the record stays, the content goes. */
+    const clearFinishedMailBodies = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Unknown,
+      execute: (before) =>
+        sql`
+          UPDATE outgoing_mail SET body_sealed = NULL, html_sealed = NULL WHERE id IN (
+            SELECT id FROM outgoing_mail
+            WHERE status <> 'queued' AND finished_at < ${before} AND (body_sealed IS NOT NULL OR html_sealed IS NOT NULL)
+            LIMIT ${BATCH}
+          )
+          RETURNING id`
+    })
+    const mailBodies = (before: Date) =>
+      drain(clearFinishedMailBodies(before).pipe(Effect.map((rows) => rows.length), Effect.orDie))
+
+    const deleteFinishedMail = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Unknown,
+      execute: (before) =>
+        sql`
+          DELETE FROM outgoing_mail WHERE id IN (
+            SELECT id FROM outgoing_mail WHERE status <> 'queued' AND finished_at < ${before} LIMIT ${BATCH}
+          )
+          RETURNING id`
+    })
+    const mail = (before: Date) => drain(deleteFinishedMail(before).pipe(Effect.map((rows) => rows.length), Effect.orDie))
+
     const purge = Effect.fn("Retention.purge")(function*(at?: Date) {
       const now = at ?? (yield* currentDate)
       const ago = (days: number) => addMillis(now, -days * DAY_MS)
@@ -117,9 +147,11 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
         clusterMessages: yield* clusterMessages(ago(config.retention.clusterMessagesDays)),
         outbox: yield* outbox(ago(config.retention.outboxDays)),
         webhookJobs: yield* webhookJobs(ago(config.retention.webhookDeliveriesDays)),
-        throttles: yield* throttles(now)
+        throttles: yield* throttles(now),
+        mailBodies: yield* mailBodies(addMillis(now, -config.retention.mailBodiesHours * 60 * 60 * 1000)),
+        mail: yield* mail(ago(config.retention.mailDays))
       }
-      if (purged.clusterMessages + purged.outbox + purged.webhookJobs + purged.throttles > 0) {
+      if (Object.values(purged).some((count) => count > 0)) {
         yield* Effect.logInfo("retention purge").pipe(Effect.annotateLogs(purged))
       }
       return purged

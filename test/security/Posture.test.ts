@@ -67,6 +67,7 @@ describe("security", () => {
           "master_key",
           "production_mode",
           "private_webhooks",
+          "mail_delivery",
           "admin_mfa",
           "api_key_age",
           "webhook_https",
@@ -75,6 +76,8 @@ describe("security", () => {
         expect(statusOf(initial, "master_key")).toBe("pass")
         expect(statusOf(initial, "production_mode")).toBe("warn")
         expect(statusOf(initial, "private_webhooks")).toBe("fail")
+        // No SMTP_URL outside production: mail goes to the log, which is fine for development only.
+        expect(statusOf(initial, "mail_delivery")).toBe("warn")
         // Owners without MFA (every signed-up user owns an organization).
         expect(statusOf(initial, "admin_mfa")).toBe("fail")
 
@@ -118,8 +121,8 @@ describe("security", () => {
         yield* sql`UPDATE stores SET live_mode = false WHERE id = ${merchant.storeId}`
         const final = yield* posture(app)
         expect(statusOf(final, "live_store_kyc")).toBe("pass")
-        // Scored: pass 1, warn ½, fail 0 over seven checks (production warns, private networks fail here).
-        expect(final.score).toBe(Math.round((100 * 5.5) / 7))
+        // Scored: pass 1, warn ½, fail 0 over eight checks (production and mail warn, private networks fail here).
+        expect(final.score).toBe(Math.round((100 * 6) / 8))
       }))
 
     it.effect("moves the monitoring figures under load", () =>
@@ -171,6 +174,8 @@ describe("security", () => {
         expect(statusOf(p, "production_mode")).toBe("pass")
         expect(statusOf(p, "private_webhooks")).toBe("pass")
         expect(statusOf(p, "master_key")).toBe("pass")
+        // In production, mail that cannot leave is a failure: nobody can verify an address or reset a password.
+        expect(statusOf(p, "mail_delivery")).toBe("fail")
       }))
   })
 })

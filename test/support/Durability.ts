@@ -49,6 +49,8 @@ export interface ServiceOptions {
   readonly dataDir: string
   /** Unset: the embedded database under `dataDir`. */
   readonly databaseUrl?: string
+  /** Further configuration of the service (SMTP_URL, …). */
+  readonly env?: Record<string, string>
 }
 
 export interface Service {
@@ -68,7 +70,8 @@ export const startService = async (options: ServiceOptions, name = "service"): P
       DATA_DIR: options.dataDir,
       DATABASE_URL: options.databaseUrl,
       MASTER_KEY,
-      SHUTDOWN_GRACE_SECONDS: "2"
+      SHUTDOWN_GRACE_SECONDS: "2",
+      ...options.env
     })
   })
   await process.ready

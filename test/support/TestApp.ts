@@ -76,7 +76,7 @@ const makeTestApp = Effect.gen(function*() {
   const mailTo = (recipient: string) =>
     Effect.runPromise(Effect.gen(function*() {
       const rows = yield* sql<{ subject: string; body_sealed: string }>`
-        SELECT subject, body_sealed FROM outgoing_mail WHERE recipient = ${recipient} ORDER BY id`
+        SELECT subject, body_sealed FROM outgoing_mail WHERE recipient = ${recipient} AND body_sealed IS NOT NULL ORDER BY id`
       return yield* Effect.forEach(rows, (row) =>
         Effect.map(decryptSecret(key, row.body_sealed), (body): SentMail => ({ subject: row.subject, body })))
     }))

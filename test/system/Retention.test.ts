@@ -34,6 +34,11 @@ describe("retention", () => {
           Effect.filterOrFail((n) => n === 0),
           Effect.retry(Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(100)))
         )
+        // The merchant's verification mail, delivered (to the log here): its body is kept only a while.
+        const sentMail = yield* count(sql, "SELECT count(*) AS n FROM outgoing_mail WHERE status = 'sent' AND body_sealed IS NOT NULL").pipe(
+          Effect.filterOrFail((n) => n > 0),
+          Effect.retry(Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(100)))
+        )
         const before = {
           messages: yield* count(sql, "SELECT count(*) AS n FROM cluster_messages WHERE processed"),
           outbox: yield* count(sql, "SELECT count(*) AS n FROM outbox")
@@ -55,11 +60,18 @@ describe("retention", () => {
         const retention = yield* Effect.provide(Retention, Retention.Default)
         // Today nothing is old enough but the counter whose window and block are over.
         const today = yield* retention.purge(new Date())
-        expect(today).toEqual({ clusterMessages: 0, outbox: 0, webhookJobs: 0, throttles: 1 })
+        expect(today).toEqual({ clusterMessages: 0, outbox: 0, webhookJobs: 0, throttles: 1, mailBodies: 0, mail: 0 })
         const throttleKeys = yield* sql<{ key: string }>`SELECT key FROM rate_limits ORDER BY key`
         expect(throttleKeys.map((row) => row.key)).toEqual(["retention:blocked", "retention:current"])
+        // Two hours on, delivered mail has lost its body and kept its record.
+        const soon = yield* retention.purge(new Date(Date.now() + 2 * 60 * 60 * 1000))
+        expect(soon.mailBodies).toBeGreaterThanOrEqual(sentMail)
+        expect(soon.mail).toBe(0)
+        expect(yield* count(sql, "SELECT count(*) AS n FROM outgoing_mail WHERE status = 'sent' AND body_sealed IS NOT NULL")).toBe(0)
+        expect(yield* count(sql, "SELECT count(*) AS n FROM outgoing_mail WHERE status = 'sent'")).toBeGreaterThan(0)
         // Thirty-one days on, everything finished is.
         const later = yield* retention.purge(new Date(Date.now() + 31 * DAY_MS))
+        expect(later.mail).toBeGreaterThanOrEqual(sentMail)
         expect(later.clusterMessages).toBeGreaterThanOrEqual(before.messages)
         expect(later.outbox).toBe(before.outbox)
         expect(yield* count(sql, "SELECT count(*) AS n FROM cluster_messages WHERE processed")).toBe(0)
