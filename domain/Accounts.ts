@@ -217,12 +217,14 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .addSuccess(created(Acknowledgement))
       .annotate(OpenApi.Summary, "Set a new password with a reset token")
       .addError(UnauthorizedResponse)
+      .addError(RateLimitedResponse)
       .annotate(OpenApi.Description, "A reset token is single-use and expires one hour after it was sent.")
   )
   .add(
     HttpApiEndpoint.get("resetPasswordPage", "/reset-password")
       .setUrlParams(Schema.Struct({ token: Schema.optional(maxText(MAX_TOKEN_LENGTH)) }))
       .addSuccess(HttpApiSchema.Text({ contentType: "text/html" }).annotations({ description: "The reset page" }))
+      .addError(RateLimitedResponse)
       .annotate(OpenApi.Summary, "The page the password-reset e-mail links to")
       .annotate(
         OpenApi.Description,
@@ -235,6 +237,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .setUrlParams(Schema.Struct({ token: maxText(MAX_TOKEN_LENGTH) }))
       .addSuccess(Acknowledgement)
       .addError(UnauthorizedResponse)
+      .addError(RateLimitedResponse)
       .annotate(OpenApi.Summary, "Verify an e-mail address with the link sent to it")
       .annotate(
         OpenApi.Description,

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { Whoami } from "../../domain/Accounts.ts"
 import { Api } from "../../domain/Api.ts"
 import { CurrentPrincipal } from "../../domain/Auth.ts"
+import { RateLimiter } from "../platform/RateLimit.ts"
 import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { resetPasswordPage } from "./ResetPage.ts"
 import { AccountsService } from "./Service.ts"
@@ -10,6 +11,7 @@ import { AccountsService } from "./Service.ts"
 export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* AccountsService
+    const limiter = yield* RateLimiter
     return handlers
       .handle("register", ({ payload }) =>
         Effect.gen(function*() {
@@ -26,9 +28,11 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
           const request = yield* HttpServerRequest.HttpServerRequest
           return yield* withRetryAfter(accounts.forgotPassword(payload, request.remoteAddress))
         }))
-      .handle("resetPassword", ({ payload }) => accounts.resetPassword(payload))
-      .handle("verifyEmail", ({ urlParams }) => accounts.verifyEmail(urlParams))
-      .handle("resetPasswordPage", ({ urlParams }) => Effect.succeed(resetPasswordPage(urlParams.token)))
+      // The routes that take a mailed token share the public pages' per-address limit.
+      .handle("resetPassword", ({ payload }) => withRetryAfter(Effect.zipRight(limiter.admitPageView, accounts.resetPassword(payload))))
+      .handle("verifyEmail", ({ urlParams }) => withRetryAfter(Effect.zipRight(limiter.admitPageView, accounts.verifyEmail(urlParams))))
+      .handle("resetPasswordPage", ({ urlParams }) =>
+        withRetryAfter(Effect.as(limiter.admitPageView, resetPasswordPage(urlParams.token))))
   }))
 
 export const SessionHttpLive = HttpApiBuilder.group(Api, "session", (handlers) =>

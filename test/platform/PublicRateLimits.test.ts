@@ -129,6 +129,8 @@ describe("public route limits", () => {
           .toEqual([200, 200, 404, 404, 404])
         expectRateLimited(yield* callFrom(app, at(1), "GET", `${wallet.pathname}${wallet.search}`), 60)
         expectRateLimited(yield* callFrom(app, at(1), "GET", "/play/play_unknown?t=x"), 60)
+        expectRateLimited(yield* callFrom(app, at(1), "GET", "/auth/verify-email?token=guess"), 60)
+        expectRateLimited(yield* callFrom(app, at(1), "POST", "/auth/reset-password", { body: { token: "guess", password: "a new long password" } }), 60)
         // Another address is not held back.
         expect((yield* callFrom(app, at(2), "GET", `/links/${link.id}`)).status).toBe(200)
       }))
