@@ -17,6 +17,7 @@ import { InvalidRequestResponse, InvalidStateResponse, NotFoundResponse } from "
 import { PromotionId, SegmentId, StoreId, TierId, UserId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import { MAX_POINTS } from "./Loyalty.ts"
+import { AmountString, Currency } from "./Money.ts"
 import { boundedText } from "./Stores.ts"
 import { closed, MAX_NAME_LENGTH } from "./Text.ts"
 
@@ -132,11 +133,14 @@ export const PromotionActions = ["create", "update", "submit", "approve", "rejec
 export type PromotionAction = (typeof PromotionActions)[number]
 
 export const MinAmount = Schema.Struct({
-  amount: Schema.Number.pipe(Schema.int(), Schema.between(1, Number.MAX_SAFE_INTEGER)).annotations({
-    description: "Minor units of `currency`", examples: [500]
+  amount: AmountString.annotations({
+    description: "A decimal string in the major unit of `currency`, like every amount of this API: " +
+      "at most 2 decimal places in USD (\"5.00\"), none in KHR (\"20000\"); greater than zero",
+    examples: ["5.00"]
   }),
-  currency: Schema.Literal("USD", "KHR")
+  currency: Currency
 }).annotations({ description: "A payment qualifies only in this currency and from this amount" })
+export type MinAmount = typeof MinAmount.Type
 
 export class PromotionAuditEntry extends Schema.Class<PromotionAuditEntry>("PromotionAuditEntry")({
   action: Schema.Literal(...PromotionActions),
