@@ -83,7 +83,8 @@ const OptInCompare = closed(Schema.Struct({ field: Schema.Literal("marketing_opt
  */
 export const Rule = Schema.Union(NumericCompare, NumericIn, TierCompare, TierIn, OptInCompare).annotations({
   identifier: "SegmentRule",
-  description: "`{field, op, value}`; an unknown field or op, or a value of the wrong type, is 400 naming the rule",
+  description: "`{field, op, value}`; an unknown field or op, a value of the wrong type, or a `tier_id` that is not " +
+    "one of the store's tiers, is 400 naming the rule",
   examples: [{ field: "lifetime_value_usd", op: "gte", value: 10000 }]
 })
 export type Rule = typeof Rule.Type
@@ -247,7 +248,8 @@ const READ = "Needs customer.read on the store; another store's object is 404."
 const WRITE = "Needs marketing.manage on the store; another store's object is 404."
 const RULES = `Rules: \`{match, rules: [{field, op, value}]}\` with 1 to ${MAX_RULES} conditions; fields ` +
   `${RuleFields.join(", ")} (lifetime values in minor units, day counts in whole days, UTC); ops ` +
-  `${RuleOps.join(", ")}. An unknown field or op, or a value of the wrong type, is 400 with \`param\` naming the rule.`
+  `${RuleOps.join(", ")}. An unknown field or op, a value of the wrong type, or a \`tier_id\` that is not one of ` +
+  `the store's loyalty tiers (another store's or none), is 400 with \`param\` naming the rule (\`rules.2\`).`
 const MOVE = "Status machine: draft →submit→ pending_approval →approve→ approved →activate→ active ⇄ pause/activate ⇄ " +
   "paused; pending_approval →reject→ rejected; active or paused →end→ ended. Any other move is 409 naming the current status."
 
