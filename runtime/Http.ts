@@ -41,6 +41,7 @@ import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { logAccess, type RequestLogRecord, requestIdOf, withRequestLog } from "../src/platform/RequestLog.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge } from "./RequestGuard.ts"
+import { answerClientErrors } from "./ClientErrors.ts"
 import { ServicesLive } from "./Services.ts"
 import { type DirectRoute, type DirectRoutes, statusStreamsOn } from "./StatusStreams.ts"
 
@@ -202,6 +203,11 @@ export class NodeServer extends Context.Tag("runtime/NodeServer")<NodeServer, Ro
  */
 export class RoutingServer extends Server implements DirectRoutes {
   direct: DirectRoute | undefined = undefined
+
+  constructor() {
+    super()
+    answerClientErrors(this)
+  }
 
   override emit(event: string | symbol, ...args: Array<any>): boolean {
     if (event === "request" && this.direct !== undefined && this.direct(args[0], args[1])) return true
