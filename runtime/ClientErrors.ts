@@ -24,6 +24,13 @@ const refusalOf = (errorCode: string | undefined, maxHeaderSize: number): Client
         code: "request_header_fields_too_large",
         message: `The request's headers are larger than the ${maxHeaderSize} bytes accepted; send fewer or shorter headers`
       }
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return {
+        status: 413,
+        reason: "Payload Too Large",
+        code: "payload_too_large",
+        message: "The request's chunk extensions are larger than accepted"
+      }
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return {
         status: 408,
@@ -53,17 +60,38 @@ export const clientErrorResponse = (errorCode: string | undefined, maxHeaderSize
     body
 }
 
+/** A connection as Node's HTTP server keeps it: the response in progress on it, if any (Node's own field). */
+type ClientSocket = Duplex & { readonly _httpMessage?: { readonly _headerSent?: boolean } | null }
+
+/** How long a refused client may take to read the answer and close its side. */
+const LINGER_MILLIS = 5_000
+
 /**
- * Answers the parser's refusals on `server` as Node does (only while nothing was written on the
- * connection yet, so a response in progress is never corrupted), in the envelope.
+ * Answers the parser's refusals on `server` as Node does (unless a response on the connection already
+ * started, so that one is never corrupted), in the envelope.
  */
 export const answerClientErrors = (server: Server): void => {
-  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex & { readonly bytesWritten?: number }) => {
-    if (error.code !== "ECONNRESET" && socket.writable && (socket.bytesWritten ?? 0) === 0) {
-      // Closed once the answer is flushed: the client need not end its side first.
-      socket.end(clientErrorResponse(error.code, maxHeaderSize), () => socket.destroy())
-    } else {
+  const answered = new WeakSet<Duplex>()
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: ClientSocket) => {
+    // The parser may report more than once for one connection: it is answered once.
+    if (answered.has(socket)) return
+    answered.add(socket)
+    // As Node decides: an answer may go out unless a response on this connection already started (a
+    // kept-alive connection has written earlier, finished responses).
+    const inFlight = socket._httpMessage?._headerSent === true
+    if (error.code === "ECONNRESET" || !socket.writable || inFlight) {
       socket.destroy()
+      return
     }
+    socket.end(clientErrorResponse(error.code, maxHeaderSize))
+    // The rest of what the client sends (the remainder of an oversized request) is read and dropped:
+    // closing a connection with unread data resets it, and the client could lose the answer before
+    // reading its body. The connection closes when the client ends its side, or after a while.
+    socket.removeAllListeners("data")
+    socket.on("data", () => {})
+    socket.once("end", () => socket.destroy())
+    const linger = setTimeout(() => socket.destroy(), LINGER_MILLIS)
+    linger.unref()
+    socket.once("close", () => clearTimeout(linger))
   })
 }

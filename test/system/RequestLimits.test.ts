@@ -232,6 +232,17 @@ describe("request limits", () => {
         expect(JSON.parse(body)).toEqual({
           error: { code: "request_header_fields_too_large", message: expect.stringContaining("headers are larger") }
         })
+        // On a kept-alive connection, after a finished response, too.
+        const second = yield* Effect.promise(() =>
+          rawExchange(
+            app,
+            "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n",
+            `GET /health?cursor=${"c".repeat(70 * 1024)} HTTP/1.1\r\nHost: localhost\r\n\r\n`
+          )
+        )
+        expect(second).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+        expect(second).toContain("HTTP/1.1 431 Request Header Fields Too Large\r\n")
+        expect(second).toContain(`"code":"request_header_fields_too_large"`)
         const garbage = yield* Effect.promise(() => rawExchange(app, "NOT HTTP AT ALL\r\n\r\n"))
         const [garbageHead, garbageBody] = splitResponse(garbage)
         expect(garbageHead[0]).toBe("HTTP/1.1 400 Bad Request")
@@ -242,14 +253,20 @@ describe("request limits", () => {
   })
 })
 
-/** Sends `request` on a fresh connection and reads until the server closes it. */
-const rawExchange = (app: TestAppShape, request: string) =>
+/**
+ * Sends `request` on a fresh connection and reads until the server closes it; `then`, once the first
+ * answer arrived, on the same connection.
+ */
+const rawExchange = (app: TestAppShape, request: string, then?: string) =>
   new Promise<string>((resolve, reject) => {
     const url = new URL(app.baseUrl)
     const socket = connect({ host: url.hostname, port: Number(url.port) })
     const chunks: Array<Buffer> = []
     socket.setTimeout(10_000, () => socket.destroy(new Error("no answer within 10 s")))
-    socket.on("data", (chunk) => chunks.push(chunk))
+    socket.on("data", (chunk) => {
+      if (chunks.length === 0 && then !== undefined) socket.write(then)
+      chunks.push(chunk)
+    })
     socket.on("error", (error) => chunks.length > 0 ? resolve(Buffer.concat(chunks).toString("utf8")) : reject(error))
     socket.on("close", () => resolve(Buffer.concat(chunks).toString("utf8")))
     socket.write(request)
