@@ -2,8 +2,8 @@
  * The interactive API reference at `/docs`: Scalar's standalone browser bundle from the
  * `@scalar/api-reference` package, served by this service under a content-hashed URL, so the reference
  * works offline and behind a firewall and loads nothing from another origin. The page runs no inline
- * script (its start-up script is a hashed file too) and its Content-Security-Policy allows scripts,
- * fonts, images and requests from this origin only; the specification comes from `/openapi.json`.
+ * script (Scalar reads its settings from a JSON data block) and its Content-Security-Policy allows
+ * scripts, fonts, images and requests from this origin only; the specification comes from `/openapi.json`.
  */
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
@@ -16,7 +16,7 @@ import { gzipSync } from "node:zlib"
 export const DOCS_PATH = "/docs"
 export const DOCS_ASSETS_PATH = "/docs/assets"
 
-/** Where the reference's script and its start-up script live, and what they are. */
+/** Where the reference's script is served, and its content. */
 interface DocsAsset {
   readonly path: `/${string}`
   readonly body: Uint8Array
@@ -41,15 +41,15 @@ const scalarBundle = () => {
   return { version, body: readFileSync(join(packageDir, "dist", "browser", "standalone.js")) }
 }
 
-/**
- * Scalar's configuration: the document of this origin, no fonts from Scalar's servers (the system
- * fonts), no telemetry, and no request proxy on another origin (the "test request" client calls this
- * service directly).
- */
+// Scalar's stylesheet names fonts that its font server supplies; the system's own are used instead.
 const SYSTEM_FONTS = ":root, .scalar-app { --scalar-font: ui-sans-serif, system-ui, sans-serif; " +
   "--scalar-font-code: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }"
 
-/** Scalar's settings, read by its bundle from the mount point's `data-configuration`. */
+/**
+ * Scalar's settings, read by its bundle from the mount point's `data-configuration`: the document of
+ * this origin, no fonts from Scalar's servers, no telemetry, and no request proxy on another origin
+ * (the "test request" client calls this service directly).
+ */
 const configurationOf = (openApiPath: string) => ({
   url: openApiPath,
   withDefaultFonts: false,
@@ -64,7 +64,7 @@ const escapeHtml = (text: string) =>
 
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
-  // Scalar compiles its schema validators with \`new Function\` and renders nothing without it; scripts
+  // Scalar compiles its schema validators with `new Function` and renders nothing without it; scripts
   // still come from this origin only.
   "script-src 'self' 'unsafe-eval'",
   // Scalar sets styles at run time (a style element, style attributes).
@@ -117,7 +117,7 @@ const serveAsset = (asset: DocsAsset) => (request: HttpServerRequest.HttpServerR
     })
   })
 
-/** `/docs` and its two scripts on the router; `openApiPath` is where the page reads the document. */
+/** `/docs` and its script on the router; `openApiPath` is where the page reads the document. */
 export const docsRoutes = (options: { readonly title: string; readonly openApiPath: string }) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const router = yield* HttpLayerRouter.HttpRouter
