@@ -45,7 +45,7 @@ const insertPayments = (storeId: string) => `
 
 const insertJournal = (storeId: string) => [
   `INSERT INTO journal_entries (id, store_id, livemode, currency, kind, payment_id, memo, created_at)
-   SELECT 'jrn_' || substr(md5('j' || id), 1, 24), store_id, false, currency, 'payment', id, 'bench', paid_at
+   SELECT 'je_' || substr(md5('j' || id), 1, 24), store_id, false, currency, 'payment', id, 'bench', paid_at
    FROM payments WHERE store_id = '${storeId}'`,
   `ALTER TABLE journal_lines DISABLE TRIGGER USER`,
   `INSERT INTO journal_lines (entry_id, line, account, debit, credit)

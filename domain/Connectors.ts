@@ -340,7 +340,9 @@ export class SecurityGroup extends HttpApiGroup.make("security")
     HttpApiEndpoint.get("posture", "/admin/security/posture")
       .addSuccess(SecurityPosture)
       .annotate(OpenApi.Summary, "Security-posture self-assessment (platform admin)")
-      .annotate(OpenApi.Description, "Checks read from the current state each call: keys, mode, MFA, API key age, URLs, KYC.")
+      .annotate(OpenApi.Description, "Checks read from the current state each call: keys, mode, MFA, API key age, URLs, KYC, and " +
+        "`integration_addresses`: a warning naming each provider base URL setting (AI, Telegram, channels, Bakong; " +
+        "stored or from the environment) whose host is a loopback, link-local or private address.")
   )
   .add(
     HttpApiEndpoint.get("monitoring", "/admin/security/monitoring")

@@ -20,6 +20,8 @@ export const ErrorCode = Schema.Literal(
   "not_found",
   "method_not_allowed",
   "payload_too_large",
+  "request_header_fields_too_large",
+  "request_timeout",
   "unsupported_media_type",
   "invalid_state",
   "idempotency_conflict",

@@ -26,7 +26,7 @@ export const IdPrefixes = [
   "usr", // user
   "lnk", // payment link
   "inv", // invoice
-  "jrn", // ledger journal
+  "je", // ledger journal entry
   "sess", // session
   "kyc", // merchant verification (KYC) submission
   "cns", // customer consent record
@@ -111,7 +111,7 @@ export const PaymentLinkId = IdOf("lnk")
 export type PaymentLinkId = typeof PaymentLinkId.Type
 export const InvoiceId = IdOf("inv")
 export type InvoiceId = typeof InvoiceId.Type
-export const JournalId = IdOf("jrn")
+export const JournalId = IdOf("je")
 export type JournalId = typeof JournalId.Type
 export const RevenueShareId = IdOf("rs")
 export type RevenueShareId = typeof RevenueShareId.Type

@@ -17,6 +17,7 @@ import { InvalidRequestResponse, InvalidStateResponse, NotFoundResponse } from "
 import { PromotionId, SegmentId, StoreId, TierId, UserId } from "./Ids.ts"
 import { ListOf, ListParams } from "./Lists.ts"
 import { MAX_POINTS } from "./Loyalty.ts"
+import { AmountString, Currency } from "./Money.ts"
 import { boundedText } from "./Stores.ts"
 import { closed, MAX_NAME_LENGTH } from "./Text.ts"
 
@@ -82,7 +83,8 @@ const OptInCompare = closed(Schema.Struct({ field: Schema.Literal("marketing_opt
  */
 export const Rule = Schema.Union(NumericCompare, NumericIn, TierCompare, TierIn, OptInCompare).annotations({
   identifier: "SegmentRule",
-  description: "`{field, op, value}`; an unknown field or op, or a value of the wrong type, is 400 naming the rule",
+  description: "`{field, op, value}`; an unknown field or op, a value of the wrong type, or a `tier_id` that is not " +
+    "one of the store's tiers, is 400 naming the rule",
   examples: [{ field: "lifetime_value_usd", op: "gte", value: 10000 }]
 })
 export type Rule = typeof Rule.Type
@@ -132,11 +134,14 @@ export const PromotionActions = ["create", "update", "submit", "approve", "rejec
 export type PromotionAction = (typeof PromotionActions)[number]
 
 export const MinAmount = Schema.Struct({
-  amount: Schema.Number.pipe(Schema.int(), Schema.between(1, Number.MAX_SAFE_INTEGER)).annotations({
-    description: "Minor units of `currency`", examples: [500]
+  amount: AmountString.annotations({
+    description: "A decimal string in the major unit of `currency`, like every amount of this API: " +
+      "at most 2 decimal places in USD (\"5.00\"), none in KHR (\"20000\"); greater than zero",
+    examples: ["5.00"]
   }),
-  currency: Schema.Literal("USD", "KHR")
+  currency: Currency
 }).annotations({ description: "A payment qualifies only in this currency and from this amount" })
+export type MinAmount = typeof MinAmount.Type
 
 export class PromotionAuditEntry extends Schema.Class<PromotionAuditEntry>("PromotionAuditEntry")({
   action: Schema.Literal(...PromotionActions),
@@ -243,7 +248,8 @@ const READ = "Needs customer.read on the store; another store's object is 404."
 const WRITE = "Needs marketing.manage on the store; another store's object is 404."
 const RULES = `Rules: \`{match, rules: [{field, op, value}]}\` with 1 to ${MAX_RULES} conditions; fields ` +
   `${RuleFields.join(", ")} (lifetime values in minor units, day counts in whole days, UTC); ops ` +
-  `${RuleOps.join(", ")}. An unknown field or op, or a value of the wrong type, is 400 with \`param\` naming the rule.`
+  `${RuleOps.join(", ")}. An unknown field or op, a value of the wrong type, or a \`tier_id\` that is not one of ` +
+  `the store's loyalty tiers (another store's or none), is 400 with \`param\` naming the rule (\`rules.2\`).`
 const MOVE = "Status machine: draft →submit→ pending_approval →approve→ approved →activate→ active ⇄ pause/activate ⇄ " +
   "paused; pending_approval →reject→ rejected; active or paused →end→ ended. Any other move is 409 naming the current status."
 

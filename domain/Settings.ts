@@ -69,7 +69,9 @@ export class SettingsGroup extends HttpApiGroup.make("settings")
       .setPayload(SetSetting)
       .addSuccess(PlatformSetting)
       .annotate(OpenApi.Summary, "Set a setting, encrypted at rest (platform admin)")
-      .annotate(OpenApi.Description, "The value is 1 to 4096 characters. It takes precedence over the environment.")
+      .annotate(OpenApi.Description, "The value is 1 to 4096 characters. It takes precedence over the environment. The providers' base " +
+        "URLs (the `*_base_url` keys) take only an absolute `http` or `https` URL without user name or password; " +
+        "anything else is 400 on `value`.")
   )
   .add(
     HttpApiEndpoint.del("clear", "/admin/settings/:key")

@@ -24,6 +24,7 @@ import Migration0019 from "./0019_games.ts"
 import Migration0020 from "./0020_billing_payments.ts"
 import Migration0021 from "./0021_public_links.ts"
 import Migration0022 from "./0022_rate_limits.ts"
+import Migration0023 from "./0023_journal_entry_ids.ts"
 import Migration0024 from "./0024_mail_delivery.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -48,5 +49,6 @@ export const migrations = Migrator.fromRecord({
   "0020_billing_payments": Migration0020,
   "0021_public_links": Migration0021,
   "0022_rate_limits": Migration0022,
+  "0023_journal_entry_ids": Migration0023,
   "0024_mail_delivery": Migration0024
 })

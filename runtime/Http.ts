@@ -3,7 +3,7 @@
  * definitions, one request middleware (request id, access log, the shared error envelope for the
  * framework's own failures), and a graceful shutdown.
  */
-import { HttpApi, HttpApiScalar, HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApi, HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Context, Effect, Layer, Option, Predicate } from "effect"
 import { Server } from "node:http"
@@ -16,6 +16,7 @@ import { BranchesHttpLive, StoresHttpLive } from "../src/stores/Http.ts"
 import { CheckoutHttpLive } from "../src/checkout/Http.ts"
 import { PaymentsHttpLive } from "../src/payments/Http.ts"
 import { PublicBaseUrl } from "../src/platform/PublicUrl.ts"
+import { docsRoutes } from "../src/system/Docs.ts"
 import { SystemHttpLive } from "../src/system/Http.ts"
 import { VerificationHttpLive } from "../src/verification/Http.ts"
 import { ApiKeysHttpLive } from "../src/apikeys/Http.ts"
@@ -42,6 +43,7 @@ import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { logAccess, type RequestLogRecord, requestIdOf, withRequestLog } from "../src/platform/RequestLog.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge } from "./RequestGuard.ts"
+import { answerClientErrors } from "./ClientErrors.ts"
 import { ServicesLive } from "./Services.ts"
 import { type DirectRoute, type DirectRoutes, statusStreamsOn } from "./StatusStreams.ts"
 
@@ -186,7 +188,7 @@ export const ApiGroupsLive = Layer.mergeAll(
 /** Every route: the API, its OpenAPI document, the interactive reference, the console RPC. */
 export const RoutesLive = Layer.mergeAll(
   HttpLayerRouter.addHttpApi(Api, { openapiPath: "/openapi.json" }).pipe(Layer.provide(ApiGroupsLive)),
-  HttpApiScalar.layerHttpLayerRouter({ api: Api, path: "/docs" }),
+  docsRoutes({ title: Option.getOrElse(Context.getOption(Api.annotations, OpenApi.Title), () => "API reference"), openApiPath: "/openapi.json" }),
   ConsoleRpcLive,
   RequestMiddlewareLive
 )
@@ -204,6 +206,11 @@ export class NodeServer extends Context.Tag("runtime/NodeServer")<NodeServer, Ro
  */
 export class RoutingServer extends Server implements DirectRoutes {
   direct: DirectRoute | undefined = undefined
+
+  constructor() {
+    super()
+    answerClientErrors(this)
+  }
 
   override emit(event: string | symbol, ...args: Array<any>): boolean {
     if (event === "request" && this.direct !== undefined && this.direct(args[0], args[1])) return true

@@ -242,11 +242,13 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
     /** Sets the four flags (of a customer locked in this transaction). */
     const setPreferences = (id: string, flags: PreferenceFlags, at: Date) => updatePreferences({ id, ...flags, at })
 
+    const insertConsentEventRows = SqlSchema.void({
+      Request: Schema.Array(ConsentEventRow),
+      execute: (events) => sql`INSERT INTO consent_events ${sql.insert(events.map((event) => ({ ...event })))}`
+    })
+    /** Records the events; none is a no-op (an INSERT of no rows is not valid SQL). */
     const insertConsentEvents = Effect.fn("CustomersRepo.insertConsentEvents")(
-      SqlSchema.void({
-        Request: Schema.Array(ConsentEventRow),
-        execute: (events) => sql`INSERT INTO consent_events ${sql.insert(events.map((event) => ({ ...event })))}`
-      }),
+      (events: ReadonlyArray<ConsentEventRow>) => events.length === 0 ? Effect.void : insertConsentEventRows(events),
       Effect.orDie
     )
 

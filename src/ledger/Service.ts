@@ -250,7 +250,7 @@ export class LedgerService extends Effect.Service<LedgerService>()("ledger/Ledge
       // share reversal reads what its payment's entry moved.
       for (const posting of missing) {
         const posted = yield* repo.postOnce({
-          id: newId("jrn"),
+          id: newId("je"),
           posting,
           memo: posting.kind === "payment"
             ? `payment ${posting.payment_id} paid (backfilled)`

@@ -127,7 +127,7 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
         yield* repo.recordTransition(paymentId, `${action}:${requestKey}`, action)
         if (status === "paid") {
           yield* repo.postJournal({
-            id: newId("jrn"),
+            id: newId("je"),
             storeId: updated.store_id,
             livemode: updated.livemode,
             currency: updated.currency,
@@ -184,7 +184,7 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
         })
         const updated = yield* repo.addRefunded(paymentId, outcome.amount, outcome.status, at)
         yield* repo.postJournal({
-          id: newId("jrn"),
+          id: newId("je"),
           storeId: updated.store_id,
           livemode: updated.livemode,
           currency: updated.currency,

@@ -10,6 +10,7 @@ import type { PromotionId, StoreId, UserId } from "../../domain/Ids.ts"
 import type { ListParams } from "../../domain/Lists.ts"
 import {
   type CreatePromotion,
+  type MinAmount,
   type ModeParams,
   Promotion,
   PromotionAuditEntry,
@@ -21,6 +22,7 @@ import {
 } from "../../domain/Promotions.ts"
 import { AccessService } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
+import { formatAmount, parseAmount } from "../platform/Money.ts"
 import { Outbox } from "../platform/Outbox.ts"
 import { pageAfter } from "../platform/Pagination.ts"
 import { currentDate } from "../platform/Time.ts"
@@ -43,7 +45,7 @@ export const toPromotion = (row: PromotionRow, audit: ReadonlyArray<AuditRow>): 
     segment_id: row.segment_id,
     bonus_points: row.bonus_points,
     ...(row.min_amount !== null && row.min_currency !== null
-      ? { min_amount: { amount: row.min_amount, currency: row.min_currency } }
+      ? { min_amount: { amount: formatAmount(BigInt(row.min_amount), row.min_currency), currency: row.min_currency } }
       : {}),
     starts_at: row.starts_at.toISOString(),
     ends_at: row.ends_at.toISOString(),
@@ -161,12 +163,25 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
       })
     })
 
+    /**
+     * The minimum as stored, in minor units: the wire's decimal string read with the currency's decimal
+     * places ("5.00" USD is 500 cents; KHR takes whole riel).
+     */
+    const minimumOf = (minimum: MinAmount | null) =>
+      minimum === null
+        ? Effect.succeed({ amount: null, currency: null })
+        : Effect.map(parseAmount(minimum.amount, minimum.currency, "min_amount.amount"), (minor) => ({
+          amount: Number(minor),
+          currency: minimum.currency
+        }))
+
     const create = Effect.fn("Promotions.create")(function*(storeId: StoreId, input: CreatePromotion) {
       const store = yield* storeOfUser(storeId, "marketing.manage")
       const userId = (yield* access.currentUser).userId
       yield* checkWindow(input.starts_at, input.ends_at)
       const segmentId = input.segment_id ?? null
       if (segmentId !== null) yield* segments.ofStore(store.storeId, segmentId)
+      const minimum = yield* minimumOf(input.min_amount ?? null)
       const now = yield* currentDate
       const row = yield* repo.inTransaction(Effect.gen(function*() {
         const row = yield* repo.insert({
@@ -175,8 +190,8 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
           name: input.name,
           segment_id: segmentId,
           bonus_points: input.bonus_points,
-          min_amount: input.min_amount?.amount ?? null,
-          min_currency: input.min_amount?.currency ?? null,
+          min_amount: minimum.amount,
+          min_currency: minimum.currency,
           starts_at: input.starts_at,
           ends_at: input.ends_at,
           status: "draft",
@@ -210,7 +225,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
       if (segmentId !== null && segmentId !== current.segment_id) yield* segments.ofStore(current.store_id, segmentId)
       const minimum = input.min_amount === undefined
         ? { amount: current.min_amount, currency: current.min_currency }
-        : { amount: input.min_amount?.amount ?? null, currency: input.min_amount?.currency ?? null }
+        : yield* minimumOf(input.min_amount)
       const at = yield* currentDate
       const updated = yield* repo.inTransaction(Effect.gen(function*() {
         const row = yield* repo.updateFields({

@@ -3,10 +3,14 @@
  * (platform administrators only).
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Redacted } from "effect"
+import { isIP } from "node:net"
 import { Monitoring, PostureCheck, SecurityPosture } from "../../domain/Connectors.ts"
 import { AccessService } from "../access/Service.ts"
 import { AppConfig } from "../platform/Config.ts"
+import { BaseUrlSettings } from "../settings/Known.ts"
+import { SettingsService } from "../settings/Service.ts"
+import { hostOf, refusedRangeOf } from "../webhooks/Destination.ts"
 import { requestsLastMinute } from "../platform/Metrics.ts"
 import { currentDate } from "../platform/Time.ts"
 
@@ -19,11 +23,42 @@ const check = (id: string, title: string, status: "pass" | "warn" | "fail", deta
 const countCheck = (id: string, title: string, count: number, bad: "warn" | "fail", what: string) =>
   check(id, title, count === 0 ? "pass" : bad, count === 0 ? `No ${what}` : `${count} ${what}`)
 
+/**
+ * Why a provider's base URL is not a public address, or undefined when it is: a loopback, link-local,
+ * private (or otherwise non-public) IP literal, a `localhost` name, or no http(s) URL at all. Host names
+ * are not resolved here (the posture must answer at once, and the provider may only be reachable from
+ * the servers); an internal name that resolves to a private address is not caught.
+ */
+export const nonPublicReasonOf = (value: string): string | undefined => {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return "not a URL"
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "not an http(s) URL"
+  const host = hostOf(url).toLowerCase()
+  if (host === "localhost" || host.endsWith(".localhost")) return "loopback"
+  return isIP(host) === 0 ? undefined : refusedRangeOf(host)
+}
+
 export class SecurityService extends Effect.Service<SecurityService>()("security/SecurityService", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const access = yield* AccessService
     const config = yield* AppConfig
+    const settings = yield* SettingsService
+
+    /** Each provider base URL in effect (setting or environment) that is not a public address. */
+    const nonPublicBaseUrls = Effect.forEach(BaseUrlSettings, (key) =>
+      Effect.map(settings.get(key), (value) => {
+        if (Option.isNone(value)) return []
+        const reason = nonPublicReasonOf(Redacted.value(value.value))
+        // The host only: an address from the environment is not checked on the way in and may carry a
+        // credential.
+        const host = URL.canParse(Redacted.value(value.value)) ? ` (${new URL(Redacted.value(value.value)).host})` : ""
+        return reason === undefined ? [] : [`${key}${host}: ${reason}`]
+      })).pipe(Effect.map((found) => found.flat()))
 
     const count = (query: Effect.Effect<ReadonlyArray<{ n: number }>, unknown>) =>
       Effect.map(query, (rows) => rows[0]?.n ?? 0).pipe(Effect.orDie)
@@ -42,6 +77,7 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
       const unverifiedLive = yield* count(sql<{ n: number }>`
         SELECT count(*)::int AS n FROM stores s WHERE s.live_mode AND NOT EXISTS (
           SELECT 1 FROM verifications v WHERE v.organization_id = s.organization_id AND v.status = 'approved')`)
+      const baseUrls = yield* nonPublicBaseUrls
       const checks = [
         Option.isSome(config.masterKey)
           ? check("master_key", "Master key source", "pass", "MASTER_KEY comes from the environment")
@@ -60,7 +96,10 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
         countCheck("admin_mfa", "Owners and admins with MFA", withoutMfa, "fail", "owners or admins without MFA"),
         countCheck("api_key_age", `API keys younger than ${API_KEY_MAX_AGE_DAYS} days`, oldKeys, "warn", `active API keys older than ${API_KEY_MAX_AGE_DAYS} days`),
         countCheck("webhook_https", "Webhook URLs over HTTPS", plainUrls, "warn", "webhook URLs without HTTPS"),
-        countCheck("live_store_kyc", "Live stores verified", unverifiedLive, "fail", "live stores without approved verification")
+        countCheck("live_store_kyc", "Live stores verified", unverifiedLive, "fail", "live stores without approved verification"),
+        baseUrls.length === 0
+          ? check("integration_addresses", "Provider base URLs on public addresses", "pass", "No provider base URL points at a loopback, link-local or private address")
+          : check("integration_addresses", "Provider base URLs on public addresses", "warn", baseUrls.join("; "))
       ]
       const points = checks.reduce((sum, c) => sum + (c.status === "pass" ? 1 : c.status === "warn" ? 0.5 : 0), 0)
       return new SecurityPosture({ object: "security_posture", score: Math.round((100 * points) / checks.length), checks })
@@ -108,5 +147,5 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
 
     return { posture, monitoring } as const
   }),
-  dependencies: [AccessService.Default]
+  dependencies: [AccessService.Default, SettingsService.Default]
 }) {}

@@ -118,6 +118,14 @@ export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/Segme
       return rows[0]?.member === true
     })
 
-    return { insert, update, find, list, remove, preview, contains } as const
+    /** Which of `ids` are tiers of the store. */
+    const tiersOfStore = Effect.fn("SegmentsRepo.tiersOfStore")(function*(storeId: StoreId, ids: ReadonlyArray<string>) {
+      if (ids.length === 0) return new Set<string>()
+      const rows = yield* sql<{ id: string }>`
+        SELECT id FROM loyalty_tiers WHERE store_id = ${storeId} AND id IN ${sql.in(ids)}`.pipe(Effect.orDie)
+      return new Set(rows.map((row) => row.id))
+    })
+
+    return { insert, update, find, list, remove, preview, contains, tiersOfStore } as const
   })
 }) {}

@@ -4,13 +4,14 @@
  */
 import { Effect, Option } from "effect"
 import type { Permission } from "../../domain/Access.ts"
-import { InvalidState, NotFound } from "../../domain/Errors.ts"
+import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { CustomerId, SegmentId, StoreId } from "../../domain/Ids.ts"
 import type { ListParams } from "../../domain/Lists.ts"
 import {
   type CreateSegment,
   type ModeParams,
   type PreviewRules,
+  type Rule,
   type RuleSet,
   Segment,
   SegmentList,
@@ -55,6 +56,26 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
         access.owned(repo.find(id), (row) => row.store_id, permission, () => segmentNotFound(id))
       )
 
+    /**
+     * Refuses rules naming a tier that is not one of the store's (another store's, or none at all): such
+     * a rule can never match, so a count of 0 would hide a mistake. The param points at the rule.
+     */
+    const checkTiers = Effect.fn("Segments.checkTiers")(function*(storeId: StoreId, rules: ReadonlyArray<Rule>) {
+      const named = rules.flatMap((rule, index) =>
+        rule.field !== "tier_id" ? [] : (Array.isArray(rule.value) ? rule.value : [rule.value])
+          .filter((tier): tier is string => tier !== null)
+          .map((tier) => ({ index, tier }))
+      )
+      const known = yield* repo.tiersOfStore(storeId, [...new Set(named.map((entry) => entry.tier))])
+      const unknown = named.find((entry) => !known.has(entry.tier))
+      if (unknown !== undefined) {
+        return yield* new InvalidRequest({
+          message: `rules.${unknown.index}: ${unknown.tier} is not a loyalty tier of this store`,
+          param: `rules.${unknown.index}`
+        })
+      }
+    })
+
     /** The count and sample of the store's customers of a mode that the rules match now. */
     const previewOf = Effect.fn("Segments.previewOf")(function*(storeId: StoreId, livemode: boolean, ruleSet: RuleSet) {
       const found = yield* repo.preview({ storeId, livemode, now: yield* currentDate }, ruleSet)
@@ -79,6 +100,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
 
     const create = Effect.fn("Segments.create")(function*(storeId: StoreId, input: CreateSegment) {
       const store = yield* storeOfUser(storeId, "marketing.manage")
+      yield* checkTiers(store.storeId, input.rules)
       const now = yield* currentDate
       return toSegment(yield* repo.insert({
         id: newId("seg"),
@@ -93,6 +115,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
 
     const update = Effect.fn("Segments.update")(function*(id: SegmentId, input: UpdateSegment) {
       const current = yield* segmentOfUser(id, "marketing.manage")
+      if (input.rules !== undefined) yield* checkTiers(current.store_id, input.rules)
       return toSegment(yield* repo.update({
         ...current,
         name: input.name ?? current.name,
@@ -112,6 +135,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
 
     const previewRules = Effect.fn("Segments.previewRules")(function*(storeId: StoreId, params: ModeParams, input: PreviewRules) {
       const store = yield* storeOfUser(storeId, "customer.read")
+      yield* checkTiers(store.storeId, input.rules)
       return yield* previewOf(store.storeId, params.livemode ?? false, input)
     })
 

@@ -35,3 +35,11 @@ export const isKnownSetting = (key: string): boolean => Object.hasOwn(KnownSetti
 
 /** The environment variable a known key falls back to. */
 export const environmentVariableOf = (key: string): string => key.toUpperCase()
+
+/**
+ * The settings that are base URLs of a provider's API. Saved only as http(s) URLs; the security posture
+ * warns when one (stored or from the environment) points at a loopback, link-local or private address.
+ */
+export const BaseUrlSettings: ReadonlyArray<string> = Object.keys(KnownSettings).filter((key) => key.endsWith("_base_url"))
+
+export const isBaseUrlSetting = (key: string): boolean => BaseUrlSettings.includes(key)

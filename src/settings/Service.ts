@@ -8,7 +8,7 @@ import { PlatformSetting, SETTING_KEY_PATTERN } from "../../domain/Settings.ts"
 import { AccessService } from "../access/Service.ts"
 import { maskSecret, SecretBox } from "../platform/Crypto.ts"
 import type { ListParams, Page } from "../platform/Pagination.ts"
-import { environmentVariableOf, isKnownSetting, KnownSettings } from "./Known.ts"
+import { environmentVariableOf, isBaseUrlSetting, isKnownSetting, KnownSettings } from "./Known.ts"
 import { type SettingRow, SettingsRepo } from "./Repo.ts"
 
 type Resolved =
@@ -37,6 +37,28 @@ const decodeKeyCursor = (cursor: string) => {
     : Effect.fail(
       new InvalidRequest({ message: "cursor is not valid: pass the next_cursor of the previous page unchanged", param: "cursor" })
     )
+}
+
+/**
+ * A base URL setting takes an absolute http(s) URL only: another scheme (`file:`, `gopher:`, …) would make
+ * the service's provider clients reach somewhere they were never meant to, and credentials belong in the
+ * token settings, which are masked, not in an address.
+ */
+const checkBaseUrl = (key: string, value: string) => {
+  const refuse = (message: string) => Effect.fail(new InvalidRequest({ message, param: "value" }))
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return refuse(`${key} must be an absolute http or https URL, such as https://api.example.com`)
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return refuse(`${key} must be an http or https URL, not ${url.protocol.replace(/:$/, "")}`)
+  }
+  if (url.username !== "" || url.password !== "") {
+    return refuse(`${key} must not carry a user name or password; put the credential in its token setting`)
+  }
+  return Effect.void
 }
 
 export class SettingsService extends Effect.Service<SettingsService>()("settings/SettingsService", {
@@ -105,6 +127,7 @@ export class SettingsService extends Effect.Service<SettingsService>()("settings
 
     const set = Effect.fn("Settings.set")(function*(key: string, value: string) {
       const admin = yield* access.requirePlatformAdmin
+      if (isBaseUrlSetting(key)) yield* checkBaseUrl(key, value)
       const sealed = yield* box.seal(value)
       const row = yield* repo.upsert(key, sealed, admin.userId)
       return toView(key, { source: "database", value, updatedAt: row.updated_at })

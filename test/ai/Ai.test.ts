@@ -407,9 +407,18 @@ describe("AI assistance", () => {
         yield* setSettings(app, { ai_monthly_cost_cap_usd: "5" })
         yield* client.assistant({ path: { storeId: merchant.storeId }, payload: { question: "revenue?" } })
 
-        // A base URL that is not http(s): each call fails, is recorded, and the builtin model answers.
-        yield* setSettings(app, { ai_base_url: "ftp://models.example" })
+        // A base URL that is not http(s) cannot be saved; from the environment, each call fails, is
+        // recorded, and the builtin model answers.
+        yield* expectFailure(
+          Effect.flatMap(asAdmin(app), (admin) =>
+            admin.settings.set({ path: { key: "ai_base_url" }, payload: { value: "ftp://models.example" } })),
+          "InvalidRequest",
+          "value"
+        )
+        yield* clearSettings(app, ["ai_base_url"])
+        process.env["AI_BASE_URL"] = "ftp://models.example"
         const misconfigured = yield* client.assistant({ path: { storeId: merchant.storeId }, payload: { question: "revenue?" } })
+          .pipe(Effect.ensuring(Effect.sync(() => delete process.env["AI_BASE_URL"])))
         expect(misconfigured.model).toBe("builtin")
         const [last] = yield* sql<{ error: string }>`
           SELECT error FROM ai_usage WHERE store_id = ${merchant.storeId} AND outcome = 'failed' ORDER BY id DESC LIMIT 1`

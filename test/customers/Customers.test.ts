@@ -4,11 +4,13 @@
  * and cursors, the console's search, tenancy and mode (404s), roles, preferences with their consent log,
  * the customer 360 after payments and a refund, `customer_id` on payments, and erasure (personal data
  * gone, payments and the ledger untouched, search and lookups miss, the e-mail reusable, erasing twice,
- * the actor in the access log).
+ * the actor in the access log), also of a customer who never set preferences and after any sequence of
+ * preference changes.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Runtime } from "effect"
+import * as fc from "fast-check"
 import type { CreateCustomer, Customer, SetPreferences } from "../../domain/Customers.ts"
 import { CustomerId } from "../../domain/Ids.ts"
 import type { CreatePayment } from "../../domain/Payments.ts"
@@ -105,6 +107,19 @@ const ledgerOf = (storeId: string) =>
         coalesce(sum(l.debit), 0)::text AS debits
       FROM journal_lines l JOIN journal_entries e ON e.id = l.entry_id
       WHERE e.store_id = ${storeId}`).pipe(Effect.map((rows) => rows[0]!))
+
+/** One preference change: a subset of the four flags (at least one) with values, and free text or not. */
+const preferenceChange: fc.Arbitrary<SetPreferences> = fc.record({
+  email: fc.boolean(),
+  sms: fc.boolean(),
+  telegram: fc.boolean(),
+  marketing: fc.boolean(),
+  source: fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/).map((text) => `src-${text}`),
+  policy_version: fc.stringMatching(/^[0-9]{4}-[0-9]{2}$/).map((text) => `pv-${text}`)
+}, { requiredKeys: [] }).filter((change) =>
+  change.email !== undefined || change.sms !== undefined || change.telegram !== undefined ||
+  change.marketing !== undefined
+)
 
 const UNKNOWN = CustomerId.make("cus_doesnotexist000000000000")
 
@@ -602,6 +617,78 @@ describe("customers", () => {
     // -------------------------------------------------------------------------------------------
     // Erasure
     // -------------------------------------------------------------------------------------------
+
+    it.effect("erases a customer who never touched preferences", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const merchant = yield* newMerchant(app)
+        const email = freshEmail("untouched")
+        const customer = yield* createCustomer(app, merchant.key, { email, name: "Dara Keo" })
+        const [erased, response] = yield* Effect.flatMap(clientAs(app, merchant.owner.token), (console) =>
+          console.customerConsole.erase({ path: { id: customer.id }, withResponse: true }))
+        expect(response.status).toBe(200)
+        expect(erased).toMatchObject({ id: customer.id, email: null, name: null })
+        expect(erased.erased_at).not.toBeNull()
+        // Nothing was given, so nothing is withdrawn.
+        expect(yield* consentLog(app, merchant.owner.token, customer.id)).toEqual([])
+        expect((yield* listCustomers(app, merchant.key, { email })).data).toEqual([])
+      }))
+
+    it.effect("erasure after any sequence of preference changes answers 200 and leaves no personal data", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const merchant = yield* newMerchant(app)
+        const token = merchant.owner.token
+        const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
+        const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Runtime.runPromise(runtime)(effect)
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(
+              fc.array(fc.tuple(preferenceChange, fc.boolean()), { maxLength: 6 }),
+              async (changes) => {
+                const email = freshEmail("prop")
+                const name = `Prop Person ${serial}`
+                const customer = await run(createCustomer(app, merchant.key, {
+                  email,
+                  name,
+                  external_id: `prop-${serial}`,
+                  phone: "+855 12 999 000",
+                  metadata: { note: "private" }
+                }))
+                for (const [change, asUser] of changes) {
+                  await run(
+                    asUser
+                      ? setPreferencesAsUser(app, token, customer.id, change)
+                      : setPreferences(app, merchant.key, customer.id, change)
+                  )
+                }
+                const [erased, response] = await run(Effect.flatMap(clientAs(app, token), (console) =>
+                  console.customerConsole.erase({ path: { id: customer.id }, withResponse: true })))
+                expect(response.status).toBe(200)
+                expect(erased).toMatchObject({ email: null, external_id: null, name: null, phone: null, metadata: null })
+                expect(erased.erased_at).not.toBeNull()
+                const preferences = await run(preferencesOf(app, merchant.key, customer.id))
+                expect(preferences).toMatchObject({ email: false, sms: false, telegram: false, marketing: false })
+                const log = await run(consentLog(app, token, customer.id))
+                for (const event of log) {
+                  expect(event.policy_version).toBeNull()
+                  expect(event.source === null || event.source === "erasure", String(event.source)).toBe(true)
+                }
+                expect((await run(listCustomers(app, merchant.key, { email }))).data).toEqual([])
+                expect((await run(search(app, token, merchant.storeId, { search: email }))).data).toEqual([])
+                const stored = await run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+                  sql<{ row: string }>`
+                    SELECT row_to_json(c)::text || coalesce((
+                      SELECT string_agg(row_to_json(e)::text, '') FROM consent_events e WHERE e.customer_id = c.id
+                    ), '') AS row
+                    FROM customers c WHERE c.id = ${customer.id}`))
+                expect(stored[0]!.row).not.toMatch(/prop-|Prop Person|999 000|private|src-|pv-/)
+              }
+            ),
+            { numRuns: 20 }
+          )
+        )
+      }))
 
     it.effect("erases personal data in one go, keeps payments and the ledger, and makes lookups miss", () =>
       Effect.gen(function*() {

@@ -11,6 +11,7 @@ import { Cause, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
 import * as fc from "fast-check"
 import { randomBytes } from "node:crypto"
 import { AmountString } from "../../domain/Money.ts"
+import rewriteJournalEntryIds from "../../migrations/0023_journal_entry_ids.ts"
 import type { Payment, Refund } from "../../domain/Payments.ts"
 import { type SignedUp, signUp } from "../support/Accounts.ts"
 import { clientAs } from "../support/Client.ts"
@@ -335,7 +336,7 @@ describe("ledger", () => {
         const sql = yield* SqlClient.SqlClient
         const owner = yield* Effect.promise(() => signUp(app))
         const { storeId } = yield* newStore(app, owner)
-        const entryId = () => `jrn_test${randomBytes(8).toString("hex")}`
+        const entryId = () => `je_test${randomBytes(8).toString("hex")}`
         const entry = (id: string) =>
           sql`
             INSERT INTO journal_entries (id, store_id, livemode, currency, kind, memo)
@@ -422,6 +423,51 @@ describe("ledger", () => {
         expect(yield* snapshot).toEqual(before)
         const memo = yield* sql<{ memo: string | null }>`SELECT memo FROM journal_entries WHERE id = ${entryId}`
         expect(memo[0]!.memo).not.toBe("rewritten")
+      }))
+
+    it.effect("names journal entries je_, and gives entries posted as jrn_ the new prefix with their lines", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const sql = yield* SqlClient.SqlClient
+        const owner = yield* Effect.promise(() => signUp(app))
+        const { key, storeId } = yield* newStore(app, owner)
+        const { id } = yield* paidPayment(app, key, { amount: "25.00" })
+        yield* refund(app, key, id, { amount: "5.00" })
+        const api = yield* clientAs(app, owner.token)
+        const posted = yield* api.ledger.journals({ path: { storeId }, urlParams: { limit: 10 } })
+        expect(posted.data.map((entry) => entry.kind).sort()).toEqual(["payment", "refund"])
+        for (const entry of posted.data) expect(entry.id).toMatch(/^je_[0-9A-Za-z]{24}$/)
+
+        // An entry as the service posted them before, with the old prefix.
+        const random = randomBytes(12).toString("hex").slice(0, 24)
+        const oldId = `jrn_${random}`
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`
+            INSERT INTO journal_entries (id, store_id, livemode, currency, kind, memo)
+            VALUES (${oldId}, ${storeId}, false, 'USD', 'adjustment', 'posted before the rename')`
+          yield* sql`
+            INSERT INTO journal_lines (entry_id, line, account, debit, credit)
+            VALUES (${oldId}, 1, 'provider_clearing', 700, 0), (${oldId}, 2, 'merchant_payable', 0, 700)`
+        }))
+        yield* sql.withTransaction(rewriteJournalEntryIds)
+
+        const newId = `je_${random}`
+        const old = yield* sql<{ n: number }>`
+          SELECT (SELECT count(*) FROM journal_entries WHERE id LIKE 'jrn\_%')
+            + (SELECT count(*) FROM journal_lines WHERE entry_id LIKE 'jrn\_%') AS n`
+        expect(Number(old[0]!.n)).toBe(0)
+        const lines = yield* sql<{ line: number; debit: string; credit: string }>`
+          SELECT line, debit::text, credit::text FROM journal_lines WHERE entry_id = ${newId} ORDER BY line`
+        expect(lines).toEqual([{ line: 1, debit: "700", credit: "0" }, { line: 2, debit: "0", credit: "700" }])
+        const listed = yield* api.ledger.journals({ path: { storeId }, urlParams: { limit: 10 } })
+        expect(listed.data.map((entry) => entry.id).sort()).toEqual([...posted.data.map((entry) => entry.id), newId].sort())
+        // The journal is immutable again and its lines still need an entry.
+        expect(refusal(yield* Effect.exit(sql`UPDATE journal_entries SET memo = 'x' WHERE id = ${newId}`))).toContain("immutable")
+        expect(refusal(yield* Effect.exit(sql`DELETE FROM journal_lines WHERE entry_id = ${newId}`))).toContain("immutable")
+        const orphan = yield* Effect.exit(sql.withTransaction(
+          sql`INSERT INTO journal_lines (entry_id, line, account, debit, credit) VALUES (${oldId}, 1, 'refunds', 1, 0)`
+        ))
+        expect(refusal(orphan)).toContain("foreign key")
       }))
   })
 })

@@ -23,7 +23,7 @@ describe("newId", () => {
   it("knows every prefix of the wire conventions", () => {
     // Those of API.md and the areas' own; each once.
     expect([...IdPrefixes]).toEqual(expect.arrayContaining(
-      ["br", "cns", "cus", "evt", "inv", "jrn", "key", "kyc", "lnk", "lpe", "org", "pay", "rdm", "re", "rwd", "sess", "str", "tier", "usr", "we", "whd", "rs", "risk", "ref", "com"]
+      ["br", "cns", "cus", "evt", "inv", "je", "key", "kyc", "lnk", "lpe", "org", "pay", "rdm", "re", "rwd", "sess", "str", "tier", "usr", "we", "whd", "rs", "risk", "ref", "com"]
     ))
     expect(new Set(IdPrefixes).size).toBe(IdPrefixes.length)
   })

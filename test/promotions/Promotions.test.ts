@@ -232,7 +232,13 @@ describe("promotions", () => {
           [{ starts_at: "tomorrow" }, 400, "starts_at"],
           [{ bonus_points: 0 }, 400, "bonus_points"],
           [{ bonus_points: 1.5 }, 400, "bonus_points"],
-          [{ min_amount: { amount: 500, currency: "EUR" } }, 400, "min_amount"],
+          [{ min_amount: { amount: "5.00", currency: "EUR" } }, 400, "min_amount"],
+          // Amounts are decimal strings in the major unit, with the currency's decimal places.
+          [{ min_amount: { amount: 500, currency: "USD" } }, 400, "min_amount.amount"],
+          [{ min_amount: { amount: "5.001", currency: "USD" } }, 400, "min_amount.amount"],
+          [{ min_amount: { amount: "500.5", currency: "KHR" } }, 400, "min_amount.amount"],
+          [{ min_amount: { amount: "0.00", currency: "USD" } }, 400, "min_amount.amount"],
+          [{ min_amount: { amount: "-5", currency: "USD" } }, 400, "min_amount.amount"],
           [{ surprise: true }, 400, ""]
         ]
         for (const [body, status, param] of bad) {
@@ -240,6 +246,31 @@ describe("promotions", () => {
           expectStatus(result, status, JSON.stringify(body))
           expect((result.body as { error: { param?: string } }).error.param ?? "").toContain(param)
         }
+
+        // The minimum goes back as it was written, in the major unit, and can be changed or removed.
+        const fiveDollars = yield* createPromotion(app, team, { min_amount: { amount: "5", currency: "USD" } })
+        expect(fiveDollars.min_amount).toEqual({ amount: "5.00", currency: "USD" })
+        const inRiel = yield* call(app, "PATCH", `/dashboard/promotions/${fiveDollars.id}`, {
+          token: team.admin.token,
+          body: { min_amount: { amount: "20000", currency: "KHR" } }
+        })
+        expectStatus(inRiel, 200, "update the minimum")
+        expect((inRiel.body as Promotion).min_amount).toEqual({ amount: "20000", currency: "KHR" })
+        const badUpdate = yield* call(app, "PATCH", `/dashboard/promotions/${fiveDollars.id}`, {
+          token: team.admin.token,
+          body: { min_amount: { amount: "1.5", currency: "KHR" } }
+        })
+        expectStatus(badUpdate, 400, "update with riel decimals")
+        expect((badUpdate.body as { error: { param?: string } }).error.param).toBe("min_amount.amount")
+        const sql = yield* SqlClient.SqlClient
+        const [stored] = yield* sql<{ min_amount: string }>`SELECT min_amount::text FROM promotions WHERE id = ${fiveDollars.id}`
+        expect(stored!.min_amount).toBe("20000")
+        const removed = yield* call(app, "PATCH", `/dashboard/promotions/${fiveDollars.id}`, {
+          token: team.admin.token,
+          body: { min_amount: null }
+        })
+        expectStatus(removed, 200, "remove the minimum")
+        expect((removed.body as Promotion).min_amount).toBeUndefined()
 
         const theirs = yield* (yield* clientAs(app, other.owner.token)).segments.create({
           path: { storeId: other.storeId },
@@ -287,7 +318,7 @@ describe("promotions", () => {
           payload: { name: "Opted in", match: "all", rules: [{ field: "marketing_opt_in", op: "eq", value: true }] }
         })
         const inSegment = yield* promotionIn(app, team, "active", { segment_id: optedIn.id, bonus_points: 50 })
-        const bigBaskets = yield* promotionIn(app, team, "active", { bonus_points: 7, min_amount: { amount: 1000, currency: "USD" } })
+        const bigBaskets = yield* promotionIn(app, team, "active", { bonus_points: 7, min_amount: { amount: "10.00", currency: "USD" } })
         yield* promotionIn(app, team, "approved", { bonus_points: 1000 })
         yield* promotionIn(app, team, "paused", { bonus_points: 2000 })
         yield* promotionIn(app, team, "active", { bonus_points: 3000, ...window(2, 30) })
@@ -364,7 +395,7 @@ describe("promotions", () => {
           path: { storeId: team.storeId },
           payload: { name: "Opted in", match: "all", rules: [{ field: "marketing_opt_in", op: "eq", value: true }] }
         })
-        const targeted = yield* createPromotion(app, team, { segment_id: optedIn.id, bonus_points: 25, min_amount: { amount: 1000, currency: "USD" } })
+        const targeted = yield* createPromotion(app, team, { segment_id: optedIn.id, bonus_points: 25, min_amount: { amount: "10.00", currency: "USD" } })
         const everyone = yield* createPromotion(app, team, { bonus_points: 10 })
         const [before] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM points_entries`
 

@@ -1,7 +1,8 @@
 /**
  * Security posture and monitoring (platform administrators only) against PostgreSQL: each posture check
  * flips when the state it reads changes (MFA of owners and admins, API key age, webhook URLs without
- * HTTPS, live stores without approved verification; the configuration's own checks in a production-like
+ * HTTPS, live stores without approved verification, provider base URLs on loopback, link-local or private
+ * addresses; the configuration's own checks in a production-like
  * configuration), and the monitoring figures move under load (payments and requests in the last minute,
  * failed webhook deliveries, the outbox and webhook backlog).
  */
@@ -71,7 +72,8 @@ describe("security", () => {
           "admin_mfa",
           "api_key_age",
           "webhook_https",
-          "live_store_kyc"
+          "live_store_kyc",
+          "integration_addresses"
         ])
         expect(statusOf(initial, "master_key")).toBe("pass")
         expect(statusOf(initial, "production_mode")).toBe("warn")
@@ -121,8 +123,43 @@ describe("security", () => {
         yield* sql`UPDATE stores SET live_mode = false WHERE id = ${merchant.storeId}`
         const final = yield* posture(app)
         expect(statusOf(final, "live_store_kyc")).toBe("pass")
-        // Scored: pass 1, warn ½, fail 0 over eight checks (production and mail warn, private networks fail here).
-        expect(final.score).toBe(Math.round((100 * 6) / 8))
+        // Scored: pass 1, warn ½, fail 0 over nine checks (production and mail warn, private networks fail here).
+        expect(final.score).toBe(Math.round((100 * 7) / 9))
+      }))
+
+    it.effect("warns when a provider's base URL, stored or from the environment, is not a public address", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const api = yield* clientAs(app, yield* admin(app))
+        const checkOf = (p: SecurityPosture) => p.checks.find((c) => c.id === "integration_addresses")!
+        expect(checkOf(yield* posture(app)).status).toBe("pass")
+        const set = (key: string, value: string) => api.settings.set({ path: { key }, payload: { value } })
+
+        for (const [value, reason] of [
+          ["http://127.0.0.1:9/v1", "loopback"],
+          ["http://localhost:8080", "loopback"],
+          ["http://[::1]:8080", "loopback"],
+          ["http://169.254.169.254/latest", "link-local"],
+          ["http://[fe80::1]/", "link-local"],
+          ["https://10.1.2.3", "private"],
+          ["https://192.168.0.10:8443", "private"],
+          ["https://[fd00::5]/", "private"]
+        ] as const) {
+          yield* set("ai_base_url", value)
+          const check = checkOf(yield* posture(app))
+          expect({ value, status: check.status }).toEqual({ value, status: "warn" })
+          expect(check.detail).toContain("ai_base_url")
+          expect(check.detail).toContain(reason)
+        }
+        yield* set("ai_base_url", "https://api.example.com/v1")
+        expect(checkOf(yield* posture(app)).status).toBe("pass")
+        yield* api.settings.clear({ path: { key: "ai_base_url" } })
+
+        // An address from the environment is checked too (it is not validated on the way in).
+        process.env["SIGNAL_API_BASE_URL"] = "http://172.16.0.9:8080"
+        const fromEnvironment = yield* posture(app).pipe(Effect.ensuring(Effect.sync(() => delete process.env["SIGNAL_API_BASE_URL"])))
+        expect(checkOf(fromEnvironment)).toMatchObject({ status: "warn", detail: "signal_api_base_url (172.16.0.9:8080): private" })
+        expect(checkOf(yield* posture(app)).status).toBe("pass")
       }))
 
     it.effect("moves the monitoring figures under load", () =>

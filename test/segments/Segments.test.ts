@@ -1,11 +1,12 @@
 /**
  * Segments over HTTP against PostgreSQL: CRUD, previews of saved and unsaved rules on a seeded store (a
- * table of rule cases with known answers), erased customers never counting, tenancy and bad rules.
+ * table of rule cases with known answers), erased customers never counting, tenancy and bad rules (a tier
+ * that is not the store's among them).
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { CustomerId } from "../../domain/Ids.ts"
+import { type CustomerId, TierId } from "../../domain/Ids.ts"
 import type { Rule } from "../../domain/Promotions.ts"
 import { clientAs, expectFailure, listParams } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
@@ -134,6 +135,44 @@ describe("segments", () => {
           const error = (response.body as { error: { param?: string } }).error
           expect(error.param ?? "", JSON.stringify(body)).toMatch(param)
         }
+      }))
+
+    it.effect("refuses rules naming another store's tier or an unknown one on create, update and preview", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const merchant = yield* newMerchant(app)
+        const other = yield* newMerchant(app)
+        const storeId = merchant.storeId
+        const api = yield* clientAs(app, merchant.owner.token)
+        const mine = yield* api.loyaltyConsole.createTier({ path: { storeId }, payload: { name: "Gold", threshold: 100 } })
+        const theirs = yield* (yield* clientAs(app, other.owner.token)).loyaltyConsole.createTier({
+          path: { storeId: other.storeId },
+          payload: { name: "Gold", threshold: 100 }
+        })
+        const first = { field: "payments_count", op: "gte", value: 1 } as const
+        const unknown = TierId.make("tier_doesnotexist0000000000")
+        const badRules: ReadonlyArray<[ReadonlyArray<Rule>, string]> = [
+          [[{ field: "tier_id", op: "eq", value: theirs.id }], "rules.0"],
+          [[first, { field: "tier_id", op: "neq", value: unknown }], "rules.1"],
+          [[first, first, { field: "tier_id", op: "in", value: [mine.id, theirs.id] }], "rules.2"]
+        ]
+        const segment = yield* api.segments.create({
+          path: { storeId },
+          payload: { name: "Gold members", match: "all", rules: [{ field: "tier_id", op: "in", value: [mine.id] }] }
+        })
+        for (const [rules, param] of badRules) {
+          yield* expectFailure(api.segments.previewRules({ path: { storeId }, urlParams: {}, payload: { match: "all", rules } }), "InvalidRequest", param)
+          yield* expectFailure(api.segments.create({ path: { storeId }, payload: { name: "Bad", match: "all", rules } }), "InvalidRequest", param)
+          yield* expectFailure(api.segments.update({ path: { id: segment.id }, payload: { rules } }), "InvalidRequest", param)
+        }
+        // The refused update left the segment as it was; the store's own tier and "no tier" are fine.
+        expect((yield* api.segments.list({ path: { storeId }, urlParams: listParams() })).data.map((s) => s.rules)).toEqual([segment.rules])
+        const fine = yield* api.segments.previewRules({
+          path: { storeId },
+          urlParams: {},
+          payload: { match: "any", rules: [{ field: "tier_id", op: "eq", value: mine.id }, { field: "tier_id", op: "eq", value: null }] }
+        })
+        expect(fine.count).toBe(0)
       }))
   })
 })

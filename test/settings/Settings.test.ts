@@ -193,9 +193,29 @@ describe("platform settings", () => {
             expect(response.body.error).toMatchObject({ code: "invalid_request", param: "value" })
           }
           const settings = yield* asAdmin(app)
-          const path = { key: "bakong_base_url" }
+          const path = { key: "bakong_api_token" }
           expect((yield* settings.set({ path, payload: { value: "v".repeat(4096) } })).source).toBe("database")
           yield* settings.clear({ path })
+        }))
+
+      it.effect("takes only absolute http(s) URLs for the providers' base URLs", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const settings = yield* asAdmin(app)
+          const keys = ["ai_base_url", "telegram_api_base_url", "whatsapp_api_base_url", "sms_api_base_url", "signal_api_base_url", "bakong_base_url"]
+          for (const key of keys) {
+            for (const value of ["ftp://files.example.com", "file:///etc/passwd", "javascript:alert(1)", "api.example.com", "https://user:secret@api.example.com"]) {
+              yield* expectFailure(settings.set({ path: { key }, payload: { value } }), "InvalidRequest", "value", `${key} = ${value}`)
+            }
+            expect((yield* getSetting(key))).toEqual(Option.none())
+            for (const value of ["https://api.example.com/v1", "http://10.0.0.5:8080"]) {
+              expect((yield* settings.set({ path: { key }, payload: { value } })).source).toBe("database")
+            }
+            yield* settings.clear({ path: { key } })
+          }
+          // Other settings are free text.
+          expect((yield* settings.set({ path: { key: "ai_model" }, payload: { value: "ftp-model" } })).source).toBe("database")
+          yield* settings.clear({ path: { key: "ai_model" } })
         }))
 
       it.effect("refuses everyone but platform administrators", () =>

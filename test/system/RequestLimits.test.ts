@@ -2,10 +2,12 @@
  * What every request must satisfy before a route reads it: the body limit (413 before parsing, by
  * Content-Length or while a chunked body streams in), JSON bodies only (415), no NUL character or
  * unpaired surrogate anywhere the database would see it (400 naming the field), and the maximum
- * lengths of the request schemas.
+ * lengths of the request schemas; headers over Node's limit (431) and requests that are not HTTP (400) in
+ * the error envelope too.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
+import { connect } from "node:net"
 import { appConfig } from "../../src/platform/Config.ts"
 import { createStore, signUp } from "../support/Accounts.ts"
 import { makeCall } from "../support/Http.ts"
@@ -216,5 +218,63 @@ describe("request limits", () => {
         expect(longOrganization.status).toBe(400)
         expect(longOrganization.body.error.param).toBe("organization_id")
       }))
+
+    it.effect("answers headers over the limit with 431 in the error envelope, and a request that is not HTTP with 400", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const large = yield* Effect.promise(() =>
+          rawExchange(app, `GET /health HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${"a".repeat(20 * 1024)}\r\n\r\n`)
+        )
+        const [head, body] = splitResponse(large)
+        expect(head[0]).toBe("HTTP/1.1 431 Request Header Fields Too Large")
+        expect(head).toContain("content-type: application/json")
+        expect(head).toContain("connection: close")
+        expect(JSON.parse(body)).toEqual({
+          error: { code: "request_header_fields_too_large", message: expect.stringContaining("headers are larger") }
+        })
+        // On a kept-alive connection, after a finished response, too.
+        const second = yield* Effect.promise(() =>
+          rawExchange(
+            app,
+            "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n",
+            `GET /health?cursor=${"c".repeat(70 * 1024)} HTTP/1.1\r\nHost: localhost\r\n\r\n`
+          )
+        )
+        expect(second).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+        expect(second).toContain("HTTP/1.1 431 Request Header Fields Too Large\r\n")
+        expect(second).toContain(`"code":"request_header_fields_too_large"`)
+        const garbage = yield* Effect.promise(() => rawExchange(app, "NOT HTTP AT ALL\r\n\r\n"))
+        const [garbageHead, garbageBody] = splitResponse(garbage)
+        expect(garbageHead[0]).toBe("HTTP/1.1 400 Bad Request")
+        expect(JSON.parse(garbageBody).error.code).toBe("invalid_request")
+        // The server still serves well-formed requests.
+        expect((yield* Effect.promise(() => app.fetch("/health"))).status).toBe(200)
+      }))
   })
 })
+
+/**
+ * Sends `request` on a fresh connection and reads until the server closes it; `then`, once the first
+ * answer arrived, on the same connection.
+ */
+const rawExchange = (app: TestAppShape, request: string, then?: string) =>
+  new Promise<string>((resolve, reject) => {
+    const url = new URL(app.baseUrl)
+    const socket = connect({ host: url.hostname, port: Number(url.port) })
+    const chunks: Array<Buffer> = []
+    socket.setTimeout(10_000, () => socket.destroy(new Error("no answer within 10 s")))
+    socket.on("data", (chunk) => {
+      if (chunks.length === 0 && then !== undefined) socket.write(then)
+      chunks.push(chunk)
+    })
+    socket.on("error", (error) => chunks.length > 0 ? resolve(Buffer.concat(chunks).toString("utf8")) : reject(error))
+    socket.on("close", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    socket.write(request)
+  })
+
+/** The lower-cased status and header lines (the status line as sent), and the body. */
+const splitResponse = (raw: string): [ReadonlyArray<string>, string] => {
+  const end = raw.indexOf("\r\n\r\n")
+  const [status = "", ...headers] = raw.slice(0, end).split("\r\n")
+  return [[status, ...headers.map((line) => line.toLowerCase())], raw.slice(end + 4)]
+}
