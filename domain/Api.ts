@@ -12,6 +12,7 @@ import {
   UnsupportedMediaTypeResponse
 } from "./Errors.ts"
 import { completeReference } from "./Reference.ts"
+import { API_VERSION } from "./Version.ts"
 import { AuthGroup, MembersGroup, SessionGroup } from "./Accounts.ts"
 import { BranchesGroup, StoresGroup } from "./Stores.ts"
 import { SystemGroup } from "./System.ts"
@@ -33,7 +34,7 @@ import { BillingGroup, ConnectorsGroup, NotificationsGroup, SecurityGroup } from
 import { ReferralLinkGroup, ReferralsConsoleGroup, ReferralsGroup } from "./Referrals.ts"
 import { GamesConsoleGroup, GamesGroup, HostedGamesGroup } from "./Games.ts"
 
-const BaseApi = HttpApi.make("merchant-platform")
+const Groups = HttpApi.make("merchant-platform")
   .add(SystemGroup)
   .add(StoresGroup)
   .add(BranchesGroup)
@@ -73,9 +74,19 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(GamesGroup)
   .add(HostedGamesGroup)
   .addError(InvalidRequestResponse)
+
+/**
+ * Where the document says the API answers, without the service to ask: the origin the document was
+ * read from. /openapi.json names PUBLIC_BASE_URL (or the origin the service listens on) instead.
+ */
+export const DEFAULT_SERVERS = [{ url: "/", description: "The origin this document was served from" }]
+
+const BaseApi = Groups
   .annotateContext(OpenApi.annotations({
     title: "Merchant payments and loyalty API",
-    version: "1.0.0",
+    version: API_VERSION,
+    license: { name: "Proprietary" },
+    servers: DEFAULT_SERVERS,
     description: [
       "KHQR payments (USD and KHR), refunds, webhooks, hosted checkout, customers and loyalty.",
       "",
@@ -92,7 +103,7 @@ const BaseApi = HttpApi.make("merchant-platform")
       "",
       "Webhook deliveries, their payloads and signature headers are under `webhooks`."
     ].join("\n"),
-    transform: completeReference
+    transform: completeReference(Groups)
   }))
 
 /**

@@ -111,4 +111,5 @@ export class CheckoutGroup extends HttpApiGroup.make("checkout")
   )
   .addError(NotFoundResponse)
   .annotate(OpenApi.Title, "Hosted checkout")
+  .annotate(OpenApi.Description, "The customer-facing checkout and receipt pages of a payment, and its live status stream (no credential: the payment id is the capability).")
 {}

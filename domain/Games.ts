@@ -408,11 +408,12 @@ export class GamesConsoleGroup extends HttpApiGroup.make("gamesConsole")
           `\`POST /play/{playId}/reveal\`; the hosted card is \`GET /play/{playId}\`). ${REFUSED} ${MANAGE}`
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Games (console)")
+  .annotate(OpenApi.Description, "Games of chance (wheels and scratch cards) with prizes and inventory, their plays and statistics.")
 {}
 
 export class GamesGroup extends HttpApiGroup.make("games")
@@ -450,11 +451,12 @@ export class GamesGroup extends HttpApiGroup.make("games")
       .annotate(OpenApi.Summary, "List a customer's plays, filterable by status")
       .annotate(OpenApi.Description, "A customer of the API key's store and mode; newest first; `status` filters.")
   )
-  .pipe(authenticated)
+  .pipe(authenticated("apiKey"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Games")
+  .annotate(OpenApi.Description, "Plays of games through the merchant API: play, reveal a scratch card, a customer's plays.")
 {}
 
 const HOSTED = "No credential. JSON by default; a request that prefers `text/html` (a browser) gets the page."
@@ -508,6 +510,7 @@ export class HostedGamesGroup extends HttpApiGroup.make("hostedGames")
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Hosted games")
+  .annotate(OpenApi.Description, "The customer-facing game and play pages (opened with their capability).")
 {}
 
 // ---------------------------------------------------------------------------------------------
