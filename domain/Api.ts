@@ -12,6 +12,7 @@ import {
   UnsupportedMediaTypeResponse
 } from "./Errors.ts"
 import { completeReference } from "./Reference.ts"
+import { QUICKSTART_MARKDOWN } from "./Quickstart.ts"
 import { API_VERSION } from "./Version.ts"
 import { AuthGroup, MembersGroup, SessionGroup } from "./Accounts.ts"
 import { BranchesGroup, StoresGroup } from "./Stores.ts"
@@ -89,6 +90,10 @@ const BaseApi = Groups
     servers: DEFAULT_SERVERS,
     description: [
       "KHQR payments (USD and KHR), refunds, webhooks, hosted checkout, customers and loyalty.",
+      "",
+      QUICKSTART_MARKDOWN.trim(),
+      "",
+      "## Conventions",
       "",
       "Errors always have the shape `{ \"error\": { \"code\", \"message\", \"param\" } }`.",
       "Lists are `{ object: \"list\", data, has_more, next_cursor }`, newest first; `limit` defaults",

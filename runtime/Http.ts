@@ -18,6 +18,7 @@ import { CheckoutHttpLive } from "../src/checkout/Http.ts"
 import { PaymentsHttpLive } from "../src/payments/Http.ts"
 import { PublicBaseUrl } from "../src/platform/PublicUrl.ts"
 import { SystemHttpLive } from "../src/system/Http.ts"
+import { HomeLive } from "../src/system/Home.ts"
 import { OpenApiDocumentLive } from "../src/system/Reference.ts"
 import { VerificationHttpLive } from "../src/verification/Http.ts"
 import { ApiKeysHttpLive } from "../src/apikeys/Http.ts"
@@ -48,6 +49,7 @@ import { type DirectRoute, type DirectRoutes, statusStreamsOn } from "./StatusSt
 
 /** Routes served outside the HttpApi (documents, pages, the console RPC), for the method check below. */
 const extraRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
+  ["GET", "/"],
   ["GET", "/openapi.json"],
   ["GET", "/docs"],
   ["POST", CONSOLE_RPC_PATH]
@@ -187,6 +189,7 @@ export const ApiGroupsLive = Layer.mergeAll(
 export const RoutesLive = Layer.mergeAll(
   HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(ApiGroupsLive)),
   OpenApiDocumentLive,
+  HomeLive,
   HttpApiScalar.layerHttpLayerRouter({ api: Api, path: "/docs" }),
   ConsoleRpcLive,
   RequestMiddlewareLive
