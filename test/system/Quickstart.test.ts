@@ -32,6 +32,29 @@ const fencedBlocks = (markdown: string, language: string): Array<string> =>
     .filter((match) => match[1] === language)
     .map((match) => match[2]!)
 
+/** A program of a merchant's own, on the console client: its package imports it by the exported name. */
+const CONSOLE_PROGRAM = `import { FetchHttpClient } from "@effect/platform"
+import { Effect } from "effect"
+import { makeApiClient } from "khqr-merchant-platform/client"
+import { makeConsoleClient } from "khqr-merchant-platform/console-client"
+
+const KHQR = process.env.KHQR ?? "http://localhost:3000"
+
+const program = Effect.gen(function*() {
+  const visitor = yield* makeApiClient(KHQR)
+  const { access_token } = yield* visitor.auth.register({
+    payload: { email: "console@example.com", password: "correct horse battery staple" }
+  })
+  const owner = yield* makeApiClient(KHQR, { credential: access_token })
+  const store = yield* owner.stores.create({ payload: { name: "Console Store" } })
+  const consoleClient = yield* makeConsoleClient({ baseUrl: KHQR, sessionToken: access_token })
+  const page = yield* consoleClient.ListPayments({ store_id: store.id, livemode: false })
+  console.log(\`console: \${page.data.length} test payments in \${store.name}\`)
+})
+
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer)))
+`
+
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = createServer()
@@ -88,22 +111,25 @@ describe("the quickstart", () => {
             }
             scratch.remove()
           }
-        }))
+        }), 120_000)
 
-      it.effect("its typed-client program runs from a package that depends on this one, and type-checks", () =>
+      it.effect("its typed-client program, and one on the console client, run from a package that depends on this one and type-check", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
           const [program] = fencedBlocks(QUICKSTART_MARKDOWN, "ts")
           const scratch = makeScratchPackage(["effect", "@effect", "@types", "fast-check", "pure-rand", "msgpackr", "multipasta", "find-my-way-ts"])
-          try {
-            writeFileSync(join(scratch.directory, "quickstart.ts"), program!)
-            const { stdout } = yield* Effect.promise(() =>
-              run(join(checkoutRoot, "node_modules", ".bin", "tsx"), ["quickstart.ts"], {
+          const tsx = (file: string) =>
+            Effect.promise(() =>
+              run(join(checkoutRoot, "node_modules", ".bin", "tsx"), [file], {
                 cwd: scratch.directory,
                 env: { ...process.env, KHQR: app.baseUrl, RECEIVER_PORT: "9" }
               })
             )
-            expect(stdout).toMatch(/^pay_\w+ paid; refund re_\w+ succeeded; webhooks signed with whsec_…/)
+          try {
+            writeFileSync(join(scratch.directory, "quickstart.ts"), program!)
+            writeFileSync(join(scratch.directory, "console.ts"), CONSOLE_PROGRAM)
+            expect((yield* tsx("quickstart.ts")).stdout).toMatch(/^pay_\w+ paid; refund re_\w+ succeeded; webhooks signed with whsec_…/)
+            expect((yield* tsx("console.ts")).stdout).toBe("console: 0 test payments in Console Store\n")
             writeFileSync(
               join(scratch.directory, "tsconfig.json"),
               JSON.stringify({
@@ -118,7 +144,7 @@ describe("the quickstart", () => {
                   skipLibCheck: true,
                   types: ["node"]
                 },
-                files: ["quickstart.ts"]
+                files: ["quickstart.ts", "console.ts"]
               })
             )
             const typecheck = yield* Effect.promise(() =>
@@ -130,7 +156,7 @@ describe("the quickstart", () => {
           } finally {
             scratch.remove()
           }
-        }))
+        }), 240_000)
     }
   )
 })
