@@ -6,8 +6,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { EventEmitter } from "node:events"
+import { Context, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { resolve } from "node:path"
 import pg from "pg"
 import { ChangeFeed, makeChangeFeed } from "../src/platform/ChangeFeed.ts"
@@ -61,8 +60,47 @@ const databaseUrl = Effect.gen(function*() {
  * The SQL client for the configured database, and the change feed fed by it; the embedded server lives
  * as long as the layer.
  */
-/** Room for every change channel on the driver's one LISTEN connection. */
-const LISTEN_CHANNELS_HEADROOM = 64
+/**
+ * LISTEN on `channel` over a connection of its own, whose statements never overlap. The driver's own
+ * `listen` shares one connection between channels and issues their LISTENs at once, which node-postgres
+ * deprecates (a DeprecationWarning at every start) and pg 9 will refuse; it also ignores that
+ * connection's failure. Here a failed or closed connection fails the stream, so the change feed listens
+ * again and tells its subscribers to re-read (src/platform/ChangeFeed.ts).
+ */
+const listenOn = (url: Redacted.Redacted<string>, applicationName: string) => (channel: string): Stream.Stream<string, Error> =>
+  Stream.asyncPush<string, Error>((emit) =>
+    Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const client = new pg.Client({
+            connectionString: Redacted.value(url),
+            application_name: applicationName,
+            connectionTimeoutMillis: 10_000
+          })
+          client.on("error", (error) => void emit.fail(error))
+          client.on("end", () => void emit.fail(new Error(`the connection listening on ${channel} closed`)))
+          client.on("notification", (message) => {
+            if (message.channel === channel && message.payload !== undefined) void emit.single(message.payload)
+          })
+          try {
+            await client.connect()
+            await client.query(`LISTEN ${client.escapeIdentifier(channel)}`)
+          } catch (error) {
+            client.removeAllListeners("end")
+            await client.end().catch(() => undefined)
+            throw error
+          }
+          return client
+        },
+        catch: (cause) => cause instanceof Error ? cause : new Error(String(cause))
+      }),
+      (client) =>
+        Effect.promise(() => {
+          client.removeAllListeners("end")
+          return client.end().catch(() => undefined)
+        })
+    )
+  )
 
 export const DatabaseLive: Layer.Layer<
   PgClient.PgClient | SqlClient.SqlClient | ChangeFeed,
@@ -72,12 +110,7 @@ export const DatabaseLive: Layer.Layer<
   Effect.gen(function*() {
     const url = yield* databaseUrl
     const applicationName = yield* DatabaseApplicationName
-    // The driver LISTENs on one connection and adds a "notification" listener to it per channel (the
-    // outbox, payments, points, plays, …): more than Node's default of 10 is expected there, not a leak.
-    EventEmitter.defaultMaxListeners = Math.max(EventEmitter.defaultMaxListeners, LISTEN_CHANNELS_HEADROOM)
-    const feed = Layer.unwrapEffect(
-      Effect.map(PgClient.PgClient, (client) => makeChangeFeed({ listen: client.listen }))
-    )
-    return feed.pipe(Layer.provideMerge(clientLayer(url, applicationName)))
+    const feed = makeChangeFeed({ listen: listenOn(url, applicationName) })
+    return Layer.merge(feed, clientLayer(url, applicationName))
   })
 )
