@@ -236,6 +236,8 @@ describe("what a start and a stop log", () => {
     expect(lines.filter((line) => line.includes("listening on http://"))).toHaveLength(1)
     expect(lines.filter((line) => line.includes(`message="shutting down (SIGTERM)…"`))).toHaveLength(1)
     expect(lines.at(-1)).toContain("message=stopped")
+    // Nothing complains while the database stops under the change feed.
+    expect(lines.filter((line) => line.includes("failed; retrying"))).toEqual([])
     // Node prints deprecations of the libraries we drive (node-postgres's overlapping queries) on stderr.
     expect(service.output).not.toContain("DeprecationWarning")
   }, TEST_TIMEOUT)
