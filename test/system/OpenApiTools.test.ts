@@ -4,7 +4,7 @@
  * generates types from it, and each protected operation names the credential it really takes — checked
  * by calling every one of them with a session token and with an API key.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -12,6 +12,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { API_VERSION } from "../../domain/Version.ts"
+import { serverUrlOf } from "../../src/system/Reference.ts"
 import { makeCall } from "../support/Http.ts"
 import { newMerchant } from "../support/Merchant.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
@@ -40,6 +41,14 @@ const operationsOf = (document: any) =>
   )
 
 describe("the OpenAPI document and the tools", () => {
+  describe("its server", () => {
+    it("is PUBLIC_BASE_URL as configured, localhost written as the loopback address", () => {
+      expect(serverUrlOf("https://pay.example.com/")).toBe("https://pay.example.com")
+      expect(serverUrlOf("https://pay.example.com/khqr/")).toBe("https://pay.example.com/khqr")
+      expect(serverUrlOf("http://localhost:3000")).toBe("http://127.0.0.1:3000")
+    })
+  })
+
   layer(testAppLayer(), { timeout: 180_000, excludeTestServices: true })("served at /openapi.json", (it) => {
     const documentOf = Effect.gen(function*() {
       const { fetch } = yield* TestApp
