@@ -123,8 +123,9 @@ export class AccessGroup extends HttpApiGroup.make("access")
           "high-value refunds) are enforced by the routes they concern and are not simulated here."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Access")
+  .annotate(OpenApi.Description, "The role-by-permission matrix and a check of what a role may do, as the console shows them.")
 {}

@@ -4,7 +4,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ListParams } from "./Lists.ts"
-import { authenticated, Authentication } from "./Auth.ts"
+import { authenticated, Authentication, Credentials } from "./Auth.ts"
 import {
   InvalidRequestResponse,
   InvalidStateResponse,
@@ -247,6 +247,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       )
   )
   .annotate(OpenApi.Title, "Authentication")
+  .annotate(OpenApi.Description, "Registration, login, password reset and e-mail verification; the routes that hand out a session token.")
 {}
 
 export class SessionGroup extends HttpApiGroup.make("session")
@@ -301,6 +302,7 @@ export class SessionGroup extends HttpApiGroup.make("session")
   )
   .add(
     HttpApiEndpoint.get("whoami", "/v1/whoami")
+      .annotate(Credentials, ["apiKey", "session"])
       .addSuccess(Whoami)
       .annotate(OpenApi.Summary, "The credential this request was made with (an API key or a user session)")
       .annotate(
@@ -308,8 +310,9 @@ export class SessionGroup extends HttpApiGroup.make("session")
         "For an API key: its store and mode. For a session: the user. Useful to check a key before using it."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .annotate(OpenApi.Title, "Session")
+  .annotate(OpenApi.Description, "The signed-in user: profile, password, two-factor authentication (TOTP), and who a credential is.")
 {}
 
 export class MembersGroup extends HttpApiGroup.make("members")
@@ -333,8 +336,9 @@ export class MembersGroup extends HttpApiGroup.make("members")
         "Adds an existing user (by e-mail) to the organization with a role. Owners and Admins only."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Organization members")
+  .annotate(OpenApi.Description, "The users of an organization and their roles (owner, admin, developer, analyst).")
 {}

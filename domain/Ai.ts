@@ -254,7 +254,7 @@ export class AiGroup extends HttpApiGroup.make("ai")
           "first). Platform administrators only."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(RateLimitedResponse)

@@ -68,7 +68,17 @@ export const ForecastParams = Schema.Struct({
     Schema.NumberFromString.pipe(
       Schema.int({ message: () => `days must be a whole number from 1 to ${MAX_FORECAST_DAYS}` }),
       Schema.between(1, MAX_FORECAST_DAYS, { message: () => `days must be from 1 to ${MAX_FORECAST_DAYS}` })
-    ).annotations({ description: `Days to forecast, 1 to ${MAX_FORECAST_DAYS} (default ${DEFAULT_FORECAST_DAYS})` })
+    ).annotations({
+      description: `Days to forecast, 1 to ${MAX_FORECAST_DAYS} (default ${DEFAULT_FORECAST_DAYS})`,
+      // Text on the wire, an integer in meaning: documented as one, so generated clients take a number.
+      jsonSchema: {
+        type: "integer",
+        minimum: 1,
+        maximum: MAX_FORECAST_DAYS,
+        default: DEFAULT_FORECAST_DAYS,
+        description: `Days to forecast, 1 to ${MAX_FORECAST_DAYS} (default ${DEFAULT_FORECAST_DAYS})`
+      }
+    })
   ),
   livemode: Livemode
 })
@@ -388,10 +398,11 @@ export class AnalyticsGroup extends HttpApiGroup.make("analytics")
           "revenue per store. Needs analytics.read in the organization."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Analytics")
+  .annotate(OpenApi.Description, "Payment figures over time, a forecast, and the executive view of an organization.")
 {}
 
 export class LedgerGroup extends HttpApiGroup.make("ledger")
@@ -461,10 +472,11 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
           "`skipped` what already had its entry. " + ADMIN
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Ledger")
+  .annotate(OpenApi.Description, "The double-entry ledger: journals, trial balance and reconciliation with payments.")
 {}
 
 const MANAGE_SHARES = "Needs marketing.manage (Owner, Admin)."
@@ -507,11 +519,12 @@ export class RevenueSharesGroup extends HttpApiGroup.make("revenueShares")
       .annotate(OpenApi.Summary, "Delete a revenue share")
       .annotate(OpenApi.Description, "It stops applying to payments paid from now on; entries already posted stay. " + MANAGE_SHARES)
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Revenue shares")
+  .annotate(OpenApi.Description, "Splits of a store's payments with partners.")
 {}
 
 export class RiskGroup extends HttpApiGroup.make("risk")
@@ -552,9 +565,10 @@ export class RiskGroup extends HttpApiGroup.make("risk")
           "Needs risk.manage (Owner, Admin)."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Risk")
+  .annotate(OpenApi.Description, "Risk cases opened by rules on payments, and their review.")
 {}

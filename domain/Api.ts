@@ -12,6 +12,8 @@ import {
   UnsupportedMediaTypeResponse
 } from "./Errors.ts"
 import { completeReference } from "./Reference.ts"
+import { QUICKSTART_MARKDOWN } from "./Quickstart.ts"
+import { API_VERSION } from "./Version.ts"
 import { AuthGroup, MembersGroup, SessionGroup } from "./Accounts.ts"
 import { BranchesGroup, StoresGroup } from "./Stores.ts"
 import { SystemGroup } from "./System.ts"
@@ -34,7 +36,7 @@ import { ReferralLinkGroup, ReferralsConsoleGroup, ReferralsGroup } from "./Refe
 import { GamesConsoleGroup, GamesGroup, HostedGamesGroup } from "./Games.ts"
 import { MailGroup } from "./Mail.ts"
 
-const BaseApi = HttpApi.make("merchant-platform")
+const Groups = HttpApi.make("merchant-platform")
   .add(SystemGroup)
   .add(StoresGroup)
   .add(BranchesGroup)
@@ -75,11 +77,25 @@ const BaseApi = HttpApi.make("merchant-platform")
   .add(HostedGamesGroup)
   .add(MailGroup)
   .addError(InvalidRequestResponse)
+
+/**
+ * Where the document says the API answers, without the service to ask: the origin the document was
+ * read from. /openapi.json names PUBLIC_BASE_URL (or the origin the service listens on) instead.
+ */
+export const DEFAULT_SERVERS = [{ url: "/", description: "The origin this document was served from" }]
+
+const BaseApi = Groups
   .annotateContext(OpenApi.annotations({
     title: "Merchant payments and loyalty API",
-    version: "1.0.0",
+    version: API_VERSION,
+    license: { name: "Proprietary" },
+    servers: DEFAULT_SERVERS,
     description: [
       "KHQR payments (USD and KHR), refunds, webhooks, hosted checkout, customers and loyalty.",
+      "",
+      QUICKSTART_MARKDOWN.trim(),
+      "",
+      "## Conventions",
       "",
       "Errors always have the shape `{ \"error\": { \"code\", \"message\", \"param\" } }`.",
       "Lists are `{ object: \"list\", data, has_more, next_cursor }`, newest first; `limit` defaults",
@@ -94,7 +110,7 @@ const BaseApi = HttpApi.make("merchant-platform")
       "",
       "Webhook deliveries, their payloads and signature headers are under `webhooks`."
     ].join("\n"),
-    transform: completeReference
+    transform: completeReference(Groups)
   }))
 
 /**

@@ -117,9 +117,10 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
           "cannot be rotated (409 `invalid_state`)."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "API keys")
+  .annotate(OpenApi.Description, "A store's secret keys for the merchant API, one mode each (test or live); the secret is shown once.")
 {}

@@ -43,15 +43,55 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
 }) {}
 
 /**
- * Puts the endpoints added so far to `group` behind `Authentication`, with the two answers every such
- * route can give: 401 (no or a bad credential) and 403 (a credential not allowed to do this). Used as
- * `.pipe(authenticated)` after the group's endpoints; the errors particular to a group follow it.
+ * The credentials the service tells apart, as the OpenAPI document names them: all three travel as
+ * `Authorization: Bearer …`, and which one an operation takes is part of its contract.
  */
-export const authenticated = <
+export const SecuritySchemes = {
+  apiKey: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "sk_test_… / sk_live_…",
+    description: "An API key of one store and one mode (`sk_test_…` or `sk_live_…`), made with `POST /api-keys`. " +
+      "It acts for its store only; a test key never sees live data. Merchant backends use it for the `/v1` routes."
+  },
+  session: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "session token",
+    description: "The `access_token` answered by `POST /auth/register` or `POST /auth/login`: a user acting across " +
+      "their organizations, as the console does. Routes under `/admin` and `/dashboard/admin` also need the user " +
+      "to be a platform administrator."
+  },
+  metricsToken: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "METRICS_TOKEN",
+    description: "The `METRICS_TOKEN` configured on the service, for a Prometheus scraper of `GET /metrics`."
+  }
+} as const
+
+export type Credential = keyof typeof SecuritySchemes
+
+/**
+ * The credentials an operation takes (any one of them), for the OpenAPI document. Declared on a group by
+ * `authenticated`, and on an endpoint where it differs from its group's.
+ */
+export class Credentials extends Context.Tag("domain/Credentials")<Credentials, ReadonlyArray<Credential>>() {}
+
+/**
+ * Puts `group` behind `Authentication`, taking `credentials`, with the two answers every such route can
+ * give: 401 (no or a bad credential) and 403 (a credential not allowed to do this). Used as
+ * `.pipe(authenticated("session"))` after the group's endpoints; the errors particular to a group follow it.
+ */
+export const authenticated = (...credentials: readonly [Credential, ...Array<Credential>]) =>
+<
   Id extends string,
   Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any,
   Error,
   R,
   TopLevel extends true | false
 >(group: HttpApiGroup.HttpApiGroup<Id, Endpoints, Error, R, TopLevel>) =>
-  group.middleware(Authentication).addError(UnauthorizedResponse).addError(ForbiddenResponse)
+  group.middleware(Authentication).addError(UnauthorizedResponse).addError(ForbiddenResponse).annotate(
+    Credentials,
+    credentials
+  )

@@ -112,4 +112,5 @@ export class CheckoutGroup extends HttpApiGroup.make("checkout")
   .addError(NotFoundResponse)
   .addError(RateLimitedResponse)
   .annotate(OpenApi.Title, "Hosted checkout")
+  .annotate(OpenApi.Description, "The customer-facing checkout and receipt pages of a payment, and its live status stream (no credential: the payment id is the capability).")
 {}

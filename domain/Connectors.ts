@@ -4,7 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { authenticated } from "./Auth.ts"
+import { authenticated, Credentials } from "./Auth.ts"
 import {
   InvalidStateResponse,
   NotFoundResponse
@@ -165,10 +165,11 @@ export class ConnectorsGroup extends HttpApiGroup.make("connectors")
           "record (`pending` if the attempt has not finished by then). A disabled connector is 409."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Connectors")
+  .annotate(OpenApi.Description, "Integrations that receive a store's events (accounting, CRM and others) from the marketplace.")
 {}
 
 // ---------------------------------------------------------------------------------------------
@@ -302,10 +303,11 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
           "without a destination is 409."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Notifications")
+  .annotate(OpenApi.Description, "Store notifications on Telegram, WhatsApp, SMS and Signal.")
 {}
 
 // ---------------------------------------------------------------------------------------------
@@ -350,8 +352,9 @@ export class SecurityGroup extends HttpApiGroup.make("security")
       .annotate(OpenApi.Summary, "Dependency health and throughput (platform admin)")
       .annotate(OpenApi.Description, "Database latency, cluster, outbox and webhook backlog, throughput, process figures.")
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .annotate(OpenApi.Title, "Security")
+  .annotate(OpenApi.Description, "The platform's security posture and monitoring, for platform administrators.")
 {}
 
 // ---------------------------------------------------------------------------------------------
@@ -423,6 +426,7 @@ const OrgPath = Schema.Struct({ orgId: OrganizationId })
 export class BillingGroup extends HttpApiGroup.make("billing")
   .add(
     HttpApiEndpoint.get("plans", "/billing/plans")
+      .annotate(Credentials, ["apiKey", "session"])
       .setUrlParams(ListParams)
       .addSuccess(PlanList)
       .annotate(OpenApi.Summary, "List plans")
@@ -495,8 +499,9 @@ export class BillingGroup extends HttpApiGroup.make("billing")
       .annotate(OpenApi.Summary, "Invoice history")
       .annotate(OpenApi.Description, "The organization's subscription invoices, newest first.")
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Billing")
+  .annotate(OpenApi.Description, "Plans, an organization's subscription, its invoices and history.")
 {}

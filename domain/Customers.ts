@@ -372,11 +372,12 @@ export class CustomersGroup extends HttpApiGroup.make("customers")
     )
   )
   .add(revokeLinksEndpoint("/v1/customers/:id/public-links/revoke", "Needs an API key of the customer's store and mode."))
-  .pipe(authenticated)
+    .pipe(authenticated("apiKey"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Customers")
+  .annotate(OpenApi.Description, "A store's customers through the merchant API, and their contact preferences and consent.")
 {}
 
 const ROLES = "Needs a user session; Owner, Admin, Developer and Analyst may read (customer.read)."
@@ -443,9 +444,10 @@ export class CustomerConsoleGroup extends HttpApiGroup.make("customerConsole")
           "and changes nothing. Needs customer.erase (Owner, Admin)."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Customers (console)")
+  .annotate(OpenApi.Description, "Customer search, detail, consent log and erasure of personal data, from the console.")
 {}

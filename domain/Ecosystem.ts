@@ -52,4 +52,5 @@ export class EcosystemGroup extends HttpApiGroup.make("ecosystem")
       )
   )
   .annotate(OpenApi.Title, "Ecosystem")
+  .annotate(OpenApi.Description, "The products of the platform, with where their documentation lives.")
 {}

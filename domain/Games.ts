@@ -458,11 +458,12 @@ export class GamesConsoleGroup extends HttpApiGroup.make("gamesConsole")
           `\`POST /play/{playId}/reveal?t=…\`; the hosted card is the play's \`card_url\`, to give the customer). ${REFUSED} ${MANAGE}`
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Games (console)")
+  .annotate(OpenApi.Description, "Games of chance (wheels and scratch cards) with prizes and inventory, their plays and statistics.")
 {}
 
 export class GamesGroup extends HttpApiGroup.make("games")
@@ -500,11 +501,12 @@ export class GamesGroup extends HttpApiGroup.make("games")
       .annotate(OpenApi.Summary, "List a customer's plays, filterable by status")
       .annotate(OpenApi.Description, "A customer of the API key's store and mode; newest first; `status` filters.")
   )
-  .pipe(authenticated)
+  .pipe(authenticated("apiKey"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Games")
+  .annotate(OpenApi.Description, "Plays of games through the merchant API: play, reveal a scratch card, a customer's plays.")
 {}
 
 const HOSTED_LIMITS = "Rate limited per client address (plays and reveals together, " +
@@ -577,6 +579,7 @@ export class HostedGamesGroup extends HttpApiGroup.make("hostedGames")
   .addError(InvalidStateResponse)
   .addError(RateLimitedResponse)
   .annotate(OpenApi.Title, "Hosted games")
+  .annotate(OpenApi.Description, "The customer-facing game and play pages (opened with their capability).")
 {}
 
 // ---------------------------------------------------------------------------------------------

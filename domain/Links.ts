@@ -254,11 +254,12 @@ export class LinksGroup extends HttpApiGroup.make("links")
           "that never existed. Needs payment.write."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Payment links and invoices")
+  .annotate(OpenApi.Description, "Reusable payment links and one-off invoices of a store, managed from the console.")
 {}
 
 const LinkIdPath = Schema.Struct({ id: LinkId })
@@ -298,4 +299,5 @@ export class PublicLinksGroup extends HttpApiGroup.make("publicLinks")
   .addError(InvalidStateResponse)
   .addError(RateLimitedResponse)
   .annotate(OpenApi.Title, "Payment links (public)")
+  .annotate(OpenApi.Description, "A payment link's public page and the route that turns it into a payment.")
 {}

@@ -18,7 +18,11 @@ export const ListLimit = Schema.transformOrFail(
   Schema.String.pipe(
     Schema.maxLength(64, { message: () => `must be a whole number from 1 to ${MAX_LIST_LIMIT}, such as "20"` }),
     Schema.pattern(WHOLE_NUMBER, { message: () => `must be a whole number from 1 to ${MAX_LIST_LIMIT}, such as "20"` })
-  ),
+  ).annotations({
+    // A query parameter is text on the wire, but what it holds is an integer: documented as one, so
+    // generated clients take a number. (A value above the maximum is accepted and clamped.)
+    jsonSchema: { type: "integer", minimum: 1, default: DEFAULT_LIST_LIMIT }
+  }),
   // The OpenAPI generator documents a defaulted property from this side, so the description goes here too.
   Schema.Int.pipe(Schema.between(1, MAX_LIST_LIMIT)).annotations({ title: "limit", description: LIMIT_DESCRIPTION }),
   {

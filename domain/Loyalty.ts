@@ -442,11 +442,12 @@ export class LoyaltyGroup extends HttpApiGroup.make("loyalty")
       .annotate(OpenApi.Summary, "Retrieve a redemption")
       .annotate(OpenApi.Description, "A redemption of the API key's store and mode; any other id is 404.")
   )
-  .pipe(authenticated)
+  .pipe(authenticated("apiKey"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Loyalty")
+  .annotate(OpenApi.Description, "Loyalty through the merchant API: rewards, point redemptions.")
 {}
 
 const READ = "Needs a user session with customer.read (Owner, Admin, Developer, Analyst)."
@@ -618,11 +619,12 @@ export class LoyaltyConsoleGroup extends HttpApiGroup.make("loyaltyConsole")
           `an \`issued\` redemption can be cancelled; a cancelled or fulfilled one is 409 \`invalid_state\`. ${WRITE}`
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Loyalty (console)")
+  .annotate(OpenApi.Description, "The loyalty program of a store: points per currency unit, tiers, rewards, redemptions, balances and liability.")
 {}
 
 /** The `t` of a public customer link; missing or wrong is 404, as for an unknown id. */
@@ -654,4 +656,5 @@ export class WalletGroup extends HttpApiGroup.make("wallet")
   .addError(NotFoundResponse)
   .addError(RateLimitedResponse)
   .annotate(OpenApi.Title, "Wallet")
+  .annotate(OpenApi.Description, "The customer's wallet page: points balance, tier and rewards (opened with its capability token).")
 {}

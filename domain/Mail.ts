@@ -48,6 +48,7 @@ export class MailGroup extends HttpApiGroup.make("mail")
           "after delivery). `status=failed` lists what was refused or given up."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .annotate(OpenApi.Title, "Mail")
+  .annotate(OpenApi.Description, "The outgoing mail queue and each mail's delivery record, for platform administrators; bodies are never shown.")
 {}

@@ -3,7 +3,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { authenticated } from "./Auth.ts"
+import { authenticated, Credentials } from "./Auth.ts"
 import {
   IdempotencyConflictResponse,
   InvalidStateResponse,
@@ -197,6 +197,7 @@ export const IdempotencyHeaders = Schema.Struct({
 export class PaymentsGroup extends HttpApiGroup.make("payments")
   .add(
     HttpApiEndpoint.post("create", "/v1/payments")
+      .annotate(Credentials, ["apiKey"])
       .setPayload(CreatePayment)
       .setHeaders(IdempotencyHeaders)
       .addSuccess(Payment, { status: 201 })
@@ -272,6 +273,7 @@ export class PaymentsGroup extends HttpApiGroup.make("payments")
   )
   .add(
     HttpApiEndpoint.post("simulate", "/v1/payments/:id/simulate")
+      .annotate(Credentials, ["apiKey"])
       .setPath(IdPath)
       .setPayload(SimulatePayment)
       .addSuccess(Payment, { status: 201 })
@@ -283,7 +285,8 @@ export class PaymentsGroup extends HttpApiGroup.make("payments")
           "pending or scanned → expired. Any other move is 409 `invalid_state`; a live key gets 403."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("apiKey", "session"))
   .addError(NotFoundResponse)
   .annotate(OpenApi.Title, "Payments")
+  .annotate(OpenApi.Description, "KHQR payments in USD and KHR: create with an Idempotency-Key, follow, cancel, refund, and move test payments with simulate.")
 {}

@@ -309,7 +309,7 @@ export class SegmentsGroup extends HttpApiGroup.make("segments")
         `Answers the deleted segment. A segment a promotion uses (in any status but ended) is 409. ${WRITE}`
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
@@ -409,7 +409,7 @@ export class PromotionsGroup extends HttpApiGroup.make("promotions")
     "active or paused → ended; sends `promotion.ended`. A promotion whose `ends_at` passed awards nothing " +
       `more and is ended (with the event) the next time the store's promotions are read or a payment is awarded. ${WRITE}`
   ))
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)

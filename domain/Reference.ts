@@ -6,8 +6,15 @@
  * - the HTML variant (`text/html`) of the hosted pages, which answer a browser with a page;
  * - the `webhooks` section: every event type, its payload and the Standard Webhooks signature headers;
  * - the generator's own constraint wording ("a string at most 255 character(s) long", titles such as
- *   "maxLength(255)") removed from descriptions: the constraint itself (`maxLength`) is kept.
+ *   "maxLength(255)") removed from descriptions: the constraint itself (`maxLength`) is kept;
+ * - the credential each operation takes, as one of three security schemes (API key, session token,
+ *   metrics token) rather than the one bearer scheme the middleware declares for all of them;
+ * - what the generator cannot say: the redirect's `Location`, and why two path templates that look
+ *   ambiguous are not.
  */
+import { HttpApi } from "@effect/platform"
+import { Context, Option } from "effect"
+import { type Credential, Credentials, SecuritySchemes } from "./Auth.ts"
 import { WebhookEventTypes } from "./Webhooks.ts"
 
 type Json = any
@@ -393,12 +400,77 @@ const addWebhooks = (document: Json): void => {
   ]
 }
 
-/** Completes the generated document (see the module comment). */
-export const completeReference = (document: Json): Json => {
+// ---------------------------------------------------------------------------------------------
+// Credentials
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Names on each protected operation the credentials it takes, from the `Credentials` annotation of its
+ * endpoint or else of its group, and lists those schemes in place of the middleware's single `bearer`.
+ * An operation behind a security middleware that declares no credentials fails the build of the
+ * document, so a new group cannot be left undocumented.
+ */
+const addCredentials = (document: Json, api: HttpApi.HttpApi.Any): void => {
+  const used = new Set<Credential>()
+  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group }) => {
+      const path = endpoint.path.replace(/:(\w+)\??/g, "{$1}")
+      const operation = document.paths?.[path]?.[endpoint.method.toLowerCase()]
+      if (operation === undefined || !Array.isArray(operation.security) || operation.security.length === 0) return
+      const credentials = Context.getOption(endpoint.annotations, Credentials).pipe(
+        Option.orElse(() => Context.getOption(group.annotations, Credentials)),
+        Option.getOrThrowWith(() => new Error(`${endpoint.method} ${endpoint.path}: no Credentials declared`))
+      )
+      for (const credential of credentials) used.add(credential)
+      operation.security = credentials.map((credential) => ({ [credential]: [] }))
+    }
+  })
+  document.components.securitySchemes = Object.fromEntries(
+    (Object.keys(SecuritySchemes) as Array<Credential>).filter((name) => used.has(name)).map((name) => [name, SecuritySchemes[name]])
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redirects and path templates
+// ---------------------------------------------------------------------------------------------
+
+const describeRedirects = (document: Json): void => {
+  const redirect = document.paths?.["/r/{code}"]?.get?.responses?.["302"]
+  if (redirect === undefined) return
+  redirect.description = "Found: the join page of the code."
+  redirect.headers = {
+    Location: {
+      description: "The join page, `/r/{code}/join`.",
+      schema: { type: "string", format: "uri-reference" },
+      example: "/r/SOKHA7/join"
+    }
+  }
+}
+
+/**
+ * `/play/game/{gameId}` and `/play/{playId}/reveal` have the same shape, but a play id always starts
+ * with `play_`, so `game` is never one: no request matches both.
+ */
+const explainLookalikePaths = (document: Json): void => {
+  const note = "Not ambiguous with `/play/game/{gameId}`: a play id starts with `play_`, so it is never `game`."
+  for (const path of ["/play/{playId}", "/play/{playId}/reveal"]) {
+    for (const operation of Object.values<Json>(document.paths?.[path] ?? {})) operation["x-disambiguation"] = note
+  }
+}
+
+/** Completes the generated document (see the module comment); `api` is the HttpApi it was generated from. */
+export const completeReference = (api: HttpApi.HttpApi.Any) => (document: Json): Json => {
   const completed = structuredClone(document)
   removeGeneratedWording(completed)
   addExamples(completed)
   addHtmlVariants(completed)
   addWebhooks(completed)
+  addCredentials(completed, api)
+  describeRedirects(completed)
+  explainLookalikePaths(completed)
+  // The generator's license type has no `identifier` (OpenAPI 3.1): a proprietary licence has no SPDX id
+  // of its own, so it is named as a LicenseRef.
+  if (completed.info?.license !== undefined) completed.info.license.identifier = "LicenseRef-Proprietary"
   return completed
 }

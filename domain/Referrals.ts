@@ -297,10 +297,11 @@ export class ReferralsGroup extends HttpApiGroup.make("referrals")
       .annotate(OpenApi.Summary, "Scannable QR for the referral link: PNG data URL and SVG")
       .annotate(OpenApi.Description, QR)
   )
-  .pipe(authenticated)
+  .pipe(authenticated("apiKey"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Referrals")
+  .annotate(OpenApi.Description, "Referral codes and QR codes of customers, through the merchant API.")
 {}
 
 export class ReferralsConsoleGroup extends HttpApiGroup.make("referralsConsole")
@@ -412,11 +413,12 @@ export class ReferralsConsoleGroup extends HttpApiGroup.make("referralsConsole")
           `that is not \`flagged\` is 409 \`invalid_state\`. ${WRITE}`
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Referrals (console)")
+  .annotate(OpenApi.Description, "The referral program: referrals, commissions and payouts, the funnel report and fraud review.")
 {}
 
 const REFERRAL_LIMITS = "Both pages count against limits per client address, known codes or not " +
@@ -450,4 +452,5 @@ export class ReferralLinkGroup extends HttpApiGroup.make("referralLink")
   .addError(NotFoundResponse)
   .addError(RateLimitedResponse)
   .annotate(OpenApi.Title, "Referral links")
+  .annotate(OpenApi.Description, "The public referral link a customer shares, and its join page.")
 {}

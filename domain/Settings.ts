@@ -85,7 +85,8 @@ export class SettingsGroup extends HttpApiGroup.make("settings")
           "Clearing an unset key is not an error."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Platform settings")
+  .annotate(OpenApi.Description, "Settings of the whole platform (provider addresses and tokens), for platform administrators; secrets are stored encrypted.")
 {}

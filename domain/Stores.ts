@@ -279,10 +279,11 @@ export class StoresGroup extends HttpApiGroup.make("stores")
           "(Owner, Admin)."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Stores")
+  .annotate(OpenApi.Description, "A merchant's stores: branding, payment-provider credentials and live mode.")
 {}
 
 export class BranchesGroup extends HttpApiGroup.make("branches")
@@ -328,8 +329,9 @@ export class BranchesGroup extends HttpApiGroup.make("branches")
           "the answer is `{ id, object: \"branch\", deleted: true }`."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Branches")
+  .annotate(OpenApi.Description, "The branches (physical locations) of a store.")
 {}

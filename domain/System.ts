@@ -4,6 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { Credentials } from "./Auth.ts"
 import { ForbiddenResponse, ServiceUnavailableResponse, UnauthorizedResponse } from "./Errors.ts"
 
 export const CheckStatus = Schema.Literal("ok", "unavailable")
@@ -63,6 +64,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
     HttpApiEndpoint.get("metrics", "/metrics")
       .addSuccess(PrometheusText)
       .middleware(MetricsAccess)
+      .annotate(Credentials, ["metricsToken", "session"])
       .annotate(OpenApi.Summary, "Metrics in Prometheus text format (platform admin or METRICS_TOKEN)")
       .annotate(
         OpenApi.Description,
@@ -83,4 +85,5 @@ export class SystemGroup extends HttpApiGroup.make("system")
       )
   )
   .annotate(OpenApi.Title, "System")
+  .annotate(OpenApi.Description, "Liveness, readiness and metrics of one process, for load balancers, orchestrators and Prometheus.")
 {}

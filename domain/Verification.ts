@@ -155,8 +155,9 @@ export class VerificationGroup extends HttpApiGroup.make("verification")
         "The reason (1 to 1000 characters) is shown to the organization; it may submit again. Only a pending verification can be rejected."
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .annotate(OpenApi.Title, "Merchant verification")
+  .annotate(OpenApi.Description, "Know-your-business checks an organization passes before its stores take live payments; reviewed by platform administrators.")
 {}

@@ -279,9 +279,10 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
           `attempts (retried on the usual schedule). The answer is the event. ${QUEUED}`
       )
   )
-  .pipe(authenticated)
+  .pipe(authenticated("session"))
   .addError(NotFoundResponse)
   .addError(InvalidRequestResponse)
   .addError(InvalidStateResponse)
   .annotate(OpenApi.Title, "Webhook endpoints")
+  .annotate(OpenApi.Description, "Where a store's events are POSTed, signed as Standard Webhooks, with delivery history, resend and test events.")
 {}

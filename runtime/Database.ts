@@ -6,8 +6,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { EventEmitter } from "node:events"
+import { Context, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { resolve } from "node:path"
 import pg from "pg"
 import { ChangeFeed, makeChangeFeed } from "../src/platform/ChangeFeed.ts"
@@ -61,8 +60,109 @@ const databaseUrl = Effect.gen(function*() {
  * The SQL client for the configured database, and the change feed fed by it; the embedded server lives
  * as long as the layer.
  */
-/** Room for every change channel on the driver's one LISTEN connection. */
-const LISTEN_CHANNELS_HEADROOM = 64
+interface ListenSubscriber {
+  readonly emit: (payload: string) => void
+  readonly fail: (error: Error) => void
+}
+
+interface ListenConnection {
+  readonly client: pg.Client
+  readonly channels: Map<string, Set<ListenSubscriber>>
+  /** The statements issued so far, chained: the next one starts when the last has finished. */
+  chain: Promise<unknown>
+  readonly broken: (error: Error) => void
+}
+
+const asError = (cause: unknown) => cause instanceof Error ? cause : new Error(String(cause))
+
+/**
+ * The process's LISTEN connection, shared by every channel, its statements issued one after another.
+ * `@effect/sql-pg`'s own `listen` issues the LISTENs of all channels at once on one connection, which
+ * node-postgres deprecates (a DeprecationWarning at every start) and pg 9 will refuse, and it ignores
+ * that connection's failure. Here a failed or closed connection fails every stream on it, so the change
+ * feed listens again and tells its subscribers to re-read (src/platform/ChangeFeed.ts). Once the scope
+ * closes (before the database stops), listening ends quietly: a stream then never emits, rather than
+ * failing over and over against a database that is going away.
+ */
+const makeListener = (url: Redacted.Redacted<string>, applicationName: string) =>
+  Effect.gen(function*() {
+    let current: ListenConnection | undefined
+    let closed = false
+
+    const open = (): ListenConnection => {
+      const client = new pg.Client({ connectionString: Redacted.value(url), application_name: applicationName, connectionTimeoutMillis: 10_000 })
+      const connection: ListenConnection = {
+        client,
+        channels: new Map(),
+        chain: client.connect(),
+        broken: (error) => {
+          if (current === connection) current = undefined
+          client.removeAllListeners("end")
+          for (const subscribers of connection.channels.values()) for (const subscriber of subscribers) subscriber.fail(error)
+          connection.channels.clear()
+          client.end().catch(() => undefined)
+        }
+      }
+      client.on("error", (error) => connection.broken(error))
+      client.on("end", () => connection.broken(new Error("the LISTEN connection closed")))
+      client.on("notification", (message) => {
+        if (message.payload === undefined) return
+        for (const subscriber of connection.channels.get(message.channel) ?? []) subscriber.emit(message.payload)
+      })
+      return connection
+    }
+
+    const statement = (connection: ListenConnection, text: string): Promise<unknown> => {
+      const next = connection.chain.then(() => connection.client.query(text))
+      connection.chain = next.catch(() => undefined)
+      return next
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        closed = true
+        const connection = current
+        current = undefined
+        if (connection === undefined) return
+        connection.client.removeAllListeners()
+        connection.client.on("error", () => undefined)
+        await connection.client.end().catch(() => undefined)
+      })
+    )
+
+    return (channel: string): Stream.Stream<string, Error> =>
+      Stream.suspend(() =>
+        closed ? Stream.never : Stream.asyncPush<string, Error>((emit) =>
+          Effect.acquireRelease(
+            Effect.tryPromise({
+              try: async () => {
+                const connection = current ??= open()
+                const subscriber: ListenSubscriber = { emit: (payload) => void emit.single(payload), fail: (error) => void emit.fail(error) }
+                let subscribers = connection.channels.get(channel)
+                const first = subscribers === undefined
+                if (subscribers === undefined) connection.channels.set(channel, subscribers = new Set())
+                subscribers.add(subscriber)
+                if (first) {
+                  await statement(connection, `LISTEN ${connection.client.escapeIdentifier(channel)}`).catch((error) => {
+                    connection.broken(asError(error))
+                    throw error
+                  })
+                }
+                return { connection, subscriber }
+              },
+              catch: asError
+            }),
+            ({ connection, subscriber }) =>
+              Effect.promise(async () => {
+                const subscribers = connection.channels.get(channel)
+                if (subscribers === undefined || !subscribers.delete(subscriber) || subscribers.size > 0) return
+                connection.channels.delete(channel)
+                if (current === connection) await statement(connection, `UNLISTEN ${connection.client.escapeIdentifier(channel)}`).catch(() => undefined)
+              })
+          )
+        )
+      )
+  })
 
 export const DatabaseLive: Layer.Layer<
   PgClient.PgClient | SqlClient.SqlClient | ChangeFeed,
@@ -72,12 +172,8 @@ export const DatabaseLive: Layer.Layer<
   Effect.gen(function*() {
     const url = yield* databaseUrl
     const applicationName = yield* DatabaseApplicationName
-    // The driver LISTENs on one connection and adds a "notification" listener to it per channel (the
-    // outbox, payments, points, plays, …): more than Node's default of 10 is expected there, not a leak.
-    EventEmitter.defaultMaxListeners = Math.max(EventEmitter.defaultMaxListeners, LISTEN_CHANNELS_HEADROOM)
-    const feed = Layer.unwrapEffect(
-      Effect.map(PgClient.PgClient, (client) => makeChangeFeed({ listen: client.listen }))
-    )
-    return feed.pipe(Layer.provideMerge(clientLayer(url, applicationName)))
+    // Acquired after the database, so closed before it stops.
+    const listen = yield* makeListener(url, applicationName)
+    return Layer.merge(makeChangeFeed({ listen }), clientLayer(url, applicationName))
   })
 )

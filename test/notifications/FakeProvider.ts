@@ -1,6 +1,6 @@
 /**
- * A local fake of a messaging provider (Telegram's Bot API, or the generic `POST /messages` API of the
- * other channels): a node:http server on 127.0.0.1 that records every request and answers the n-th one
+ * A local fake of a messaging provider (Telegram's Bot API; the other channels' providers are faked
+ * faithfully in ProviderFakes.ts): a node:http server on 127.0.0.1 that records every request and answers the n-th one
  * as the test says (status, headers, JSON body).
  */
 import { Context, Effect, Layer } from "effect"

@@ -21,6 +21,8 @@ import { FakeProvider } from "./FakeProvider.ts"
 const call = makeCall()
 const ADMIN_EMAIL = "notifications-admin@example.test"
 const BOT_TOKEN = "123456:TEST-bot-token"
+const SMS_ACCOUNT_SID = "AC00000000000000000000000000000001"
+const SMS_MESSAGES_PATH = `/sms/2010-04-01/Accounts/${SMS_ACCOUNT_SID}/Messages.json`
 
 let adminToken: string | undefined
 const admin = (app: TestAppShape) =>
@@ -44,6 +46,10 @@ const useFake = Effect.gen(function*() {
     yield* setSetting(app, `${channel}_api_base_url`, `${fake.baseUrl}/${channel}/`)
     yield* setSetting(app, `${channel}_api_token`, `${channel}-provider-token`)
   }
+  yield* setSetting(app, "whatsapp_phone_number_id", "106540352242922")
+  yield* setSetting(app, "sms_account_sid", SMS_ACCOUNT_SID)
+  yield* setSetting(app, "sms_from_number", "+15017122661")
+  yield* setSetting(app, "signal_sender_number", "+85510000001")
   return { app, fake }
 })
 
@@ -214,7 +220,7 @@ describe("notifications", () => {
         expect(sent.body).toMatchObject({ status: "pending", last_status_code: null, last_error: "telegram_bot_token is not set" })
       }))
 
-    it.effect("sends on whatsapp, sms and signal through each provider's messages API", () =>
+    it.effect("sends on whatsapp, sms and signal through each provider's API", () =>
       Effect.gen(function*() {
         const { app, fake } = yield* useFake
         const m = yield* merchant(app)
@@ -233,9 +239,20 @@ describe("notifications", () => {
           const sent = yield* call(app, "POST", `/dashboard/stores/${m.storeId}/channels/${channel}/test`, { token: m.owner.token })
           expect(sent.status).toBe(201)
           expect(sent.body).toMatchObject({ object: "notification", channel, destination, status: "sent", last_status_code: 200 })
+          // The providers' request shapes are checked in detail against faithful fakes in Providers.test.ts.
           const request = fake.requests.at(-1)!
-          expect(request).toMatchObject({ method: "POST", path: `/${channel}/messages`, body: { to: destination, text: sent.body.text } })
-          expect(request.headers.authorization).toBe(`Bearer ${channel}-provider-token`)
+          if (channel === "whatsapp") {
+            expect(request).toMatchObject({
+              path: "/whatsapp/106540352242922/messages",
+              body: { messaging_product: "whatsapp", to: destination, type: "text", text: { body: sent.body.text } }
+            })
+            expect(request.headers.authorization).toBe("Bearer whatsapp-provider-token")
+          } else if (channel === "sms") {
+            expect(request.path).toBe(SMS_MESSAGES_PATH)
+            expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual({ To: destination, From: "+15017122661", Body: sent.body.text })
+          } else {
+            expect(request).toMatchObject({ path: "/signal/v2/send", body: { message: sent.body.text, number: "+85510000001", recipients: [destination] } })
+          }
         }
         const unknown = yield* call(app, "POST", `/dashboard/stores/${m.storeId}/channels/pigeon/test`, { token: m.owner.token })
         expect(unknown.status).toBe(404)
@@ -291,7 +308,8 @@ describe("notifications", () => {
         }
         expect(rows[1]).toMatchObject({ channel: "sms", event_type: "payment.refunded", status: "sent" })
         expect(rows[1]!.text).toBe(`Payment refunded: 2.50 USD of 12.50 USD (${payment.id}, order order-9)`)
-        expect(fake.requests.filter((r) => r.path === "/sms/messages").map((r) => r.body.to)).toEqual(["+85599000000"])
+        expect(fake.requests.filter((r) => r.path === SMS_MESSAGES_PATH).map((r) => new URLSearchParams(r.body).get("To")))
+          .toEqual(["+85599000000"])
       }))
 
     it.effect("keeps configs to the store's members: others 404, analysts read only, API keys 403", () =>

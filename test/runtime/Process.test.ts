@@ -227,6 +227,22 @@ describe("embedded database", () => {
   }, TEST_TIMEOUT)
 })
 
+describe("what a start and a stop log", () => {
+  it("a line once listening, a line when the signal comes and a last one, and no DeprecationWarning", async () => {
+    const service = startService()
+    await waitForReady(await service.waitForListening())
+    expect(await stopGracefully(service)).toEqual({ code: 0, signal: null })
+    const lines = nonEmptyLines(service.output)
+    expect(lines.filter((line) => line.includes("listening on http://"))).toHaveLength(1)
+    expect(lines.filter((line) => line.includes(`message="shutting down (SIGTERM)…"`))).toHaveLength(1)
+    expect(lines.at(-1)).toContain("message=stopped")
+    // Nothing complains while the database stops under the change feed.
+    expect(lines.filter((line) => line.includes("failed; retrying"))).toEqual([])
+    // Node prints deprecations of the libraries we drive (node-postgres's overlapping queries) on stderr.
+    expect(service.output).not.toContain("DeprecationWarning")
+  }, TEST_TIMEOUT)
+})
+
 /** Pids of database servers running on `dataDir`'s cluster (from /proc: Linux only, where CI runs). */
 const databaseServersOf = (dataDir: string): Array<number> => {
   if (!existsSync("/proc")) return []

@@ -10,8 +10,8 @@
  *
  * Plain Node ESM with built-ins only, so it runs before (and independently of) the TypeScript tooling.
  */
-import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -26,8 +26,20 @@ const REQUEST_TIMEOUT_MS = 10_000
 const RUNTIMES = [
   { name: "node (npm start: the bundle)", command: process.execPath, args: [...startNodeFlags(), "scripts/start.mjs", "runtime/main.ts"] },
   { name: "node (tsx, from source)", command: process.execPath, args: ["--import", "tsx", "runtime/main.ts"] },
-  { name: "deno", command: join(ROOT, "node_modules/.bin/deno"), args: ["run", "--allow-all", "runtime/main.ts"] }
+  { name: "deno", command: join(ROOT, "node_modules/.bin/deno"), args: ["run", "--allow-all", "runtime/main.ts"], prepare: () => installDeno() }
 ]
+
+/**
+ * Deno is not installed by `npm install` (its binary alone is 92 MB): the smoke test installs the version
+ * package.json's `config.deno_version` names, without saving it, the first time it needs it.
+ */
+function installDeno() {
+  const binary = join(ROOT, "node_modules/.bin/deno")
+  if (existsSync(binary)) return
+  const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).config.deno_version
+  console.log(`installing deno@${version} for this run (npm install --no-save; not part of npm install)`)
+  execFileSync("npm", ["install", "--no-save", "--no-audit", "--no-fund", `deno@${version}`], { cwd: ROOT, stdio: "inherit" })
+}
 
 /**
  * Variables of the service's configuration that must not leak in from the caller's shell: a stray
@@ -232,7 +244,10 @@ const sendSignal = (child, signal) => {
 }
 
 try {
-  for (const runtime of RUNTIMES) await smoke(runtime)
+  for (const runtime of RUNTIMES) {
+    if (runtime.prepare !== undefined && !(await check(`${runtime.name}: installed`, runtime.prepare))) continue
+    await smoke(runtime)
+  }
 } catch (error) {
   record(false, "smoke run", error instanceof Error ? error.stack ?? error.message : String(error))
 } finally {

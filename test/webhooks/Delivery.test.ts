@@ -358,7 +358,7 @@ describe("Webhook delivery", () => {
         yield* sendTest(app, owner.token, endpoint.id)
         const [record] = yield* waitForDeliveries(app, owner.token, endpoint.id, 1)
         expect(record).toMatchObject({ attempt: 1, status_code: null })
-        expect(record!.error).toBe("not sent: url is a loopback address; webhooks go to the public internet only")
+        expect(record!.error).toBe("not sent: url is a loopback address; webhooks go to the public internet only; a service started with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true accepts http:// and local or private addresses")
         expect(receiver.requests(route.path)).toHaveLength(0)
       }))
   })

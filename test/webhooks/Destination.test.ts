@@ -53,7 +53,7 @@ describe("Webhook destinations", () => {
       expect(allowed).toMatchObject({ _tag: "Allowed", addresses: ["93.184.215.14", "2606:2800:220:1::1"] })
       expect(yield* checkDestination("https://mixed.example/hook", false, resolve)).toEqual({
         _tag: "Refused",
-        reason: "host mixed.example resolves to 10.0.0.5, a private address; webhooks go to the public internet only"
+        reason: "host mixed.example resolves to 10.0.0.5, a private address; webhooks go to the public internet only; a service started with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true accepts http:// and local or private addresses"
       })
       expect(yield* checkDestination("https://v6-loopback.example/hook", false, resolve)).toMatchObject({ _tag: "Refused" })
       expect(yield* checkDestination("https://nowhere.example/hook", false, resolve)).toEqual({

@@ -318,7 +318,7 @@ describe("Webhook endpoints", () => {
           const app = yield* TestApp
           const { token, storeId } = yield* owner(app)
           const refused: Array<[string, string]> = [
-            ["http://93.184.215.14/hook", "must be an https:// URL"],
+            ["http://93.184.215.14/hook", "must be an https:// URL; a service started with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true accepts http:// and local or private addresses"],
             ["https://127.0.0.1/hook", "loopback"],
             ["https://127.1/hook", "loopback"],
             ["https://localhost/hook", "loopback"],

@@ -41,7 +41,7 @@ describe("Cached webhook DNS answers", () => {
         const check = yield* checkDestination("https://hooks.example.com/hook", false, cached)
         expect(check).toEqual({
           _tag: "Refused",
-          reason: "host hooks.example.com resolves to 10.0.0.7, a private address; webhooks go to the public internet only"
+          reason: "host hooks.example.com resolves to 10.0.0.7, a private address; webhooks go to the public internet only; a service started with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true accepts http:// and local or private addresses"
         })
       }
       expect(lookups).toHaveLength(1)
