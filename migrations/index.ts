@@ -22,6 +22,7 @@ import Migration0017 from "./0017_loyalty_outbox_consumer.ts"
 import Migration0018 from "./0018_promotion_awards.ts"
 import Migration0019 from "./0019_games.ts"
 import Migration0020 from "./0020_billing_payments.ts"
+import Migration0025 from "./0025_console_sessions.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_platform": Migration0001,
@@ -42,5 +43,6 @@ export const migrations = Migrator.fromRecord({
   "0017_loyalty_outbox_consumer": Migration0017,
   "0018_promotion_awards": Migration0018,
   "0019_games": Migration0019,
-  "0020_billing_payments": Migration0020
+  "0020_billing_payments": Migration0020,
+  "0025_console_sessions": Migration0025
 })

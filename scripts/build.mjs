@@ -9,7 +9,7 @@
  * addon, the embedded PostgreSQL binaries (found by path), pg's optional native driver.
  */
 import { build } from "esbuild"
-import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -36,14 +36,78 @@ export const newestSource = () =>
 /** Whether the bundle of `entry` is missing or older than a source. */
 export const isStale = (entry) => {
   try {
-    return statSync(bundleOf(entry)).mtimeMs < newestSource()
+    const built = Math.min(statSync(bundleOf(entry)).mtimeMs, statSync(join(CONSOLE_OUT, "index.html")).mtimeMs)
+    return built < newestSource()
   } catch {
     return true
   }
 }
 
+/** The merchant console (src/console/web): built for the browser into dist/console/, served at /console. */
+export const CONSOLE_ENTRY = "src/console/web/main.tsx"
+export const CONSOLE_OUT = join(ROOT, "dist", "console")
+
+/**
+ * esbuild's options for the console. Asset names carry a hash of their content, so the server caches
+ * them for a year and a new build is fetched at once (the HTML, never cached, names the new files).
+ */
+export const consoleBuildOptions = () => ({
+  absWorkingDir: ROOT,
+  entryPoints: { app: CONSOLE_ENTRY },
+  outdir: join(CONSOLE_OUT, "assets"),
+  entryNames: "[name]-[hash]",
+  assetNames: "[name]-[hash]",
+  bundle: true,
+  platform: "browser",
+  format: "esm",
+  target: ["chrome111", "firefox111", "safari16.4"],
+  jsx: "automatic",
+  minify: true,
+  sourcemap: "linked",
+  metafile: true,
+  legalComments: "linked",
+  define: { "process.env.NODE_ENV": "\"production\"" },
+  logLevel: "warning"
+})
+
+/** The console's HTML: no inline script or style, so the page's CSP can forbid them. */
+const consoleHtml = (script, stylesheet) => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light">
+<title>Merchant console</title>
+${stylesheet === undefined ? "" : `<link rel="stylesheet" href="/console/assets/${stylesheet}">\n`}<script type="module" src="/console/assets/${script}"></script>
+</head>
+<body>
+<div id="root"></div>
+<noscript>The merchant console needs JavaScript.</noscript>
+</body>
+</html>
+`
+
+/** Builds the console into dist/console/ and answers esbuild's metafile (the test of its imports reads it). */
+export const buildConsole = async () => {
+  rmSync(CONSOLE_OUT, { recursive: true, force: true })
+  mkdirSync(join(CONSOLE_OUT, "assets"), { recursive: true })
+  const result = await build(consoleBuildOptions())
+  const outputs = Object.entries(result.metafile.outputs)
+  const entryOf = (extension) => {
+    const found = outputs.find(([path, output]) => output.entryPoint === CONSOLE_ENTRY && path.endsWith(extension)) ??
+      outputs.find(([path]) => path.endsWith(extension) && basename(path).startsWith("app-"))
+    return found === undefined ? undefined : basename(found[0])
+  }
+  const script = entryOf(".js")
+  if (script === undefined) throw new Error("the console build wrote no script")
+  writeFileSync(join(CONSOLE_OUT, "index.html"), consoleHtml(script, entryOf(".css")))
+  writeFileSync(join(CONSOLE_OUT, "meta.json"), JSON.stringify(result.metafile))
+  return result.metafile
+}
+
 export const buildAll = async () => {
   mkdirSync(join(ROOT, "dist"), { recursive: true })
+  await buildConsole()
   await build({
     absWorkingDir: ROOT,
     entryPoints: Object.fromEntries(ENTRIES.map((entry) => [basename(entry, ".ts"), entry])),

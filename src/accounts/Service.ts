@@ -38,6 +38,14 @@ export const EMAIL_VERIFICATION_LIFETIME_MS = 24 * 60 * 60 * 1000
 /** Session tokens carry a recognizable prefix so a leaked one is easy to spot and to tell from an API key. */
 const SESSION_TOKEN_PREFIX = "mst_"
 
+/** How often a session with an idle limit records that it was used. */
+const SESSION_TOUCH_INTERVAL_MS = 60 * 1000
+
+/** A session's own rules: an idle limit (seconds without use after which it ends), or none. */
+export interface SessionOptions {
+  readonly idleTimeoutSeconds?: number | undefined
+}
+
 /**
  * Login throttle: failed logins are counted under three keys, each with its own window and block. A
  * block of one e-mail from everywhere would let anyone lock an owner out with five wrong passwords, so
@@ -126,10 +134,18 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         })
       )
 
-    const issueSession = Effect.fn("Accounts.issueSession")(function*(user: UserRow) {
+    const issueSession = Effect.fn("Accounts.issueSession")(function*(user: UserRow, options: SessionOptions = {}) {
       const token = SESSION_TOKEN_PREFIX + randomToken(32)
-      const expiresAt = addMillis(yield* currentDate, SESSION_LIFETIME_MS)
-      yield* repo.insertSession({ id: newId("sess"), userId: user.id, tokenHash: hashToken(token), expiresAt })
+      const now = yield* currentDate
+      const expiresAt = addMillis(now, SESSION_LIFETIME_MS)
+      yield* repo.insertSession({
+        id: newId("sess"),
+        userId: user.id,
+        tokenHash: hashToken(token),
+        expiresAt,
+        idleTimeoutSeconds: options.idleTimeoutSeconds ?? null,
+        now
+      })
       const organizations = yield* repo.membershipsOf(user.id)
       const primary = organizations[0]
       if (primary === undefined) return yield* Effect.dieMessage(`user ${user.id} has no organization`)
@@ -179,7 +195,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         readonly name?: string | undefined
         readonly organization_name?: string | undefined
       },
-      clientAddress: Option.Option<string>
+      clientAddress: Option.Option<string>,
+      options: SessionOptions = {}
     ) {
       yield* throttleRegistration(clientAddress)
       const alreadyRegistered = new InvalidRequest({ message: "An account with this e-mail already exists", param: "email" })
@@ -200,7 +217,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       )
       const user = yield* requireUserRow(userId).pipe(Effect.orDie)
       yield* sendEmailVerification(user)
-      return yield* issueSession(user)
+      return yield* issueSession(user, options)
     })
 
     const verifyEmail = Effect.fn("Accounts.verifyEmail")(function*(input: { readonly token: string }) {
@@ -279,7 +296,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
 
     const login = Effect.fn("Accounts.login")(function*(
       input: { readonly email: string; readonly password: string; readonly mfa_code?: string | undefined },
-      clientAddress: Option.Option<string>
+      clientAddress: Option.Option<string>,
+      options: SessionOptions = {}
     ) {
       const keys = throttleKeys(input.email, clientAddress)
       yield* refuseIfThrottled(keys)
@@ -306,13 +324,19 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       // so one valid account does not reset a credential-stuffing address.
       yield* repo.clearFailures(keys.emailAndAddress)
       yield* repo.clearFailures(keys.email)
-      return yield* issueSession(user)
+      return yield* issueSession(user, options)
     })
 
     /** The principal behind a session token; None for an unknown, revoked or expired one. */
     const authenticateSession = Effect.fn("Accounts.authenticateSession")(function*(token: string) {
       if (!token.startsWith(SESSION_TOKEN_PREFIX)) return Option.none<UserPrincipal>()
-      const session = yield* repo.findLiveSession(hashToken(token), yield* currentDate)
+      const now = yield* currentDate
+      const session = yield* repo.findLiveSession(hashToken(token), now)
+      // An idle limit counts from the last use; moved forward at most once a minute, not on every request.
+      if (
+        Option.isSome(session) && session.value.idle_timeout_seconds !== null &&
+        now.getTime() - session.value.last_seen_at.getTime() >= SESSION_TOUCH_INTERVAL_MS
+      ) yield* repo.touchSession(session.value.session_id, now)
       return Option.map(session, (row): UserPrincipal => ({
         _tag: "User",
         userId: row.user_id,
@@ -320,6 +344,11 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         sessionId: row.session_id,
         platformAdmin: isPlatformAdmin(row.email, row.email_verified_at)
       }))
+    })
+
+    /** Signs the session with this token out; an unknown or already revoked token changes nothing. */
+    const signOut = Effect.fn("Accounts.signOut")(function*(token: string) {
+      yield* repo.revokeSessionByToken(hashToken(token))
     })
 
     const me = Effect.fn("Accounts.me")(function*() {
@@ -465,6 +494,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       register,
       login,
       authenticateSession,
+      signOut,
       me,
       changePassword,
       forgotPassword,

@@ -113,7 +113,9 @@ export const appConfig = Config.all({
   /** Registrations one client address may make in an hour; more are answered 429 for the next hour. */
   registrationsPerAddressPerHour: positiveInteger("REGISTRATIONS_PER_ADDRESS_PER_HOUR", 20),
   /** The largest request body read; a larger one is refused with 413 before it is parsed. */
-  maxBodyBytes: positiveInteger("MAX_BODY_BYTES", 1024 * 1024)
+  maxBodyBytes: positiveInteger("MAX_BODY_BYTES", 1024 * 1024),
+  /** Minutes a console session may stay unused before it ends (its fixed lifetime still applies). */
+  consoleIdleMinutes: positiveInteger("CONSOLE_IDLE_MINUTES", 30)
 })
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>
