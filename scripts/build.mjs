@@ -78,6 +78,7 @@ const consoleHtml = (script, stylesheet) => `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light">
 <title>Merchant console</title>
+<link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='8' fill='%234f46e5'/%3E%3Cpath d='M11 8v16M11 16l9-8M13 15l8 9' stroke='white' stroke-width='3' fill='none'/%3E%3C/svg%3E">
 ${stylesheet === undefined ? "" : `<link rel="stylesheet" href="/console/assets/${stylesheet}">\n`}<script type="module" src="/console/assets/${script}"></script>
 </head>
 <body>

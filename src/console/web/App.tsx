@@ -5,7 +5,7 @@ import { HomePage } from "./pages/Home.tsx"
 import { PaymentDetailPage } from "./pages/PaymentDetail.tsx"
 import { PaymentsPage } from "./pages/Payments.tsx"
 import { Link, match, navigate, useLocation } from "./router.tsx"
-import { ConsoleFailure, onSignedOut, useConnectionState, useConsoleQuery } from "./rpc.ts"
+import { ConsoleFailure, onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
 import { register, signIn, signOut } from "./session.ts"
 import { Button, Field, FormError, Loading } from "./ui.tsx"
 import { useWorkspace, WorkspaceProvider } from "./workspace.tsx"
@@ -17,10 +17,12 @@ export const App = () => {
   const context = useConsoleQuery(CONTEXT_KEY, (client) => client.Context())
   const { path } = useLocation()
 
+  // A session that ends (signed out elsewhere, idle, revoked) drops everything cached for it; a call
+  // refused while signed out already is the sign-in page's business, not another reset.
   useEffect(() =>
     onSignedOut(() => {
+      if (queryClient.getQueryData(CONTEXT_KEY) === undefined) return
       queryClient.clear()
-      void queryClient.invalidateQueries({ queryKey: CONTEXT_KEY })
     }), [queryClient])
 
   useEffect(() => {
@@ -312,12 +314,33 @@ const UserMenu = () => {
   )
 }
 
-const NoStore = () => (
-  <div className="page">
-    <h1>Welcome</h1>
-    <p className="muted">Your organization has no store yet. Create one through the API (`POST /dashboard/stores`) to take payments.</p>
-  </div>
-)
+const NoStore = () => {
+  const queryClient = useQueryClient()
+  const workspace = useWorkspace()
+  const [name, setName] = useState("")
+  const create = useConsoleMutation((client, storeName: string) => client.CreateStore({ name: storeName }), {
+    onSuccess: (store) => {
+      workspace.selectStore(store.id)
+      void queryClient.invalidateQueries({ queryKey: CONTEXT_KEY })
+    }
+  })
+  return (
+    <div className="page narrow-page">
+      <div className="page-header"><h1>Create your first store</h1></div>
+      <section className="card">
+        <p className="muted">A store takes payments: each has its own KHQR merchant account, API keys and webhooks. It starts in test mode.</p>
+        <form onSubmit={(event) => {
+          event.preventDefault()
+          create.mutate(name.trim())
+        }} noValidate>
+          <FormError error={create.error} fields={["name"]} />
+          <Field label="Store name" name="name" value={name} onChange={setName} error={create.error} placeholder="Riverside Cafe" required autoFocus />
+          <div><Button kind="primary" type="submit" busy={create.isPending}>Create store</Button></div>
+        </form>
+      </section>
+    </div>
+  )
+}
 
 const NotFoundPage = () => (
   <div className="page">

@@ -14,7 +14,7 @@ import {
   useQueryClient,
   type UseQueryResult
 } from "@tanstack/react-query"
-import { Cause, Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Option, Schedule, Stream } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Option, ParseResult, Schedule, Stream } from "effect"
 import { useEffect, useRef, useSyncExternalStore } from "react"
 import { ConsoleRpcs } from "../../../domain/Console.ts"
 import { ConsoleClient, type ConsoleClientShape, layerConsoleProtocolSameOrigin } from "../../../domain/ConsoleClient.ts"
@@ -45,7 +45,16 @@ const CODES: Record<string, string> = {
   ServiceUnavailable: "service_unavailable"
 }
 
+/** A form value the RPC's own schema refused before anything was sent: named at its field, like the server would. */
+const invalidInput = (error: ParseResult.ParseError): ConsoleFailure => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  const param = issue?.path.map(String).join(".")
+  return new ConsoleFailure("invalid_request", issue?.message ?? "This value is not valid", param === "" ? undefined : param)
+}
+
 const toFailure = (cause: Cause.Cause<unknown>): ConsoleFailure => {
+  const defect = Cause.dieOption(cause)
+  if (Option.isSome(defect) && ParseResult.isParseError(defect.value)) return invalidInput(defect.value)
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value as { readonly _tag?: string; readonly message?: string; readonly param?: string }

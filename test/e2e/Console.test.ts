@@ -1,0 +1,251 @@
+/**
+ * The merchant console in a real browser (Debian's Chromium driven by playwright-core) against the
+ * service on PostgreSQL, as a merchant uses it: register, create a store, create a test payment, see it in
+ * the list, have it paid from outside (the REST API, as the provider would) and watch its row turn Paid
+ * without a reload, refund part of it, sign out, and sign in again with MFA. axe-core checks every page
+ * (no serious or critical violation); screenshots of every page at 1280 and 390 px wide go to
+ * test-output/console/.
+ *
+ * Needs /usr/bin/chromium (`apt-get install chromium`; .ci/run installs it); without it the suite is skipped.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import { mkdirSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import type { Browser, Page } from "playwright-core"
+import { currentTotp } from "../../src/accounts/Totp.ts"
+import { buildConsole } from "../../scripts/build.mjs"
+import { TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
+import { CHROMIUM, HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
+import { clientAs } from "../support/Client.ts"
+import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
+
+const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/console/", import.meta.url))
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+
+class E2EBrowser extends Context.Tag("test/ConsoleBrowser")<E2EBrowser, Browser>() {}
+
+const browserLayer = Layer.scoped(
+  E2EBrowser,
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      await buildConsole()
+      return launchChromium()
+    }),
+    (browser) => Effect.promise(() => browser.close())
+  )
+)
+
+/** A page that records what went wrong in it: errors, CSP violations, failed requests. */
+const openPage = (browser: Browser) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+      await context.addInitScript(`
+        window.__cspViolations = [];
+        document.addEventListener("securitypolicyviolation", (event) => {
+          window.__cspViolations.push(event.violatedDirective + " blocked " + (event.blockedURI || "(inline)"));
+        });
+      `)
+      const page = await context.newPage()
+      const problems: Array<string> = []
+      page.on("pageerror", (error) => {
+        problems.push(`pageerror: ${error.message}`)
+        console.error(`console page error: ${error.message}`)
+      })
+      page.on("console", (message) => {
+        // The refusals the test provokes (no session yet, a wrong password, a short one) are not problems.
+        if (message.type() === "error" && !/status of 40[013]/.test(message.text())) {
+          problems.push(`console.error: ${message.text()}`)
+          console.error(`console page: ${message.text()}`)
+        }
+      })
+      return { context, page, problems }
+    }),
+    ({ context }) => Effect.promise(() => context.close())
+  )
+
+const step = <A>(run: () => Promise<A>) => Effect.promise(run)
+
+/** axe-core in the page: no serious or critical violation. */
+const checkAccessibility = (page: Page, name: string) =>
+  step(async () => {
+    // Evaluated over the DevTools protocol: a script tag would be inline script, which the page's CSP
+    // (script-src 'self') rightly refuses.
+    await page.evaluate(AXE_SOURCE)
+    const result = await page.evaluate(`axe.run(document, { resultTypes: ["violations"] })`) as {
+      violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: Array<string> }> }>
+    }
+    const serious = result.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    expect(serious.map((violation) => `${name}: ${violation.id} (${violation.impact}) ${violation.help} at ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`)).toEqual([])
+  })
+
+/** Screenshots at 1280 and 390 px wide, and axe-core at both. */
+const capture = (page: Page, name: string) =>
+  Effect.gen(function*() {
+    mkdirSync(OUTPUT_DIR, { recursive: true })
+    yield* checkAccessibility(page, `${name} (1280)`)
+    yield* step(() => page.screenshot({ path: join(OUTPUT_DIR, `${name}-1280.png`), fullPage: true }))
+    yield* step(() => page.setViewportSize({ width: 390, height: 844 }))
+    yield* step(() => page.waitForTimeout(100))
+    yield* checkAccessibility(page, `${name} (390)`)
+    yield* step(() => page.screenshot({ path: join(OUTPUT_DIR, `${name}-390.png`), fullPage: true }))
+    yield* step(() => page.setViewportSize({ width: 1280, height: 800 }))
+  })
+
+const rowStatus = (page: Page, paymentId: string) => page.locator(`tr[data-payment-id="${paymentId}"] [data-status]`)
+
+/** The REST API, as a merchant's server (or the provider) uses it: a session of the owner, a test API key. */
+const restSession = (app: TestAppShape, email: string, password: string, mfaCode?: string) =>
+  Effect.map(
+    app.client.auth.login({ payload: mfaCode === undefined ? { email, password } : { email, password, mfa_code: mfaCode } }),
+    (grant) => grant.access_token
+  )
+
+describe.skipIf(!HAS_CHROMIUM)(
+  HAS_CHROMIUM ? "merchant console in Chromium" : `merchant console in Chromium (SKIPPED: no ${CHROMIUM}; apt-get install chromium)`,
+  () => {
+    layer(Layer.merge(testAppLayer(), browserLayer), { timeout: 240_000, excludeTestServices: true })("a merchant's day", (it) => {
+      it.scoped("register, take a test payment, watch it paid live, refund part of it, sign in again with MFA", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { page, problems } = yield* openPage(yield* E2EBrowser)
+          const email = uniqueEmail("console")
+
+          // Signed out: the sign-in page; the page's headers are the strict ones.
+          const response = yield* step(() => page.goto(`${app.baseUrl}/console`, { waitUntil: "networkidle" }))
+          expect(response?.headers()["content-security-policy"]).toContain("script-src 'self'")
+          yield* step(() => page.getByRole("heading", { name: "Sign in to your account" }).waitFor())
+          yield* capture(page, "sign-in")
+
+          // A wrong password is said on the form.
+          yield* step(() => page.getByLabel("Email").fill("nobody@example.test"))
+          yield* step(() => page.getByLabel("Password").fill("wrong password"))
+          yield* step(() => page.getByRole("button", { name: "Sign in" }).click())
+          yield* step(() => page.getByRole("alert").waitFor())
+
+          // Register.
+          yield* step(() => page.getByRole("link", { name: "Create an account" }).click())
+          yield* step(() => page.getByRole("heading", { name: "Create your account" }).waitFor())
+          yield* capture(page, "register")
+          yield* step(() => page.getByLabel("Your name").fill("Sokha Chan"))
+          yield* step(() => page.getByLabel("Business name").fill("Riverside Coffee"))
+          yield* step(() => page.getByLabel("Work email").fill(email))
+          yield* step(() => page.getByLabel("Password").fill("short"))
+          yield* step(() => page.getByRole("button", { name: "Create account" }).click())
+          // The server's refusal is shown at the field it names.
+          yield* step(() => page.locator(".field-invalid").getByLabel("Password").waitFor())
+          yield* step(() => page.getByLabel("Password").fill(TEST_PASSWORD))
+          yield* step(() => page.getByRole("button", { name: "Create account" }).click())
+
+          // The first store.
+          yield* step(() => page.getByRole("heading", { name: "Create your first store" }).waitFor())
+          yield* capture(page, "first-store")
+          yield* step(() => page.getByLabel("Store name").fill("Riverside Cafe"))
+          yield* step(() => page.getByRole("button", { name: "Create store" }).click())
+          yield* step(() => page.getByRole("heading", { name: "Home" }).waitFor())
+          yield* step(() => page.getByText("Test mode", { exact: true }).first().waitFor())
+          yield* step(() => page.waitForLoadState("networkidle"))
+          yield* capture(page, "home")
+
+          // Payments: create a test payment; a bad amount is refused at its field first.
+          yield* step(() => page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Payments" }).click())
+          yield* step(() => page.getByRole("heading", { name: "Payments" }).waitFor())
+          yield* step(() => page.getByText("No payments yet").waitFor())
+          yield* capture(page, "payments-empty")
+          yield* step(() => page.getByRole("button", { name: "Create test payment" }).click())
+          const dialog = page.getByRole("dialog", { name: "Create a test payment" })
+          yield* step(() => dialog.getByLabel("Amount").fill("12.345"))
+          yield* step(() => dialog.getByLabel("Reference (optional)").fill("order-1001"))
+          yield* step(() => dialog.getByRole("button", { name: "Create payment" }).click())
+          yield* step(() => dialog.locator(".field-invalid").getByLabel("Amount").waitFor())
+          yield* capture(page, "create-payment-invalid")
+          yield* step(() => dialog.getByLabel("Amount").fill("25.00"))
+          yield* step(() => dialog.getByRole("button", { name: "Create payment" }).click())
+
+          // The detail page, with the KHQR as an image.
+          yield* step(() => page.getByRole("heading", { name: /\$25\.00/ }).waitFor())
+          const paymentId = (yield* step(() => page.locator(".page-header .mono").textContent()))!.trim()
+          expect(paymentId).toMatch(/^pay_/)
+          const qr = page.getByRole("img", { name: "KHQR code of this payment" })
+          yield* step(() => qr.waitFor())
+          expect(yield* step(() => qr.evaluate((img: HTMLImageElement) => img.naturalWidth))).toBeGreaterThan(100)
+          yield* capture(page, "payment-pending")
+
+          // The list shows it pending; it turns paid live when the provider pays it (through REST).
+          yield* step(() => page.getByRole("link", { name: "← Payments" }).click())
+          yield* step(() => rowStatus(page, paymentId).filter({ hasText: "Pending" }).waitFor())
+          yield* step(() => page.evaluate(`window.__sameDocument = true`))
+          const token = yield* restSession(app, email, TEST_PASSWORD)
+          const api = yield* clientAs(app, token)
+          const context = yield* api.stores.list({ urlParams: { limit: 10 } })
+          const key = yield* api.apiKeys.create({ payload: { store_id: context.data[0]!.id, mode: "test" } })
+          const merchantApi = yield* clientAs(app, key.secret)
+          yield* merchantApi.payments.simulate({ path: { id: paymentId as never }, payload: { status: "scanned" } })
+          yield* step(() => rowStatus(page, paymentId).filter({ hasText: "Scanned" }).waitFor({ timeout: 10_000 }))
+          const paidAt = Date.now()
+          yield* merchantApi.payments.simulate({ path: { id: paymentId as never }, payload: { status: "paid" } })
+          yield* step(() => rowStatus(page, paymentId).filter({ hasText: "Paid" }).waitFor({ timeout: 10_000 }))
+          const liveDelayMs = Date.now() - paidAt
+          expect(yield* step(() => page.evaluate(`window.__sameDocument`))).toBe(true)
+          console.info(`console: the row turned Paid ${liveDelayMs} ms after the REST call`)
+          yield* capture(page, "payments-list")
+
+          // Refund part of it: the remaining refundable amount is shown, and the refund is made once.
+          yield* step(() => page.locator(`tr[data-payment-id="${paymentId}"] a`).click())
+          yield* step(() => page.getByRole("button", { name: "Refund" }).click())
+          const refund = page.getByRole("dialog", { name: "Refund payment" })
+          yield* step(() => refund.getByText("Refundable:").waitFor())
+          expect(yield* step(() => refund.locator(".refund-remaining strong").textContent())).toBe("$25.00")
+          yield* step(() => refund.getByLabel("Amount (USD)").fill("10.00"))
+          yield* step(() => refund.getByLabel("Reason (optional)").fill("One drink was missing"))
+          yield* capture(page, "refund-dialog")
+          yield* step(() => refund.getByRole("button", { name: "Refund" }).click())
+          yield* step(() => page.locator(".amount-title [data-status]").filter({ hasText: "Partially refunded" }).waitFor())
+          yield* step(() => page.getByText("Refunded $10.00").waitFor())
+          const refunds = yield* merchantApi.payments.refunds({ path: { id: paymentId as never }, urlParams: { limit: 10 } })
+          expect(refunds.data.map((made) => made.amount)).toEqual(["10.00"])
+          yield* capture(page, "payment-refunded")
+
+          // MFA on, through REST; then sign out and sign in again with the code.
+          const setup = yield* api.session.mfaSetup()
+          yield* api.session.mfaEnable({ payload: { code: yield* currentTotp(setup.secret) } })
+          yield* step(() => page.getByRole("button", { name: "Sign out" }).click())
+          yield* step(() => page.getByRole("heading", { name: "Sign in to your account" }).waitFor())
+          yield* step(() => page.getByLabel("Email").fill(email))
+          yield* step(() => page.getByLabel("Password").fill(TEST_PASSWORD))
+          yield* step(() => page.getByRole("button", { name: "Sign in" }).click())
+          yield* step(() => page.getByRole("heading", { name: "Two-step verification" }).waitFor())
+          yield* capture(page, "sign-in-mfa")
+          // A code of the next time step: the enabling one may not be used twice.
+          const code = yield* currentTotp(setup.secret, Math.floor(Date.now() / 1000) + 30)
+          yield* step(() => page.getByLabel("Authentication code").fill(code))
+          yield* step(() => page.getByRole("button", { name: "Verify" }).click())
+          yield* step(() => page.getByRole("heading", { name: "Home" }).waitFor())
+
+          // The session is in an HttpOnly cookie the page cannot read, and nothing is kept in storage.
+          expect(yield* step(() => page.evaluate(`document.cookie`))).toBe("")
+          expect(yield* step(() => page.evaluate(`JSON.stringify(Object.keys(localStorage))`))).toBe("[]")
+          const cookies = yield* step(() => page.context().cookies())
+          expect(cookies.find((cookie) => cookie.name === "console_session")).toMatchObject({ httpOnly: true, sameSite: "Strict" })
+
+          expect(yield* step(() => page.evaluate(`window.__cspViolations`))).toEqual([])
+          expect(problems).toEqual([])
+        }).pipe(
+          // What the page showed and said when a step failed, for the report.
+          Effect.tapErrorCause(() =>
+            Effect.flatMap(E2EBrowser, (browser) =>
+              step(async () => {
+                mkdirSync(OUTPUT_DIR, { recursive: true })
+                for (const context of browser.contexts()) {
+                  for (const open of context.pages()) await open.screenshot({ path: join(OUTPUT_DIR, "failure.png"), fullPage: true })
+                }
+              })
+            )
+          )
+        ))
+    })
+  }
+)
