@@ -15,6 +15,7 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Browser, Page } from "playwright-core"
+import { NodeServer } from "../../runtime/Http.ts"
 import { currentTotp } from "../../src/accounts/Totp.ts"
 import { buildConsole } from "../../scripts/build.mjs"
 import { TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
@@ -51,18 +52,21 @@ const openPage = (browser: Browser) =>
       `)
       const page = await context.newPage()
       const problems: Array<string> = []
+      // While the test breaks the connection on purpose, the browser's own network errors are expected.
+      const networkBreak = { now: false }
       page.on("pageerror", (error) => {
         problems.push(`pageerror: ${error.message}`)
         console.error(`console page error: ${error.message}`)
       })
       page.on("console", (message) => {
         // The refusals the test provokes (no session yet, a wrong password, a short one) are not problems.
-        if (message.type() === "error" && !/status of 40[013]/.test(message.text())) {
+        const expected = /status of 40[013]/.test(message.text()) || (networkBreak.now && /net::ERR_/.test(message.text()))
+        if (message.type() === "error" && !expected) {
           problems.push(`console.error: ${message.text()}`)
           console.error(`console page: ${message.text()}`)
         }
       })
-      return { context, page, problems }
+      return { context, page, problems, networkBreak }
     }),
     ({ context }) => Effect.promise(() => context.close())
   )
@@ -111,7 +115,7 @@ describe.skipIf(!HAS_CHROMIUM)(
       it.scoped("register, take a test payment, watch it paid live, refund part of it, sign in again with MFA", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
-          const { page, problems } = yield* openPage(yield* E2EBrowser)
+          const { networkBreak, page, problems } = yield* openPage(yield* E2EBrowser)
           const email = uniqueEmail("console")
 
           // Signed out: the sign-in page; the page's headers are the strict ones.
@@ -192,6 +196,23 @@ describe.skipIf(!HAS_CHROMIUM)(
           expect(yield* step(() => page.evaluate(`window.__sameDocument`))).toBe(true)
           console.info(`console: the row turned Paid ${liveDelayMs} ms after the REST call`)
           yield* capture(page, "payments-list")
+
+          // The connection drops: the page says it is reconnecting; once back, the feed resumes and what
+          // happened meanwhile (a payment made and paid) is on the page, still without a reload.
+          networkBreak.now = true
+          yield* step(() => page.context().setOffline(true))
+          // Going offline keeps open connections; the server drops them, as a network break would.
+          ;(yield* NodeServer).closeAllConnections()
+          yield* step(() => page.getByText("Connection lost — reconnecting…").waitFor({ timeout: 15_000 }))
+          yield* capture(page, "payments-reconnecting")
+          const meanwhile = yield* merchantApi.payments.create({ payload: { amount: "4.00", currency: "USD", reference_id: "order-1002" }, headers: {} })
+          yield* merchantApi.payments.simulate({ path: { id: meanwhile.id }, payload: { status: "scanned" } })
+          yield* merchantApi.payments.simulate({ path: { id: meanwhile.id }, payload: { status: "paid" } })
+          yield* step(() => page.context().setOffline(false))
+          yield* step(() => rowStatus(page, meanwhile.id).filter({ hasText: "Paid" }).waitFor({ timeout: 15_000 }))
+          yield* step(() => page.getByText("Connection lost — reconnecting…").waitFor({ state: "detached", timeout: 15_000 }))
+          expect(yield* step(() => page.evaluate(`window.__sameDocument`))).toBe(true)
+          networkBreak.now = false
 
           // Refund part of it: the remaining refundable amount is shown, and the refund is made once.
           yield* step(() => page.locator(`tr[data-payment-id="${paymentId}"] a`).click())

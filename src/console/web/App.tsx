@@ -227,7 +227,7 @@ const Shell = () => {
         <span className="brand"><span className="logo-mark" aria-hidden="true">K</span><span className="brand-name">KHQR Merchant</span></span>
         <StoreSwitcher />
         <ModeSwitch />
-        <UserMenu />
+        <div className="topbar-user"><UserMenu /></div>
       </header>
       <div className="layout">
         <nav id="sidebar" className={`sidebar${menuOpen ? " open" : ""}`} aria-label="Main">
@@ -238,6 +238,7 @@ const Shell = () => {
               </li>
             ))}
           </ul>
+          <div className="sidebar-user"><UserMenu /></div>
         </nav>
         <main id="main" className="content" tabIndex={-1}>
           {page}
