@@ -23,9 +23,10 @@ import {
   Unauthorized
 } from "./Errors.ts"
 import { LoginDto, Me, RegisterDto, User } from "./Accounts.ts"
+import { ApiKey, ApiKeyList, ApiKeyMode, ApiKeyWithSecret, CreateApiKey } from "./ApiKeys.ts"
 import { Timeseries } from "./Analytics.ts"
 import { Play } from "./Games.ts"
-import { CustomerId, GameId, OrganizationId, PaymentId, StoreId } from "./Ids.ts"
+import { ApiKeyId, CustomerId, GameId, OrganizationId, PaymentId, StoreId } from "./Ids.ts"
 import { PointsEntry } from "./Loyalty.ts"
 import { DEFAULT_LIST_LIMIT, ListParams, MAX_LIST_LIMIT } from "./Lists.ts"
 import { Currency } from "./Money.ts"
@@ -283,6 +284,29 @@ export class ConsoleRpcs extends RpcGroup.make(
   Rpc.make("HomeMetrics", {
     payload: Schema.Struct({ store_id: StoreId, livemode: Livemode }),
     success: HomeMetrics,
+    error: Schema.Union(Forbidden, NotFound, InvalidRequest)
+  }),
+  /** A store's API keys, newest first (`GET /dashboard/stores/:id/api-keys`); never their secrets. */
+  Rpc.make("ListApiKeys", {
+    payload: { store_id: StoreId, cursor: ListParams.fields.cursor },
+    success: ApiKeyList,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound)
+  }),
+  /** Creates an API key (`POST /dashboard/api-keys`): its secret is in this answer only. */
+  Rpc.make("CreateApiKey", {
+    payload: { store_id: StoreId, mode: ApiKeyMode, name: CreateApiKey.fields.name },
+    success: ApiKeyWithSecret,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
+  }),
+  /** Replaces a key by a new one with the same name and mode; the old one stops working now. */
+  Rpc.make("RotateApiKey", {
+    payload: { id: ApiKeyId },
+    success: ApiKeyWithSecret,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
+  }),
+  Rpc.make("RevokeApiKey", {
+    payload: { id: ApiKeyId },
+    success: ApiKey,
     error: Schema.Union(Forbidden, NotFound, InvalidRequest)
   }),
   Rpc.make("StoreSummary", {

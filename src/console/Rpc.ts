@@ -22,6 +22,7 @@ import type { StoreList } from "../../domain/Stores.ts"
 import { isApiKeySecret } from "../accounts/Authentication.ts"
 import { AccountsService } from "../accounts/Service.ts"
 import { AnalyticsService } from "../analytics/Service.ts"
+import { ApiKeysService } from "../apikeys/Service.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { outcomeValue } from "../platform/Idempotency.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
@@ -106,6 +107,7 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
   const accounts = yield* AccountsService
   const stores = yield* StoresService
   const analytics = yield* AnalyticsService
+  const apiKeys = yield* ApiKeysService
   const allStores = Effect.gen(function*() {
     const found: Array<ConsoleStore> = []
     let cursor: string | undefined = undefined
@@ -148,6 +150,10 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
     GetPayment: ({ id }) => hideDefects(payments.retrieve(id)),
     RefundPayment: ({ id, idempotency_key, ...refund }) =>
       hideDefects(payments.refund(id, refund, idempotency_key).pipe(Effect.flatMap(outcomeValue(Refund)))),
+    ListApiKeys: ({ cursor, store_id }) => hideDefects(apiKeys.list(store_id, { limit: MAX_LIST_LIMIT, cursor })),
+    CreateApiKey: (input) => hideDefects(apiKeys.create(input)),
+    RotateApiKey: ({ id }) => hideDefects(apiKeys.rotate(id)),
+    RevokeApiKey: ({ id }) => hideDefects(apiKeys.revoke(id)),
     StoreSummary: ({ livemode, store_id }) => hideDefects(payments.summary(store_id, livemode)),
     PaymentFeed: ({ livemode, store_id }) => hideStreamDefects(Stream.unwrap(payments.feed(store_id, livemode))),
     WalletFeed: ({ customer_id }) => hideStreamDefects(Stream.unwrap(loyalty.walletFeed(customer_id))),
@@ -166,6 +172,7 @@ export const ConsoleRpcLive: Layer.Layer<
   | AccountsService
   | StoresService
   | AnalyticsService
+  | ApiKeysService
   | AppConfig
   | PublicBaseUrl
 > =

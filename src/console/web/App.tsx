@@ -1,6 +1,7 @@
 /** The console: signed out, the sign-in and registration pages; signed in, the shell and its pages. */
 import { useQueryClient } from "@tanstack/react-query"
 import { type FormEvent, useEffect, useId, useState } from "react"
+import { ApiKeysPage } from "./pages/ApiKeys.tsx"
 import { HomePage } from "./pages/Home.tsx"
 import { PaymentDetailPage } from "./pages/PaymentDetail.tsx"
 import { PaymentsPage } from "./pages/Payments.tsx"
@@ -178,7 +179,8 @@ const RegisterPage = () => {
 
 const NAV = [
   { to: "/", label: "Home", pattern: "/" },
-  { to: "/payments", label: "Payments", pattern: "/payments" }
+  { to: "/payments", label: "Payments", pattern: "/payments" },
+  { to: "/api-keys", label: "API keys", pattern: "/api-keys" }
 ] as const
 
 const Shell = () => {
@@ -200,6 +202,8 @@ const Shell = () => {
     ? <PaymentDetailPage id={detail.id!} />
     : path === "/payments"
     ? <PaymentsPage />
+    : path === "/api-keys"
+    ? <ApiKeysPage />
     : path === "/"
     ? <HomePage />
     : <NotFoundPage />
