@@ -26,7 +26,16 @@ import { LoginDto, Me, RegisterDto, User } from "./Accounts.ts"
 import { ApiKey, ApiKeyList, ApiKeyMode, ApiKeyWithSecret, CreateApiKey } from "./ApiKeys.ts"
 import { Timeseries } from "./Analytics.ts"
 import { Play } from "./Games.ts"
-import { ApiKeyId, CustomerId, GameId, OrganizationId, PaymentId, StoreId } from "./Ids.ts"
+import { ApiKeyId, CustomerId, GameId, OrganizationId, PaymentId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "./Ids.ts"
+import {
+  CreateWebhookEndpoint,
+  DeletedWebhookEndpoint,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEndpointWithSecret,
+  WebhookEvent
+} from "./Webhooks.ts"
 import { PointsEntry } from "./Loyalty.ts"
 import { DEFAULT_LIST_LIMIT, ListParams, MAX_LIST_LIMIT } from "./Lists.ts"
 import { Currency } from "./Money.ts"
@@ -308,6 +317,41 @@ export class ConsoleRpcs extends RpcGroup.make(
     payload: { id: ApiKeyId },
     success: ApiKey,
     error: Schema.Union(Forbidden, NotFound, InvalidRequest)
+  }),
+  /** A store's webhook endpoints (`GET /dashboard/webhook-endpoints`); never their secrets. */
+  Rpc.make("ListWebhookEndpoints", {
+    payload: { store_id: StoreId, cursor: ListParams.fields.cursor },
+    success: WebhookEndpointList,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound)
+  }),
+  /** Creates an endpoint (`POST /dashboard/webhook-endpoints`): its signing secret is in this answer. */
+  Rpc.make("CreateWebhookEndpoint", {
+    payload: CreateWebhookEndpoint.fields,
+    success: WebhookEndpointWithSecret,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
+  }),
+  /** Turns an endpoint's deliveries on or off (`PATCH /dashboard/webhook-endpoints/:id`). */
+  Rpc.make("SetWebhookEndpointEnabled", {
+    payload: { id: WebhookEndpointId, enabled: Schema.Boolean },
+    success: WebhookEndpoint,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
+  }),
+  Rpc.make("DeleteWebhookEndpoint", {
+    payload: { id: WebhookEndpointId },
+    success: DeletedWebhookEndpoint,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound)
+  }),
+  /** An endpoint's delivery attempts, newest first. */
+  Rpc.make("WebhookDeliveries", {
+    payload: { id: WebhookEndpointId, cursor: ListParams.fields.cursor },
+    success: WebhookDeliveryList,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound)
+  }),
+  /** Sends a delivered event again, as a new attempt after the endpoint's earlier deliveries. */
+  Rpc.make("ResendWebhookDelivery", {
+    payload: { id: WebhookDeliveryId },
+    success: WebhookEvent,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
   }),
   Rpc.make("StoreSummary", {
     payload: Schema.Struct({ store_id: StoreId, livemode: Livemode }),

@@ -23,6 +23,7 @@ import { isApiKeySecret } from "../accounts/Authentication.ts"
 import { AccountsService } from "../accounts/Service.ts"
 import { AnalyticsService } from "../analytics/Service.ts"
 import { ApiKeysService } from "../apikeys/Service.ts"
+import { WebhooksService } from "../webhooks/Service.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { outcomeValue } from "../platform/Idempotency.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
@@ -108,6 +109,7 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
   const stores = yield* StoresService
   const analytics = yield* AnalyticsService
   const apiKeys = yield* ApiKeysService
+  const webhooks = yield* WebhooksService
   const allStores = Effect.gen(function*() {
     const found: Array<ConsoleStore> = []
     let cursor: string | undefined = undefined
@@ -154,6 +156,12 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
     CreateApiKey: (input) => hideDefects(apiKeys.create(input)),
     RotateApiKey: ({ id }) => hideDefects(apiKeys.rotate(id)),
     RevokeApiKey: ({ id }) => hideDefects(apiKeys.revoke(id)),
+    ListWebhookEndpoints: ({ cursor, store_id }) => hideDefects(webhooks.list(store_id, { limit: MAX_LIST_LIMIT, cursor })),
+    CreateWebhookEndpoint: (input) => hideDefects(webhooks.create(input)),
+    SetWebhookEndpointEnabled: ({ enabled, id }) => hideDefects(webhooks.update(id, { enabled })),
+    DeleteWebhookEndpoint: ({ id }) => hideDefects(webhooks.remove(id)),
+    WebhookDeliveries: ({ cursor, id }) => hideDefects(webhooks.deliveries(id, { limit: MAX_LIST_LIMIT, cursor })),
+    ResendWebhookDelivery: ({ id }) => hideDefects(webhooks.resend(id)),
     StoreSummary: ({ livemode, store_id }) => hideDefects(payments.summary(store_id, livemode)),
     PaymentFeed: ({ livemode, store_id }) => hideStreamDefects(Stream.unwrap(payments.feed(store_id, livemode))),
     WalletFeed: ({ customer_id }) => hideStreamDefects(Stream.unwrap(loyalty.walletFeed(customer_id))),
@@ -173,6 +181,7 @@ export const ConsoleRpcLive: Layer.Layer<
   | StoresService
   | AnalyticsService
   | ApiKeysService
+  | WebhooksService
   | AppConfig
   | PublicBaseUrl
 > =

@@ -11,6 +11,8 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { mkdirSync, readFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -99,6 +101,28 @@ const capture = (page: Page, name: string) =>
     yield* step(() => page.setViewportSize({ width: 1280, height: 800 }))
   })
 
+/** The merchant's webhook receiver: answers 200 and counts what it got. */
+const webhookReceiver = Effect.acquireRelease(
+  Effect.async<{ readonly url: string; readonly received: Array<string>; readonly close: () => void }>((resume) => {
+    const received: Array<string> = []
+    const server = createServer((request, response) => {
+      let body = ""
+      request.on("data", (chunk) => (body += chunk))
+      request.on("end", () => {
+        received.push((JSON.parse(body) as { type: string }).type)
+        response.writeHead(200).end("ok")
+      })
+    })
+    server.listen(0, "127.0.0.1", () =>
+      resume(Effect.succeed({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/khqr`,
+        received,
+        close: () => server.close()
+      })))
+  }),
+  (receiver) => Effect.sync(receiver.close)
+)
+
 const rowStatus = (page: Page, paymentId: string) => page.locator(`tr[data-payment-id="${paymentId}"] [data-status]`)
 
 /** The REST API, as a merchant's server (or the provider) uses it: a session of the owner, a test API key. */
@@ -111,7 +135,7 @@ const restSession = (app: TestAppShape, email: string, password: string, mfaCode
 describe.skipIf(!HAS_CHROMIUM)(
   HAS_CHROMIUM ? "merchant console in Chromium" : `merchant console in Chromium (SKIPPED: no ${CHROMIUM}; apt-get install chromium)`,
   () => {
-    layer(Layer.merge(testAppLayer(), browserLayer), { timeout: 240_000, excludeTestServices: true })("a merchant's day", (it) => {
+    layer(Layer.merge(testAppLayer({ webhookAllowPrivateNetworks: true }), browserLayer), { timeout: 240_000, excludeTestServices: true })("a merchant's day", (it) => {
       it.scoped("register, take a test payment, watch it paid live, refund part of it, sign in again with MFA", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
@@ -177,6 +201,24 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => rotatedDialog.getByRole("button", { name: "I have saved it" }).click())
           yield* step(() => page.getByText("Revoked").waitFor())
           yield* capture(page, "api-keys")
+
+          // A webhook endpoint for the merchant's server (a local receiver here).
+          const receiver = yield* webhookReceiver
+          yield* step(() => page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).click())
+          yield* step(() => page.getByText("No endpoints yet").waitFor())
+          yield* step(() => page.getByRole("button", { name: "Add endpoint" }).click())
+          const addEndpoint = page.getByRole("dialog", { name: "Add a webhook endpoint" })
+          yield* step(() => addEndpoint.getByLabel("Endpoint URL").fill(receiver.url))
+          yield* step(() => addEndpoint.getByLabel("All events").uncheck())
+          yield* step(() => addEndpoint.getByLabel("payment.completed").waitFor())
+          yield* capture(page, "webhook-create")
+          yield* step(() => addEndpoint.getByRole("button", { name: "Add endpoint" }).click())
+          const signing = page.getByRole("dialog", { name: "Signing secret" })
+          expect(yield* step(() => signing.getByLabel("Secret").inputValue())).toMatch(/^whsec_/)
+          yield* step(() => signing.getByRole("button", { name: "Done" }).click())
+          yield* step(() => page.getByText("No deliveries yet").waitFor())
+          const endpointPath = new URL(page.url()).pathname
+
           const oldKey = yield* clientAs(app, firstSecret)
           expect((yield* Effect.either(oldKey.payments.list({ urlParams: { limit: 1 } }))).pipe((result) => result._tag)).toBe("Left")
 
@@ -251,6 +293,28 @@ describe.skipIf(!HAS_CHROMIUM)(
           const refunds = yield* merchantApi.payments.refunds({ path: { id: paymentId as never }, urlParams: { limit: 10 } })
           expect(refunds.data.map((made) => made.amount)).toEqual(["10.00"])
           yield* capture(page, "payment-refunded")
+
+          // The webhooks the payment set off, in the endpoint's log; one sent again.
+          yield* step(() => page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).click())
+          yield* step(() => page.getByRole("cell", { name: receiver.url, exact: true }).waitFor())
+          yield* capture(page, "webhooks")
+          yield* step(() => page.getByRole("link", { name: receiver.url }).click())
+          expect(new URL(page.url()).pathname).toBe(endpointPath)
+          const completed = page.locator("tr[data-delivery-id]").filter({ hasText: "payment.completed" })
+          for (let tries = 0; (yield* step(() => completed.count())) === 0 && tries < 20; tries++) {
+            yield* step(() => page.getByRole("button", { name: "Refresh" }).click())
+            yield* step(() => page.waitForTimeout(250))
+          }
+          yield* step(() => completed.first().getByText("200 OK").waitFor())
+          yield* capture(page, "webhook-deliveries")
+          // Two payments were paid (one while the connection was down): two deliveries of payment.completed.
+          const rowsBefore = yield* step(() => completed.count())
+          const before = receiver.received.filter((type) => type === "payment.completed").length
+          expect(before).toBe(rowsBefore)
+          yield* step(() => completed.first().getByRole("button", { name: "Resend payment.completed" }).click())
+          yield* step(() => page.getByText("The payment.completed event is queued to be sent again.").waitFor())
+          yield* step(() => completed.nth(rowsBefore).waitFor({ timeout: 10_000 }))
+          expect(receiver.received.filter((type) => type === "payment.completed").length).toBe(before + 1)
 
           // MFA on, through REST; then sign out and sign in again with the code.
           const api = yield* clientAs(app, yield* restSession(app, email, TEST_PASSWORD))

@@ -5,6 +5,7 @@ import { ApiKeysPage } from "./pages/ApiKeys.tsx"
 import { HomePage } from "./pages/Home.tsx"
 import { PaymentDetailPage } from "./pages/PaymentDetail.tsx"
 import { PaymentsPage } from "./pages/Payments.tsx"
+import { WebhookEndpointPage, WebhooksPage } from "./pages/Webhooks.tsx"
 import { Link, match, navigate, useLocation } from "./router.tsx"
 import { ConsoleFailure, onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
 import { register, signIn, signOut } from "./session.ts"
@@ -180,6 +181,7 @@ const RegisterPage = () => {
 const NAV = [
   { to: "/", label: "Home", pattern: "/" },
   { to: "/payments", label: "Payments", pattern: "/payments" },
+  { to: "/webhooks", label: "Webhooks", pattern: "/webhooks" },
   { to: "/api-keys", label: "API keys", pattern: "/api-keys" }
 ] as const
 
@@ -196,6 +198,7 @@ const Shell = () => {
   useEffect(() => setMenuOpen(false), [path])
 
   const detail = match("/payments/:id", path)
+  const endpoint = match("/webhooks/:id", path)
   const page = workspace.store === undefined
     ? <NoStore />
     : detail !== undefined
@@ -204,6 +207,10 @@ const Shell = () => {
     ? <PaymentsPage />
     : path === "/api-keys"
     ? <ApiKeysPage />
+    : endpoint !== undefined
+    ? <WebhookEndpointPage id={endpoint.id!} />
+    : path === "/webhooks"
+    ? <WebhooksPage />
     : path === "/"
     ? <HomePage />
     : <NotFoundPage />

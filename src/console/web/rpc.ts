@@ -97,9 +97,14 @@ export const callConsole = async <A, E>(call: (client: ConsoleClientShape) => Ef
 export const useConsoleQuery = <A, E>(
   key: QueryKey,
   call: (client: ConsoleClientShape) => Effect.Effect<A, E>,
-  options: { readonly enabled?: boolean } = {}
+  options: { readonly enabled?: boolean; readonly refetchIntervalMs?: number | false } = {}
 ): UseQueryResult<A, ConsoleFailure> =>
-  useQuery<A, ConsoleFailure>({ queryKey: key, queryFn: () => callConsole(call), enabled: options.enabled ?? true })
+  useQuery<A, ConsoleFailure>({
+    queryKey: key,
+    queryFn: () => callConsole(call),
+    enabled: options.enabled ?? true,
+    refetchInterval: options.refetchIntervalMs ?? false
+  })
 
 export const useConsoleMutation = <A, E, V>(
   call: (client: ConsoleClientShape, variables: V) => Effect.Effect<A, E>,
