@@ -332,6 +332,9 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByLabel("Authentication code").fill(code))
           yield* step(() => page.getByRole("button", { name: "Verify" }).click())
           yield* step(() => page.getByRole("heading", { name: "Home" }).waitFor())
+          yield* step(() => page.locator(".feed-row").first().waitFor())
+          yield* step(() => page.waitForLoadState("networkidle"))
+          yield* capture(page, "home-with-payments")
 
           // The session is in an HttpOnly cookie the page cannot read, and nothing is kept in storage.
           expect(yield* step(() => page.evaluate(`document.cookie`))).toBe("")
