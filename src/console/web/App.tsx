@@ -1,6 +1,6 @@
 /** The console: signed out, the sign-in and registration pages; signed in, the shell and its pages. */
 import { useQueryClient } from "@tanstack/react-query"
-import { type FormEvent, useEffect, useId, useState } from "react"
+import { type FormEvent, useEffect, useId, useRef, useState } from "react"
 import { ApiKeysPage } from "./pages/ApiKeys.tsx"
 import { HomePage } from "./pages/Home.tsx"
 import { PaymentDetailPage } from "./pages/PaymentDetail.tsx"
@@ -196,6 +196,11 @@ const Shell = () => {
     if (path === "/register" || path === "/sign-in") navigate("/", { replace: true })
   }, [path])
   useEffect(() => setMenuOpen(false), [path])
+  // A new page takes the focus to its content, so a keyboard or screen reader user starts there, not in the menu.
+  const firstPath = useRef(path)
+  useEffect(() => {
+    if (path !== firstPath.current) document.getElementById("main")?.focus({ preventScroll: true })
+  }, [path])
 
   const detail = match("/payments/:id", path)
   const endpoint = match("/webhooks/:id", path)
