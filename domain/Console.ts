@@ -22,7 +22,7 @@ import {
   ServiceUnavailable,
   Unauthorized
 } from "./Errors.ts"
-import { LoginDto, Me, RegisterDto, User } from "./Accounts.ts"
+import { Acknowledgement, ChangePasswordDto, LoginDto, Me, MfaCodeDto, MfaSetup, RegisterDto, User } from "./Accounts.ts"
 import { ApiKey, ApiKeyList, ApiKeyMode, ApiKeyWithSecret, CreateApiKey } from "./ApiKeys.ts"
 import { Timeseries } from "./Analytics.ts"
 import { Play } from "./Games.ts"
@@ -245,6 +245,23 @@ export class ConsoleRpcs extends RpcGroup.make(
   /** The signed-in user, their organizations and stores (`GET /auth/me` with `GET /dashboard/stores`). */
   Rpc.make("Context", {
     success: ConsoleContext,
+    error: Schema.Union(Unauthorized, Forbidden, InvalidRequest)
+  }),
+  /** Starts MFA enrolment (`POST /auth/mfa/setup`): the secret and its otpauth:// URL, for the QR code. */
+  Rpc.make("MfaSetup", {
+    success: MfaSetup,
+    error: Schema.Union(Unauthorized, Forbidden, InvalidState)
+  }),
+  /** Turns MFA on with a code of the enrolled secret (`POST /auth/mfa/enable`). */
+  Rpc.make("MfaEnable", {
+    payload: MfaCodeDto.fields,
+    success: User,
+    error: Schema.Union(Unauthorized, Forbidden, InvalidState, InvalidRequest)
+  }),
+  /** Changes the password (`POST /auth/password`); the user's other sessions are signed out. */
+  Rpc.make("ChangePassword", {
+    payload: ChangePasswordDto.fields,
+    success: Acknowledgement,
     error: Schema.Union(Unauthorized, Forbidden, InvalidRequest)
   }),
   /** Creates a store in one of the user's organizations (the first one unless named), as `POST /dashboard/stores`. */

@@ -130,6 +130,9 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
         const me = yield* accounts.me()
         return new ConsoleContext({ me, stores: yield* allStores })
       })),
+    MfaSetup: () => hideDefects(accounts.mfaSetup()),
+    MfaEnable: (input) => hideDefects(accounts.mfaEnable(input)),
+    ChangePassword: (input) => hideDefects(accounts.changePassword(input)),
     CreateStore: (input) =>
       hideDefects(stores.create(input).pipe(
         Effect.map((store) => new ConsoleStore({ id: store.id, organization_id: store.organization_id, name: store.name, live_mode: store.live_mode }))

@@ -5,6 +5,7 @@ import { ApiKeysPage } from "./pages/ApiKeys.tsx"
 import { HomePage } from "./pages/Home.tsx"
 import { PaymentDetailPage } from "./pages/PaymentDetail.tsx"
 import { PaymentsPage } from "./pages/Payments.tsx"
+import { SecurityPage } from "./pages/Security.tsx"
 import { WebhookEndpointPage, WebhooksPage } from "./pages/Webhooks.tsx"
 import { Link, match, navigate, useLocation } from "./router.tsx"
 import { ConsoleFailure, onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
@@ -182,7 +183,8 @@ const NAV = [
   { to: "/", label: "Home", pattern: "/" },
   { to: "/payments", label: "Payments", pattern: "/payments" },
   { to: "/webhooks", label: "Webhooks", pattern: "/webhooks" },
-  { to: "/api-keys", label: "API keys", pattern: "/api-keys" }
+  { to: "/api-keys", label: "API keys", pattern: "/api-keys" },
+  { to: "/security", label: "Security", pattern: "/security" }
 ] as const
 
 const Shell = () => {
@@ -212,6 +214,8 @@ const Shell = () => {
     ? <PaymentsPage />
     : path === "/api-keys"
     ? <ApiKeysPage />
+    : path === "/security"
+    ? <SecurityPage />
     : endpoint !== undefined
     ? <WebhookEndpointPage id={endpoint.id!} />
     : path === "/webhooks"

@@ -89,7 +89,8 @@ export const callConsole = async <A, E>(call: (client: ConsoleClientShape) => Ef
     return exit.value
   }
   const failure = toFailure(exit.cause)
-  if (failure.code === "unauthorized") signedOutListeners.forEach((listener) => listener())
+  // A refused session names no field; a wrong code or password does, and leaves the session as it was.
+  if (failure.code === "unauthorized" && failure.param === undefined) signedOutListeners.forEach((listener) => listener())
   if (failure.connectionLost) connection.set("reconnecting")
   throw failure
 }
