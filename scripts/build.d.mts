@@ -8,7 +8,8 @@ export declare const buildAll: () => Promise<void>
 export declare const startNodeFlags: () => Array<string>
 export declare const CONSOLE_ENTRY: string
 export declare const CONSOLE_OUT: string
-export declare const buildConsole: () => Promise<{
+export declare const consoleIsStale: () => boolean
+export declare const buildConsole: (outDir?: string) => Promise<{
   readonly inputs: Record<string, { readonly bytes: number; readonly imports: ReadonlyArray<{ readonly path: string; readonly kind: string; readonly external?: boolean }> }>
   readonly outputs: Record<string, { readonly bytes: number; readonly entryPoint?: string }>
 }>

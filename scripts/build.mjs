@@ -51,10 +51,10 @@ export const CONSOLE_OUT = join(ROOT, "dist", "console")
  * esbuild's options for the console. Asset names carry a hash of their content, so the server caches
  * them for a year and a new build is fetched at once (the HTML, never cached, names the new files).
  */
-export const consoleBuildOptions = () => ({
+export const consoleBuildOptions = (outDir = CONSOLE_OUT) => ({
   absWorkingDir: ROOT,
   entryPoints: { app: CONSOLE_ENTRY },
-  outdir: join(CONSOLE_OUT, "assets"),
+  outdir: join(outDir, "assets"),
   entryNames: "[name]-[hash]",
   assetNames: "[name]-[hash]",
   bundle: true,
@@ -111,11 +111,14 @@ ${stylesheet === undefined ? "" : `<link rel="stylesheet" href="/console/assets/
 </html>
 `
 
-/** Builds the console into dist/console/ and answers esbuild's metafile (the test of its imports reads it). */
-export const buildConsole = async () => {
-  rmSync(CONSOLE_OUT, { recursive: true, force: true })
-  mkdirSync(join(CONSOLE_OUT, "assets"), { recursive: true })
-  const result = await build(consoleBuildOptions())
+/**
+ * Builds the console into dist/console/ (or `outDir`, for a test that must not disturb a running service)
+ * and answers esbuild's metafile (the test of its imports reads it).
+ */
+export const buildConsole = async (outDir = CONSOLE_OUT) => {
+  rmSync(outDir, { recursive: true, force: true })
+  mkdirSync(join(outDir, "assets"), { recursive: true })
+  const result = await build(consoleBuildOptions(outDir))
   const outputs = Object.entries(result.metafile.outputs)
   const entryOf = (extension) => {
     const found = outputs.find(([path, output]) => output.entryPoint === CONSOLE_ENTRY && path.endsWith(extension)) ??
@@ -124,9 +127,18 @@ export const buildConsole = async () => {
   }
   const script = entryOf(".js")
   if (script === undefined) throw new Error("the console build wrote no script")
-  writeFileSync(join(CONSOLE_OUT, "index.html"), consoleHtml(script, entryOf(".css")))
-  writeFileSync(join(CONSOLE_OUT, "meta.json"), JSON.stringify(result.metafile))
+  writeFileSync(join(outDir, "index.html"), consoleHtml(script, entryOf(".css")))
+  writeFileSync(join(outDir, "meta.json"), JSON.stringify(result.metafile))
   return result.metafile
+}
+
+/** Whether dist/console/ is missing or older than a source. */
+export const consoleIsStale = () => {
+  try {
+    return statSync(join(CONSOLE_OUT, "index.html")).mtimeMs < newestSource()
+  } catch {
+    return true
+  }
 }
 
 export const buildAll = async () => {

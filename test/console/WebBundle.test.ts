@@ -4,11 +4,12 @@
  * HTML names content-hashed assets with no inline script.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { builtinModules } from "node:module"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gzipSync } from "node:zlib"
-import { buildConsole, CONSOLE_OUT } from "../../scripts/build.mjs"
+import { buildConsole } from "../../scripts/build.mjs"
 
 const NODE_BUILTINS = new Set([...builtinModules, ...builtinModules.map((name) => `node:${name}`)])
 
@@ -22,7 +23,17 @@ export const forbiddenModule = (path: string): string | undefined => {
 
 describe("console web bundle", () => {
   it("reaches only domain/, src/console/web/ and packages, and stays small", { timeout: 120_000 }, async () => {
-    const metafile = await buildConsole()
+    // Built aside: dist/console/ may be serving another suite's browser at this moment.
+    const outDir = mkdtempSync(join(tmpdir(), "console-build-"))
+    try {
+      await check(outDir)
+    } finally {
+      rmSync(outDir, { recursive: true, force: true })
+    }
+  })
+
+  const check = async (outDir: string) => {
+    const metafile = await buildConsole(outDir)
     const reached: Array<string> = []
     for (const [path, input] of Object.entries(metafile.inputs)) {
       const reason = forbiddenModule(path)
@@ -35,15 +46,15 @@ describe("console web bundle", () => {
     expect(reached).toEqual([])
     expect(Object.keys(metafile.inputs).some((path) => path.startsWith("domain/"))).toBe(true)
 
-    const html = readFileSync(join(CONSOLE_OUT, "index.html"), "utf8")
+    const html = readFileSync(join(outDir, "index.html"), "utf8")
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/)
     expect(html).not.toMatch(/\sstyle=/)
     const script = /src="\/console\/assets\/(app-[A-Z0-9]+\.js)"/.exec(html)?.[1]
     expect(script).toBeDefined()
-    const gzipped = gzipSync(readFileSync(join(CONSOLE_OUT, "assets", script!))).length
+    const gzipped = gzipSync(readFileSync(join(outDir, "assets", script!))).length
     console.info(`console initial JavaScript: ${(gzipped / 1024).toFixed(0)} KB gzipped`)
     expect(gzipped).toBeGreaterThan(0)
-  })
+  }
 
   it("tells the server's modules and Node's from the browser's", () => {
     expect(forbiddenModule("src/payments/Service.ts")).toBe("the server's src/")

@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url"
 import type { Browser, Page } from "playwright-core"
 import { NodeServer } from "../../runtime/Http.ts"
 import { currentTotp } from "../../src/accounts/Totp.ts"
-import { buildConsole } from "../../scripts/build.mjs"
+import { buildConsole, consoleIsStale } from "../../scripts/build.mjs"
 import { TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
 import { clientAs } from "../support/Client.ts"
@@ -35,7 +35,8 @@ const browserLayer = Layer.scoped(
   E2EBrowser,
   Effect.acquireRelease(
     Effect.promise(async () => {
-      await buildConsole()
+      // `npm install` built it; a source changed since is built again (as `npm start` would).
+      if (consoleIsStale()) await buildConsole()
       return launchChromium()
     }),
     (browser) => Effect.promise(() => browser.close())
