@@ -142,6 +142,34 @@ describe("console session", () => {
         expect(missing.status).toBe(404)
       }))
 
+    it.scoped("a test payment from the console is made once per idempotency key, simulated, and only in the user's own stores", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const { owner, storeId } = yield* newMerchant(app, "Console Payments")
+        const stranger = yield* newMerchant(app, "Someone Else")
+        const own = yield* consoleWith(app, { authorization: `Bearer ${owner.token}` })
+        const input = { store_id: storeId, amount: "7.50", currency: "USD" as const, reference_id: "order-77", idempotency_key: "console-submit-1" }
+        const first = yield* own.CreateTestPayment(input)
+        const again = yield* own.CreateTestPayment(input)
+        expect(again.id).toBe(first.id)
+        expect(first.livemode).toBe(false)
+        expect(yield* failureTag(own.CreateTestPayment({ ...input, amount: "8.00" }))).toBe("IdempotencyConflict")
+
+        expect((yield* own.SimulatePayment({ id: first.id, status: "scanned" })).status).toBe("scanned")
+        expect((yield* own.SimulatePayment({ id: first.id, status: "paid" })).status).toBe("paid")
+        const detail = yield* own.PaymentDetail({ id: first.id })
+        expect(detail.payment.status).toBe("paid")
+        expect(detail.refunds.data).toEqual([])
+
+        const list = yield* own.ListPayments({ store_id: storeId, livemode: false, reference_id: "order-77" })
+        expect(list.data.map((payment) => payment.id)).toEqual([first.id])
+
+        const other = yield* consoleWith(app, { authorization: `Bearer ${stranger.owner.token}` })
+        expect(yield* failureTag(other.SimulatePayment({ id: first.id, status: "failed" }))).toBe("NotFound")
+        expect(yield* failureTag(other.PaymentDetail({ id: first.id }))).toBe("NotFound")
+        expect(yield* failureTag(other.CreateTestPayment({ ...input, idempotency_key: "other" }))).toBe("NotFound")
+      }))
+
     it.effect("a console session ends when idle past its limit; a used one stays", () =>
       withTestClockAt(FUTURE_START)(Effect.gen(function*() {
         const accounts = yield* AccountsService
