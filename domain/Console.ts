@@ -1,7 +1,8 @@
 /**
  * The console's RPC (`POST /rpc`, newline-delimited JSON): what the merchant console reads and does over
- * one typed protocol, with a live feed of a store's payments. Every procedure needs a user session token
- * (`Authorization: Bearer <session token>`, from /auth/login); API keys are refused. The handlers call the
+ * one typed protocol, with a live feed of a store's payments. Every procedure needs a user session: the
+ * console's session cookie (set by CONSOLE_SESSION_PATH), or `Authorization: Bearer <session token>` from
+ * /auth/login; API keys are refused. The handlers call the
  * same services as the REST routes, so the same rules apply: another tenant's store or payment is
  * `NotFound`, a role without the permission is `Forbidden`.
  *
@@ -21,24 +22,70 @@ import {
   ServiceUnavailable,
   Unauthorized
 } from "./Errors.ts"
+import { Acknowledgement, ChangePasswordDto, LoginDto, Me, MfaCodeDto, MfaSetup, RegisterDto, User } from "./Accounts.ts"
+import { ApiKey, ApiKeyList, ApiKeyMode, ApiKeyWithSecret, CreateApiKey } from "./ApiKeys.ts"
+import { Timeseries } from "./Analytics.ts"
 import { Play } from "./Games.ts"
-import { CustomerId, GameId, PaymentId, StoreId } from "./Ids.ts"
+import { ApiKeyId, CustomerId, GameId, OrganizationId, PaymentId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "./Ids.ts"
+import {
+  CreateWebhookEndpoint,
+  DeletedWebhookEndpoint,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEndpointWithSecret,
+  WebhookEvent
+} from "./Webhooks.ts"
 import { PointsEntry } from "./Loyalty.ts"
 import { DEFAULT_LIST_LIMIT, ListParams, MAX_LIST_LIMIT } from "./Lists.ts"
 import { Currency } from "./Money.ts"
-import { CreateRefund, IdempotencyHeaders, Payment, PaymentList, PaymentStatus, Refund } from "./Payments.ts"
+import {
+  CreatePayment,
+  CreateRefund,
+  IdempotencyHeaders,
+  Payment,
+  PaymentList,
+  PaymentListParams,
+  PaymentStatus,
+  Refund,
+  RefundList,
+  SimulateStatus
+} from "./Payments.ts"
 
 /** Where the service answers the console RPC. */
 export const CONSOLE_RPC_PATH = "/rpc"
 
+/** Where the console's web app is served; every path under it answers the app's HTML (client routes). */
+export const CONSOLE_PATH = "/console"
+/** The console's sign-in (POST) and sign-out (DELETE): the only routes that set or clear the session cookie. */
+export const CONSOLE_SESSION_PATH = "/console/session"
+/** The console's registration of a new organization: signs the new owner in like CONSOLE_SESSION_PATH. */
+export const CONSOLE_REGISTER_PATH = "/console/register"
+
 /**
- * Authenticates every console procedure: reads `Authorization: Bearer <session token>` and provides the
- * signed-in user as the `CurrentPrincipal`. A missing, unknown, expired or revoked token, or an API
- * key, is `Unauthorized`.
+ * What the console's sign-in answers: who signed in, never the session token itself (it is in the
+ * HttpOnly cookie, out of the page's reach).
+ */
+export class ConsoleSignedIn extends Schema.Class<ConsoleSignedIn>("ConsoleSignedIn")({
+  object: Schema.Literal("console_session"),
+  user: User,
+  expires_at: Schema.String
+}) {}
+
+/** The console sign-in form: the fields of `POST /auth/login`. */
+export const ConsoleSignIn = LoginDto
+/** The console registration form: the fields of `POST /auth/register`. */
+export const ConsoleRegister = RegisterDto
+
+/**
+ * Authenticates every console procedure: reads the console's session cookie or `Authorization: Bearer
+ * <session token>` and provides the signed-in user as the `CurrentPrincipal`. A missing, unknown, expired,
+ * idle or revoked session, or an API key, is `Unauthorized`; a call with the cookie from another origin is
+ * `Forbidden`.
  */
 export class ConsoleAuthentication extends RpcMiddleware.Tag<ConsoleAuthentication>()("ConsoleAuthentication", {
   provides: CurrentPrincipal,
-  failure: Unauthorized
+  failure: Schema.Union(Unauthorized, Forbidden)
 }) {}
 
 /** Test mode unless asked otherwise, so live data is only ever shown on purpose. */
@@ -117,6 +164,34 @@ export class GamePlaysFeedSynced extends Schema.TaggedClass<GamePlaysFeedSynced>
 export const GamePlaysFeedFrame = Schema.Union(GamePlaysFeedSynced, PlayRecorded)
 export type GamePlaysFeedFrame = typeof GamePlaysFeedFrame.Type
 
+/** A store the user may see, with what the console's mode switch needs to know of it. */
+export class ConsoleStore extends Schema.Class<ConsoleStore>("ConsoleStore")({
+  id: StoreId,
+  organization_id: OrganizationId,
+  name: Schema.String,
+  /** Live mode is offered only once the store may use it (KYC approved, provider credentials set). */
+  live_mode: Schema.Boolean
+}) {}
+
+/** The signed-in user, their organizations (with their role) and the stores they may see. */
+export class ConsoleContext extends Schema.Class<ConsoleContext>("ConsoleContext")({
+  me: Me,
+  stores: Schema.Array(ConsoleStore)
+}) {}
+
+/** A payment with what its detail page shows beside it: its refunds, newest first. */
+export class PaymentDetail extends Schema.Class<PaymentDetail>("PaymentDetail")({
+  payment: Payment,
+  refunds: RefundList
+}) {}
+
+/** The console's home figures of one store and mode: the payments in figures and the daily revenue. */
+export class HomeMetrics extends Schema.Class<HomeMetrics>("HomeMetrics")({
+  summary: StoreSummary,
+  /** The last 30 days, today included, one row per UTC day. */
+  revenue: Timeseries
+}) {}
+
 /** Failures of procedures that read one store or one payment. */
 const ReadErrors = Schema.Union(Forbidden, NotFound)
 
@@ -130,7 +205,10 @@ export class ConsoleRpcs extends RpcGroup.make(
         default: () => DEFAULT_LIST_LIMIT
       }),
       cursor: ListParams.fields.cursor,
-      status: Schema.optional(PaymentStatus)
+      status: Schema.optional(PaymentStatus),
+      reference_id: PaymentListParams.fields.reference_id,
+      "created[gte]": PaymentListParams.fields["created[gte]"],
+      "created[lte]": PaymentListParams.fields["created[lte]"]
     }),
     success: PaymentList,
     error: Schema.Union(InvalidRequest, Forbidden, NotFound)
@@ -163,6 +241,134 @@ export class ConsoleRpcs extends RpcGroup.make(
       RateLimited,
       ServiceUnavailable
     )
+  }),
+  /** The signed-in user, their organizations and stores (`GET /auth/me` with `GET /dashboard/stores`). */
+  Rpc.make("Context", {
+    success: ConsoleContext,
+    error: Schema.Union(Unauthorized, Forbidden, InvalidRequest)
+  }),
+  /** Starts MFA enrolment (`POST /auth/mfa/setup`): the secret and its otpauth:// URL, for the QR code. */
+  Rpc.make("MfaSetup", {
+    success: MfaSetup,
+    error: Schema.Union(Unauthorized, Forbidden, InvalidState)
+  }),
+  /** Turns MFA on with a code of the enrolled secret (`POST /auth/mfa/enable`). */
+  Rpc.make("MfaEnable", {
+    payload: MfaCodeDto.fields,
+    success: User,
+    error: Schema.Union(Unauthorized, Forbidden, InvalidState, InvalidRequest)
+  }),
+  /** Changes the password (`POST /auth/password`); the user's other sessions are signed out. */
+  Rpc.make("ChangePassword", {
+    payload: ChangePasswordDto.fields,
+    success: Acknowledgement,
+    error: Schema.Union(Unauthorized, Forbidden, InvalidRequest)
+  }),
+  /** Creates a store in one of the user's organizations (the first one unless named), as `POST /dashboard/stores`. */
+  Rpc.make("CreateStore", {
+    payload: { name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), organization_id: Schema.optional(OrganizationId) },
+    success: ConsoleStore,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
+  }),
+  /** A payment with its refunds. */
+  Rpc.make("PaymentDetail", {
+    payload: { id: PaymentId },
+    success: PaymentDetail,
+    error: Schema.Union(Forbidden, NotFound, InvalidRequest)
+  }),
+  /**
+   * Creates a test-mode payment of a store under the rules of `POST /v1/payments`; `idempotency_key` is
+   * that route's Idempotency-Key (the console makes one per form submission).
+   */
+  Rpc.make("CreateTestPayment", {
+    payload: {
+      store_id: StoreId,
+      ...CreatePayment.fields,
+      idempotency_key: IdempotencyHeaders.fields["idempotency-key"]
+    },
+    success: Payment,
+    // A replayed idempotent answer may be any error the route answered.
+    error: Schema.Union(
+      InvalidRequest,
+      Forbidden,
+      NotFound,
+      InvalidState,
+      MfaRequired,
+      IdempotencyConflict,
+      Unauthorized,
+      RateLimited,
+      ServiceUnavailable
+    )
+  }),
+  /** Moves a test-mode payment as `POST /v1/payments/:id/simulate` does: scanned, paid, failed or expired. */
+  Rpc.make("SimulatePayment", {
+    payload: { id: PaymentId, status: SimulateStatus },
+    success: Payment,
+    error: Schema.Union(Forbidden, NotFound, InvalidState, InvalidRequest)
+  }),
+  /** The home page's figures of a store in one mode. */
+  Rpc.make("HomeMetrics", {
+    payload: Schema.Struct({ store_id: StoreId, livemode: Livemode }),
+    success: HomeMetrics,
+    error: Schema.Union(Forbidden, NotFound, InvalidRequest)
+  }),
+  /** A store's API keys, newest first (`GET /dashboard/stores/:id/api-keys`); never their secrets. */
+  Rpc.make("ListApiKeys", {
+    payload: { store_id: StoreId, cursor: ListParams.fields.cursor },
+    success: ApiKeyList,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound)
+  }),
+  /** Creates an API key (`POST /dashboard/api-keys`): its secret is in this answer only. */
+  Rpc.make("CreateApiKey", {
+    payload: { store_id: StoreId, mode: ApiKeyMode, name: CreateApiKey.fields.name },
+    success: ApiKeyWithSecret,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
+  }),
+  /** Replaces a key by a new one with the same name and mode; the old one stops working now. */
+  Rpc.make("RotateApiKey", {
+    payload: { id: ApiKeyId },
+    success: ApiKeyWithSecret,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
+  }),
+  Rpc.make("RevokeApiKey", {
+    payload: { id: ApiKeyId },
+    success: ApiKey,
+    error: Schema.Union(Forbidden, NotFound, InvalidRequest)
+  }),
+  /** A store's webhook endpoints (`GET /dashboard/webhook-endpoints`); never their secrets. */
+  Rpc.make("ListWebhookEndpoints", {
+    payload: { store_id: StoreId, cursor: ListParams.fields.cursor },
+    success: WebhookEndpointList,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound)
+  }),
+  /** Creates an endpoint (`POST /dashboard/webhook-endpoints`): its signing secret is in this answer. */
+  Rpc.make("CreateWebhookEndpoint", {
+    payload: CreateWebhookEndpoint.fields,
+    success: WebhookEndpointWithSecret,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
+  }),
+  /** Turns an endpoint's deliveries on or off (`PATCH /dashboard/webhook-endpoints/:id`). */
+  Rpc.make("SetWebhookEndpointEnabled", {
+    payload: { id: WebhookEndpointId, enabled: Schema.Boolean },
+    success: WebhookEndpoint,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
+  }),
+  Rpc.make("DeleteWebhookEndpoint", {
+    payload: { id: WebhookEndpointId },
+    success: DeletedWebhookEndpoint,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound)
+  }),
+  /** An endpoint's delivery attempts, newest first. */
+  Rpc.make("WebhookDeliveries", {
+    payload: { id: WebhookEndpointId, cursor: ListParams.fields.cursor },
+    success: WebhookDeliveryList,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound)
+  }),
+  /** Sends a delivered event again, as a new attempt after the endpoint's earlier deliveries. */
+  Rpc.make("ResendWebhookDelivery", {
+    payload: { id: WebhookDeliveryId },
+    success: WebhookEvent,
+    error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
   }),
   Rpc.make("StoreSummary", {
     payload: Schema.Struct({ store_id: StoreId, livemode: Livemode }),

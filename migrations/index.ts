@@ -26,6 +26,7 @@ import Migration0021 from "./0021_public_links.ts"
 import Migration0022 from "./0022_rate_limits.ts"
 import Migration0023 from "./0023_journal_entry_ids.ts"
 import Migration0024 from "./0024_mail_delivery.ts"
+import Migration0025 from "./0025_console_sessions.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_platform": Migration0001,
@@ -50,5 +51,6 @@ export const migrations = Migrator.fromRecord({
   "0021_public_links": Migration0021,
   "0022_rate_limits": Migration0022,
   "0023_journal_entry_ids": Migration0023,
-  "0024_mail_delivery": Migration0024
+  "0024_mail_delivery": Migration0024,
+  "0025_console_sessions": Migration0025
 })

@@ -8,7 +8,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Context, Effect, Layer, Option, Predicate } from "effect"
 import { Server } from "node:http"
 import { Api } from "../domain/Api.ts"
-import { CONSOLE_RPC_PATH } from "../domain/Console.ts"
+import { CONSOLE_PATH, CONSOLE_REGISTER_PATH, CONSOLE_RPC_PATH, CONSOLE_SESSION_PATH } from "../domain/Console.ts"
 import type { ErrorCode } from "../domain/Errors.ts"
 import { API_VERSION, API_VERSION_HEADER } from "../domain/Version.ts"
 import { AuthenticationLive } from "../src/accounts/Authentication.ts"
@@ -41,6 +41,7 @@ import { ReferralLinkHttpLive, ReferralsConsoleHttpLive, ReferralsHttpLive } fro
 import { SegmentsHttpLive } from "../src/segments/Http.ts"
 import { GamesConsoleHttpLive, GamesHttpLive, HostedGamesHttpLive } from "../src/games/Http.ts"
 import { PromotionsHttpLive } from "../src/promotions/Http.ts"
+import { ConsoleWebLive } from "../src/console/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
@@ -55,7 +56,11 @@ const extraRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
   ["GET", "/"],
   ["GET", "/openapi.json"],
   ["GET", "/docs"],
-  ["POST", CONSOLE_RPC_PATH]
+  ["POST", CONSOLE_RPC_PATH],
+  ["GET", CONSOLE_PATH],
+  ["POST", CONSOLE_SESSION_PATH],
+  ["DELETE", CONSOLE_SESSION_PATH],
+  ["POST", CONSOLE_REGISTER_PATH]
 ]
 
 const toPattern = (path: string): RegExp =>
@@ -196,6 +201,7 @@ export const RoutesLive = Layer.mergeAll(
   HomeLive,
   docsRoutes({ title: Option.getOrElse(Context.getOption(Api.annotations, OpenApi.Title), () => "API reference"), openApiPath: "/openapi.json" }),
   ConsoleRpcLive,
+  ConsoleWebLive,
   RequestMiddlewareLive
 )
 

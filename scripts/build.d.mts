@@ -6,3 +6,10 @@ export declare const newestSource: () => number
 export declare const isStale: (entry: string) => boolean
 export declare const buildAll: () => Promise<void>
 export declare const startNodeFlags: () => Array<string>
+export declare const CONSOLE_ENTRY: string
+export declare const CONSOLE_OUT: string
+export declare const consoleIsStale: () => boolean
+export declare const buildConsole: (outDir?: string) => Promise<{
+  readonly inputs: Record<string, { readonly bytes: number; readonly imports: ReadonlyArray<{ readonly path: string; readonly kind: string; readonly external?: boolean }> }>
+  readonly outputs: Record<string, { readonly bytes: number; readonly entryPoint?: string }>
+}>

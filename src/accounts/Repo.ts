@@ -47,7 +47,9 @@ const SessionUserRow = Schema.Struct({
   session_id: SessionId,
   user_id: UserId,
   email: Schema.String,
-  email_verified_at: Schema.NullOr(Schema.DateFromSelf)
+  email_verified_at: Schema.NullOr(Schema.DateFromSelf),
+  idle_timeout_seconds: Schema.NullOr(Schema.Int),
+  last_seen_at: Schema.DateFromSelf
 })
 
 export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/AccountsRepo", {
@@ -123,12 +125,14 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           id: SessionId,
           userId: UserId,
           tokenHash: Schema.String,
-          expiresAt: Schema.DateFromSelf
+          expiresAt: Schema.DateFromSelf,
+          idleTimeoutSeconds: Schema.NullOr(Schema.Int),
+          now: Schema.DateFromSelf
         }),
         execute: (input) =>
           sql`
-            INSERT INTO sessions (id, user_id, token_hash, expires_at)
-            VALUES (${input.id}, ${input.userId}, ${input.tokenHash}, ${input.expiresAt})`
+            INSERT INTO sessions (id, user_id, token_hash, expires_at, idle_timeout_seconds, last_seen_at)
+            VALUES (${input.id}, ${input.userId}, ${input.tokenHash}, ${input.expiresAt}, ${input.idleTimeoutSeconds}, ${input.now})`
       }),
       Effect.orDie
     )
@@ -140,13 +144,28 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       Result: SessionUserRow,
       execute: ({ now, tokenHash }) =>
         sql`
-          SELECT s.id AS session_id, u.id AS user_id, u.email, u.email_verified_at
+          SELECT s.id AS session_id, u.id AS user_id, u.email, u.email_verified_at, s.idle_timeout_seconds, s.last_seen_at
           FROM sessions s JOIN users u ON u.id = s.user_id
-          WHERE s.token_hash = ${tokenHash} AND s.revoked_at IS NULL AND s.expires_at > ${now}`
+          WHERE s.token_hash = ${tokenHash} AND s.revoked_at IS NULL AND s.expires_at > ${now}
+            AND (s.idle_timeout_seconds IS NULL
+              OR s.last_seen_at > ${now}::timestamptz - make_interval(secs => s.idle_timeout_seconds))`
     })
-    /** The live session with this token hash at `now`: not revoked, not expired. */
+    /** The live session with this token hash at `now`: not revoked, not expired, not idle past its limit. */
     const findLiveSession = Effect.fn("AccountsRepo.findLiveSession")((tokenHash: string, now: Date) =>
       findSession({ tokenHash, now }).pipe(Effect.orDie)
+    )
+
+    /** The session was used at `now`: its idle limit counts from there. */
+    const touchSession = Effect.fn("AccountsRepo.touchSession")((sessionId: SessionId, now: Date) =>
+      sql`UPDATE sessions SET last_seen_at = ${now} WHERE id = ${sessionId} AND last_seen_at < ${now}`.pipe(Effect.asVoid, Effect.orDie)
+    )
+
+    /** Signs a session out: its token is refused from now on. */
+    const revokeSessionByToken = Effect.fn("AccountsRepo.revokeSessionByToken")((tokenHash: string) =>
+      sql`UPDATE sessions SET revoked_at = now() WHERE token_hash = ${tokenHash} AND revoked_at IS NULL`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
     )
 
     /**
@@ -339,6 +358,8 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       membershipsOf,
       insertSession,
       findLiveSession,
+      touchSession,
+      revokeSessionByToken,
       updatePasswordAndRevokeSessions,
       insertPasswordReset,
       consumePasswordReset,

@@ -40,6 +40,14 @@ export const EMAIL_VERIFICATION_LIFETIME_MS = 24 * 60 * 60 * 1000
 /** Session tokens carry a recognizable prefix so a leaked one is easy to spot and to tell from an API key. */
 const SESSION_TOKEN_PREFIX = "mst_"
 
+/** How often a session with an idle limit records that it was used. */
+const SESSION_TOUCH_INTERVAL_MS = 60 * 1000
+
+/** A session's own rules: an idle limit (seconds without use after which it ends), or none. */
+export interface SessionOptions {
+  readonly idleTimeoutSeconds?: number | undefined
+}
+
 /**
  * Sign-in limits, counted on failures only, alike for every e-mail typed whether or not an account has
  * it (the counters key on the hashed e-mail, so they cannot tell which e-mails have accounts):
@@ -143,10 +151,18 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         })
       )
 
-    const issueSession = Effect.fn("Accounts.issueSession")(function*(user: UserRow) {
+    const issueSession = Effect.fn("Accounts.issueSession")(function*(user: UserRow, options: SessionOptions = {}) {
       const token = SESSION_TOKEN_PREFIX + randomToken(32)
-      const expiresAt = addMillis(yield* currentDate, SESSION_LIFETIME_MS)
-      yield* repo.insertSession({ id: newId("sess"), userId: user.id, tokenHash: hashToken(token), expiresAt })
+      const now = yield* currentDate
+      const expiresAt = addMillis(now, SESSION_LIFETIME_MS)
+      yield* repo.insertSession({
+        id: newId("sess"),
+        userId: user.id,
+        tokenHash: hashToken(token),
+        expiresAt,
+        idleTimeoutSeconds: options.idleTimeoutSeconds ?? null,
+        now
+      })
       const organizations = yield* repo.membershipsOf(user.id)
       const primary = organizations[0]
       if (primary === undefined) return yield* Effect.dieMessage(`user ${user.id} has no organization`)
@@ -210,7 +226,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         readonly name?: string | undefined
         readonly organization_name?: string | undefined
       },
-      clientAddress: Option.Option<string>
+      clientAddress: Option.Option<string>,
+      options: SessionOptions = {}
     ) {
       yield* throttleRegistration(clientAddress)
       const alreadyRegistered = new InvalidRequest({ message: "An account with this e-mail already exists", param: "email" })
@@ -234,7 +251,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       )
       const user = yield* requireUserRow(userId).pipe(Effect.orDie)
       yield* sendEmailVerification(user)
-      return yield* issueSession(user)
+      return yield* issueSession(user, options)
     })
 
     const verifyEmail = Effect.fn("Accounts.verifyEmail")(function*(input: { readonly token: string }) {
@@ -296,7 +313,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
 
     const login = Effect.fn("Accounts.login")(function*(
       input: { readonly email: string; readonly password: string; readonly mfa_code?: string | undefined },
-      clientAddress: Option.Option<string>
+      clientAddress: Option.Option<string>,
+      options: SessionOptions = {}
     ) {
       const counters = loginCounters(input.email, clientAddress)
       yield* refuseIfBlocked(counters)
@@ -321,13 +339,19 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       // The owner is in: what was counted against this account is forgotten. The address's count stays,
       // so one valid account does not reset a credential-stuffing address.
       yield* rateLimiter.forget([counters.emailAndAddress, counters.email])
-      return yield* issueSession(user)
+      return yield* issueSession(user, options)
     })
 
     /** The principal behind a session token; None for an unknown, revoked or expired one. */
     const authenticateSession = Effect.fn("Accounts.authenticateSession")(function*(token: string) {
       if (!token.startsWith(SESSION_TOKEN_PREFIX)) return Option.none<UserPrincipal>()
-      const session = yield* repo.findLiveSession(hashToken(token), yield* currentDate)
+      const now = yield* currentDate
+      const session = yield* repo.findLiveSession(hashToken(token), now)
+      // An idle limit counts from the last use; moved forward at most once a minute, not on every request.
+      if (
+        Option.isSome(session) && session.value.idle_timeout_seconds !== null &&
+        now.getTime() - session.value.last_seen_at.getTime() >= SESSION_TOUCH_INTERVAL_MS
+      ) yield* repo.touchSession(session.value.session_id, now)
       return Option.map(session, (row): UserPrincipal => ({
         _tag: "User",
         userId: row.user_id,
@@ -335,6 +359,11 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         sessionId: row.session_id,
         platformAdmin: isPlatformAdmin(row.email, row.email_verified_at)
       }))
+    })
+
+    /** Signs the session with this token out; an unknown or already revoked token changes nothing. */
+    const signOut = Effect.fn("Accounts.signOut")(function*(token: string) {
+      yield* repo.revokeSessionByToken(hashToken(token))
     })
 
     const me = Effect.fn("Accounts.me")(function*() {
@@ -497,6 +526,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       register,
       login,
       authenticateSession,
+      signOut,
       me,
       changePassword,
       forgotPassword,

@@ -6,15 +6,32 @@
 import { HttpLayerRouter } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Cause, Effect, Layer, Option, Stream } from "effect"
-import { CONSOLE_RPC_PATH, ConsoleAuthentication, ConsoleRpcs } from "../../domain/Console.ts"
-import { Unauthorized } from "../../domain/Errors.ts"
-import { Refund } from "../../domain/Payments.ts"
+import {
+  CONSOLE_RPC_PATH,
+  ConsoleAuthentication,
+  ConsoleContext,
+  ConsoleRpcs,
+  ConsoleStore,
+  HomeMetrics,
+  PaymentDetail
+} from "../../domain/Console.ts"
+import { Forbidden, Unauthorized } from "../../domain/Errors.ts"
+import { MAX_LIST_LIMIT } from "../../domain/Lists.ts"
+import { Payment, Refund } from "../../domain/Payments.ts"
+import type { StoreList } from "../../domain/Stores.ts"
 import { isApiKeySecret } from "../accounts/Authentication.ts"
 import { AccountsService } from "../accounts/Service.ts"
+import { AnalyticsService } from "../analytics/Service.ts"
+import { ApiKeysService } from "../apikeys/Service.ts"
+import { WebhooksService } from "../webhooks/Service.ts"
+import { AppConfig } from "../platform/Config.ts"
 import { outcomeValue } from "../platform/Idempotency.ts"
+import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { GamesService } from "../games/Service.ts"
 import { LoyaltyService } from "../loyalty/Service.ts"
 import { PaymentsService } from "../payments/Service.ts"
+import { StoresService } from "../stores/Service.ts"
+import { isOwnOrigin, sessionTokenOfCookie } from "./Session.ts"
 
 /**
  * What a client learns of a defect (a bug, the database down): that it happened, as the REST routes' 500
@@ -43,25 +60,40 @@ const hideStreamDefects = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stre
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
 
-/** `Authorization: Bearer <session token>` → the signed-in user; API keys are not console credentials. */
+/**
+ * The signed-in user of a console call: the session cookie (the console in a browser), or
+ * `Authorization: Bearer <session token>` (programs). A call with the cookie must come from the service's
+ * own origin; API keys are never console credentials.
+ */
 export const ConsoleAuthenticationLive = Layer.effect(
   ConsoleAuthentication,
   Effect.gen(function*() {
     const accounts = yield* AccountsService
+    const context = yield* Effect.context<AppConfig | PublicBaseUrl>()
     return ConsoleAuthentication.of(({ headers }) =>
       Effect.gen(function*() {
-        const credential = BEARER.exec(headers["authorization"] ?? "")?.[1]
+        const bearer = BEARER.exec(headers["authorization"] ?? "")?.[1]
+        const cookie = sessionTokenOfCookie(headers["cookie"])
+        const credential = bearer ?? Option.getOrUndefined(cookie)
         if (credential === undefined) {
-          return yield* new Unauthorized({ message: "Send a session token: Authorization: Bearer <session token>" })
+          return yield* new Unauthorized({
+            message: "Sign in to the console, or send a session token: Authorization: Bearer <session token>"
+          })
         }
         if (isApiKeySecret(credential)) {
           return yield* new Unauthorized({
             message: "The console takes a user session token from /auth/login; API keys are for the merchant API"
           })
         }
+        if (bearer === undefined) {
+          const ownOrigin = yield* isOwnOrigin({ origin: headers["origin"], host: headers["host"] }).pipe(Effect.provide(context))
+          if (!ownOrigin) {
+            return yield* new Forbidden({ message: "Console calls with the session cookie must come from the console's own origin" })
+          }
+        }
         const principal = yield* accounts.authenticateSession(credential)
         if (Option.isNone(principal)) {
-          return yield* new Unauthorized({ message: "The session token is unknown, revoked or expired" })
+          return yield* new Unauthorized({ message: "The session is unknown, signed out or expired; sign in again" })
         }
         return principal.value
       }).pipe(hideDefects)
@@ -73,12 +105,66 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
   const payments = yield* PaymentsService
   const loyalty = yield* LoyaltyService
   const games = yield* GamesService
+  const accounts = yield* AccountsService
+  const stores = yield* StoresService
+  const analytics = yield* AnalyticsService
+  const apiKeys = yield* ApiKeysService
+  const webhooks = yield* WebhooksService
+  const allStores = Effect.gen(function*() {
+    const found: Array<ConsoleStore> = []
+    let cursor: string | undefined = undefined
+    do {
+      const page: StoreList = yield* stores.list({ limit: MAX_LIST_LIMIT, cursor })
+      for (const store of page.data) {
+        found.push(new ConsoleStore({ id: store.id, organization_id: store.organization_id, name: store.name, live_mode: store.live_mode }))
+      }
+      cursor = page.has_more ? page.next_cursor ?? undefined : undefined
+    } while (cursor !== undefined)
+    return found
+  })
   return ConsoleRpcs.of({
-    ListPayments: ({ cursor, limit, livemode, status, store_id }) =>
-      hideDefects(payments.listForStore(store_id, livemode, { limit, cursor, status })),
+    ListPayments: ({ cursor, limit, livemode, store_id, ...filters }) =>
+      hideDefects(payments.listForStore(store_id, livemode, { limit, cursor, ...filters })),
+    Context: () =>
+      hideDefects(Effect.gen(function*() {
+        const me = yield* accounts.me()
+        return new ConsoleContext({ me, stores: yield* allStores })
+      })),
+    MfaSetup: () => hideDefects(accounts.mfaSetup()),
+    MfaEnable: (input) => hideDefects(accounts.mfaEnable(input)),
+    ChangePassword: (input) => hideDefects(accounts.changePassword(input)),
+    CreateStore: (input) =>
+      hideDefects(stores.create(input).pipe(
+        Effect.map((store) => new ConsoleStore({ id: store.id, organization_id: store.organization_id, name: store.name, live_mode: store.live_mode }))
+      )),
+    PaymentDetail: ({ id }) =>
+      hideDefects(Effect.gen(function*() {
+        const payment = yield* payments.retrieve(id)
+        const refunds = yield* payments.refunds(id, { limit: MAX_LIST_LIMIT })
+        return new PaymentDetail({ payment, refunds })
+      })),
+    CreateTestPayment: ({ idempotency_key, store_id, ...input }) =>
+      hideDefects(payments.createTest(store_id, input, idempotency_key).pipe(Effect.flatMap(outcomeValue(Payment)))),
+    SimulatePayment: ({ id, status }) => hideDefects(payments.simulateTest(id, status)),
+    HomeMetrics: ({ livemode, store_id }) =>
+      hideDefects(Effect.gen(function*() {
+        const summary = yield* payments.summary(store_id, livemode)
+        const revenue = yield* analytics.timeseries(store_id, { livemode })
+        return new HomeMetrics({ summary, revenue })
+      })),
     GetPayment: ({ id }) => hideDefects(payments.retrieve(id)),
     RefundPayment: ({ id, idempotency_key, ...refund }) =>
       hideDefects(payments.refund(id, refund, idempotency_key).pipe(Effect.flatMap(outcomeValue(Refund)))),
+    ListApiKeys: ({ cursor, store_id }) => hideDefects(apiKeys.list(store_id, { limit: MAX_LIST_LIMIT, cursor })),
+    CreateApiKey: (input) => hideDefects(apiKeys.create(input)),
+    RotateApiKey: ({ id }) => hideDefects(apiKeys.rotate(id)),
+    RevokeApiKey: ({ id }) => hideDefects(apiKeys.revoke(id)),
+    ListWebhookEndpoints: ({ cursor, store_id }) => hideDefects(webhooks.list(store_id, { limit: MAX_LIST_LIMIT, cursor })),
+    CreateWebhookEndpoint: (input) => hideDefects(webhooks.create(input)),
+    SetWebhookEndpointEnabled: ({ enabled, id }) => hideDefects(webhooks.update(id, { enabled })),
+    DeleteWebhookEndpoint: ({ id }) => hideDefects(webhooks.remove(id)),
+    WebhookDeliveries: ({ cursor, id }) => hideDefects(webhooks.deliveries(id, { limit: MAX_LIST_LIMIT, cursor })),
+    ResendWebhookDelivery: ({ id }) => hideDefects(webhooks.resend(id)),
     StoreSummary: ({ livemode, store_id }) => hideDefects(payments.summary(store_id, livemode)),
     PaymentFeed: ({ livemode, store_id }) => hideStreamDefects(Stream.unwrap(payments.feed(store_id, livemode))),
     WalletFeed: ({ customer_id }) => hideStreamDefects(Stream.unwrap(loyalty.walletFeed(customer_id))),
@@ -87,7 +173,21 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
 }))
 
 /** The `POST /rpc` route, with its handlers, authentication and serialization. */
-export const ConsoleRpcLive: Layer.Layer<never, never, HttpLayerRouter.HttpRouter | PaymentsService | LoyaltyService | GamesService | AccountsService> =
+export const ConsoleRpcLive: Layer.Layer<
+  never,
+  never,
+  | HttpLayerRouter.HttpRouter
+  | PaymentsService
+  | LoyaltyService
+  | GamesService
+  | AccountsService
+  | StoresService
+  | AnalyticsService
+  | ApiKeysService
+  | WebhooksService
+  | AppConfig
+  | PublicBaseUrl
+> =
   RpcServer.layerHttpRouter({
     group: ConsoleRpcs,
     path: CONSOLE_RPC_PATH,

@@ -256,6 +256,26 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       )
     })
 
+    /**
+     * The console's test payment: a user who may write the store's payments creates one in test mode, under
+     * the rules of `create` and with its Idempotency-Key semantics (the key is the store's test mode's).
+     */
+    const createTest = Effect.fn("Payments.createTest")(function*(
+      storeId: StoreId,
+      input: CreatePayment,
+      idempotencyKey: string | undefined
+    ) {
+      yield* storeMode(storeId, false, "payment.write")
+      const owner = { storeId, livemode: false }
+      return yield* idempotency.once(
+        scopeOf(owner, idempotencyKey),
+        requestFingerprint("payments.create", input),
+        201,
+        encodePayment,
+        () => createFor(owner, input)
+      )
+    })
+
     const retrieve = Effect.fn("Payments.retrieve")(function*(id: PaymentId) {
       return yield* view(yield* accessiblePayment(id, "payment.read"))
     })
@@ -394,6 +414,18 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       return yield* applyTransition(id, simulateActions[status], randomUUID())
     })
 
+    /** `simulate` for a user of the console: any test-mode payment of a store they may write. */
+    const simulateTest = Effect.fn("Payments.simulateTest")(function*(
+      id: PaymentId,
+      status: "scanned" | "paid" | "failed" | "expired"
+    ) {
+      const payment = yield* accessiblePayment(id, "payment.write")
+      if (payment.livemode) {
+        return yield* new Forbidden({ message: "Only test-mode payments can be simulated" })
+      }
+      return yield* applyTransition(id, simulateActions[status], randomUUID())
+    })
+
     const highValueRefused = (currency: Currency, threshold: string) =>
       new Forbidden({
         message: `Refunds totalling ${threshold} ${currency} or more on one payment need an Owner session with MFA; ` +
@@ -501,6 +533,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
 
     return {
       create,
+      createTest,
       createFor,
       retrieve,
       list,
@@ -509,6 +542,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       feed,
       cancel,
       simulate,
+      simulateTest,
       refund,
       refunds,
       applyTransition

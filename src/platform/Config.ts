@@ -172,7 +172,9 @@ export const appConfig = Config.all({
     loginFailuresPerEmail: positiveInteger("LOGIN_FAILURES_PER_EMAIL", 100)
   }),
   /** The largest request body read; a larger one is refused with 413 before it is parsed. */
-  maxBodyBytes: positiveInteger("MAX_BODY_BYTES", 1024 * 1024)
+  maxBodyBytes: positiveInteger("MAX_BODY_BYTES", 1024 * 1024),
+  /** Minutes a console session may stay unused before it ends (its fixed lifetime still applies). */
+  consoleIdleMinutes: positiveInteger("CONSOLE_IDLE_MINUTES", 30)
 })
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>

@@ -1,0 +1,227 @@
+/**
+ * One payment: its amount and status, the KHQR as a QR image, the timeline (created, paid, refunds,
+ * the end of an unpaid payment), the refund dialog, and in test mode the simulate actions.
+ */
+import { useQueryClient } from "@tanstack/react-query"
+import { toDataURL } from "qrcode"
+import { useEffect, useState } from "react"
+import type { PaymentDetail } from "../../../../domain/Console.ts"
+import { Link } from "../router.tsx"
+import { type ConsoleFailure, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../rpc.ts"
+import { Button, Dialog, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey, StatusBadge } from "../ui.tsx"
+import { remainingRefundable, toMinor } from "../money.ts"
+import { useWorkspace } from "../workspace.tsx"
+
+const OPEN = ["pending", "scanned"]
+const REFUNDABLE = ["paid", "partially_refunded"]
+
+export const PaymentDetailPage = ({ id }: { readonly id: string }) => {
+  const queryClient = useQueryClient()
+  const detail = useConsoleQuery(["payment", id], (client) => client.PaymentDetail({ id: id as never }))
+  const [refunding, setRefunding] = useState(false)
+  const payment = detail.data?.payment
+
+  useLiveFeed(
+    `payment:${payment?.store_id}:${payment?.livemode}`,
+    payment === undefined ? undefined : (client) => client.PaymentFeed({ store_id: payment.store_id, livemode: payment.livemode }),
+    (frame) => {
+      if (frame._tag === "PaymentFeedSynced" || frame.id === id) void queryClient.invalidateQueries({ queryKey: ["payment", id] })
+    }
+  )
+
+  const simulate = useConsoleMutation((client, status: "scanned" | "paid" | "failed") => client.SimulatePayment({ id: id as never, status }), {
+    onSuccess: (updated) => {
+      queryClient.setQueryData<PaymentDetail>(["payment", id], (previous) => previous === undefined ? previous : { ...previous, payment: updated } as PaymentDetail)
+      void queryClient.invalidateQueries({ queryKey: ["payments"] })
+    }
+  })
+
+  if (detail.isPending) return <div className="page"><Loading /></div>
+  if (detail.error !== null || payment === undefined) {
+    return (
+      <div className="page">
+        <p><Link to="/payments">← Payments</Link></p>
+        <div className="alert alert-error" role="alert">{detail.error?.message ?? "No such payment"}</div>
+      </div>
+    )
+  }
+
+  const refunds = detail.data.refunds.data
+  return (
+    <div className="page">
+      <p className="breadcrumb"><Link to="/payments">← Payments</Link></p>
+      <div className="page-header">
+        <div>
+          <p className="muted mono">{payment.id}</p>
+          <h1 className="amount-title">
+            {formatAmount(payment.amount, payment.currency)} <StatusBadge status={payment.status} />
+          </h1>
+        </div>
+        <div className="actions">
+          {!payment.livemode && OPEN.includes(payment.status)
+            ? (
+              <>
+                {payment.status === "pending" ? <Button onClick={() => simulate.mutate("scanned")} busy={simulate.isPending}>Simulate scan</Button> : null}
+                <Button onClick={() => simulate.mutate("paid")} busy={simulate.isPending}>Simulate payment</Button>
+                <Button kind="danger" onClick={() => simulate.mutate("failed")} busy={simulate.isPending}>Simulate failure</Button>
+              </>
+            )
+            : null}
+          {REFUNDABLE.includes(payment.status) ? <Button kind="primary" onClick={() => setRefunding(true)}>Refund</Button> : null}
+        </div>
+      </div>
+      {simulate.error ? <div className="alert alert-error" role="alert">{simulate.error.message}</div> : null}
+      <div className="detail-grid">
+        <section className="card" aria-labelledby="timeline-title">
+          <h2 id="timeline-title">Timeline</h2>
+          <ol className="timeline">
+            <li><span className="timeline-dot" aria-hidden="true" /><div><strong>Payment created</strong><p className="muted">{formatTime(payment.created_at)}</p></div></li>
+            {payment.status === "scanned" ? <li><span className="timeline-dot" aria-hidden="true" /><div><strong>QR scanned</strong><p className="muted">Waiting for the customer to confirm</p></div></li> : null}
+            {payment.paid_at === null ? null : (
+              <li className="timeline-success"><span className="timeline-dot" aria-hidden="true" /><div><strong>Paid</strong><p className="muted">{formatTime(payment.paid_at)}</p></div></li>
+            )}
+            {["failed", "expired", "cancelled"].includes(payment.status)
+              ? <li className="timeline-failure"><span className="timeline-dot" aria-hidden="true" /><div><strong>{payment.status[0]!.toUpperCase() + payment.status.slice(1)}</strong><p className="muted">{formatTime(payment.updated_at)}</p></div></li>
+              : null}
+            {[...refunds].reverse().map((refund) => (
+              <li key={refund.id}>
+                <span className="timeline-dot" aria-hidden="true" />
+                <div>
+                  <strong>Refunded {formatAmount(refund.amount, refund.currency)}</strong>
+                  <p className="muted">{formatTime(refund.created_at)}{refund.reason === null ? "" : ` · ${refund.reason}`}</p>
+                </div>
+              </li>
+            ))}
+          </ol>
+        </section>
+        <section className="card qr-card" aria-labelledby="qr-title">
+          <h2 id="qr-title">KHQR</h2>
+          <QrImage payload={payment.qr.payload} />
+          <p className="muted small">Expires {formatTime(payment.expires_at)}</p>
+          <a href={payment.checkout_url} target="_blank" rel="noopener noreferrer">Open the checkout page</a>
+        </section>
+        <section className="card" aria-labelledby="details-title">
+          <h2 id="details-title">Details</h2>
+          <dl className="details">
+            <dt>Amount</dt><dd>{formatAmount(payment.amount, payment.currency)}</dd>
+            <dt>Refunded</dt><dd>{formatAmount(payment.amount_refunded, payment.currency)}</dd>
+            <dt>Reference</dt><dd className="mono">{payment.reference_id ?? "—"}</dd>
+            <dt>Description</dt><dd>{payment.description ?? "—"}</dd>
+            <dt>Mode</dt><dd>{payment.livemode ? "Live" : "Test"}</dd>
+            <dt>Created</dt><dd>{formatTime(payment.created_at)}</dd>
+          </dl>
+        </section>
+      </div>
+      <RefundDialog open={refunding} onClose={() => setRefunding(false)} detail={detail.data} />
+    </div>
+  )
+}
+
+const QrImage = ({ payload }: { readonly payload: string }) => {
+  const [src, setSrc] = useState<string | undefined>(undefined)
+  useEffect(() => {
+    let current = true
+    void toDataURL(payload, { margin: 1, width: 240, errorCorrectionLevel: "M" }).then((url) => {
+      if (current) setSrc(url)
+    })
+    return () => {
+      current = false
+    }
+  }, [payload])
+  return src === undefined ? <div className="qr-placeholder" /> : <img className="qr" src={src} width={240} height={240} alt="KHQR code of this payment" />
+}
+
+const RefundDialog = ({ open, onClose, detail }: { readonly open: boolean; readonly onClose: () => void; readonly detail: PaymentDetail }) => {
+  const queryClient = useQueryClient()
+  const payment = detail.payment
+  const remaining = remainingRefundable(payment)
+  const [amount, setAmount] = useState(remaining)
+  const [reason, setReason] = useState("")
+  const [code, setCode] = useState("")
+  const [needsCode, setNeedsCode] = useState(false)
+  const [idempotencyKey, setIdempotencyKey] = useState(newIdempotencyKey)
+
+  const refund = useConsoleMutation((client, _: void) =>
+    client.RefundPayment({
+      id: payment.id,
+      ...(amount.trim() === remaining ? {} : { amount: amount.trim() }),
+      ...(reason.trim() === "" ? {} : { reason: reason.trim() }),
+      ...(needsCode ? { mfa_code: code.trim() } : {}),
+      idempotency_key: idempotencyKey
+    }), {
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ["payment", payment.id] })
+      void queryClient.invalidateQueries({ queryKey: ["payments"] })
+      onClose()
+    }
+  })
+
+  useEffect(() => {
+    if (open) {
+      setAmount(remaining)
+      setReason("")
+      setCode("")
+      setNeedsCode(false)
+      refund.reset()
+    }
+  }, [open])
+  // Changed values are another submission; a retry of the same values keeps its key, so it is made once.
+  useEffect(() => setIdempotencyKey(newIdempotencyKey()), [amount, reason, code])
+  useEffect(() => {
+    if (refund.error?.code === "mfa_required" || refund.error?.param === "mfa_code") setNeedsCode(true)
+  }, [refund.error])
+
+  let tooMuch = false
+  try {
+    tooMuch = toMinor(amount.trim() || "0", payment.currency) > toMinor(remaining, payment.currency)
+  } catch {
+    tooMuch = false
+  }
+  const error: ConsoleFailure | null = refund.error
+  return (
+    <Dialog title="Refund payment" open={open} onClose={onClose}>
+      <form onSubmit={(event) => {
+        event.preventDefault()
+        refund.mutate()
+      }} noValidate>
+        <div className="dialog-body">
+          <p className="refund-remaining">
+            Refundable: <strong>{formatAmount(remaining, payment.currency)}</strong> of {formatAmount(payment.amount, payment.currency)}
+          </p>
+          <FormError error={error?.code === "mfa_required" ? null : error} fields={["amount", "reason", "mfa_code"]} />
+          <Field
+            label={`Amount (${payment.currency})`}
+            name="amount"
+            value={amount}
+            onChange={setAmount}
+            inputMode="decimal"
+            error={error}
+            hint={tooMuch ? "More than what is left to refund." : "Leave the full amount for a full refund."}
+            required
+          />
+          <Field label="Reason (optional)" name="reason" value={reason} onChange={setReason} error={error} placeholder="Requested by customer" />
+          {needsCode
+            ? (
+              <Field
+                label="Authentication code"
+                name="mfa_code"
+                value={code}
+                onChange={setCode}
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                error={error}
+                hint="This refund needs a fresh code from your authenticator app."
+                required
+                autoFocus
+              />
+            )
+            : null}
+        </div>
+        <footer className="dialog-footer">
+          <Button kind="secondary" onClick={onClose}>Cancel</Button>
+          <Button kind="primary" type="submit" busy={refund.isPending} disabled={tooMuch}>Refund</Button>
+        </footer>
+      </form>
+    </Dialog>
+  )
+}

@@ -1,0 +1,52 @@
+/**
+ * Signing in, registering and signing out: the three calls that set or clear the session cookie, which
+ * only an HTTP response can do (the cookie is HttpOnly). Their forms are the schemas of domain/Console.ts,
+ * and their failures the API's envelope, read into a ConsoleFailure like the RPC's.
+ */
+import { Schema } from "effect"
+import {
+  CONSOLE_REGISTER_PATH,
+  CONSOLE_SESSION_PATH,
+  type ConsoleRegister,
+  ConsoleSignedIn,
+  type ConsoleSignIn
+} from "../../../domain/Console.ts"
+import { ConsoleFailure } from "./rpc.ts"
+
+const readFailure = async (response: Response): Promise<ConsoleFailure> => {
+  try {
+    const body = await response.json() as { error?: { code?: string; message?: string; param?: string } }
+    if (body.error?.code !== undefined) return new ConsoleFailure(body.error.code, body.error.message ?? body.error.code, body.error.param)
+  } catch {
+    // Not the envelope: said below.
+  }
+  return new ConsoleFailure("internal_error", `The service answered ${response.status}; try again in a moment`)
+}
+
+const send = async (method: "POST" | "DELETE", path: string, body?: unknown): Promise<Response> => {
+  let response: Response
+  try {
+    response = await fetch(path, {
+      method,
+      credentials: "same-origin",
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+  } catch {
+    throw new ConsoleFailure("connection_lost", "The service cannot be reached; check your connection and try again")
+  }
+  if (!response.ok) throw await readFailure(response)
+  return response
+}
+
+const decodeSignedIn = Schema.decodeUnknownSync(ConsoleSignedIn)
+
+export const signIn = async (form: typeof ConsoleSignIn.Type) =>
+  decodeSignedIn(await (await send("POST", CONSOLE_SESSION_PATH, form)).json())
+
+export const register = async (form: typeof ConsoleRegister.Type) =>
+  decodeSignedIn(await (await send("POST", CONSOLE_REGISTER_PATH, form)).json())
+
+export const signOut = async () => {
+  await send("DELETE", CONSOLE_SESSION_PATH)
+}

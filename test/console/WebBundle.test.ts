@@ -1,0 +1,68 @@
+/**
+ * The console's browser bundle, built as `npm run build` builds it: it imports domain/ and UI libraries
+ * only (never the server's src/, runtime/ or a Node module), its initial JavaScript is measured, and its
+ * HTML names content-hashed assets with no inline script.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { builtinModules } from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { gzipSync } from "node:zlib"
+import { buildConsole } from "../../scripts/build.mjs"
+
+const NODE_BUILTINS = new Set([...builtinModules, ...builtinModules.map((name) => `node:${name}`)])
+
+/** Where a module of the bundle comes from, when it is somewhere the browser code must not reach. */
+export const forbiddenModule = (path: string): string | undefined => {
+  if (path.startsWith("node:") || NODE_BUILTINS.has(path)) return "a Node built-in"
+  if (path.startsWith("runtime/")) return "the server's runtime/"
+  if (path.startsWith("src/") && !path.startsWith("src/console/web/")) return "the server's src/"
+  return undefined
+}
+
+describe("console web bundle", () => {
+  it("reaches only domain/, src/console/web/ and packages, and stays small", { timeout: 120_000 }, async () => {
+    // Built aside: dist/console/ may be serving another suite's browser at this moment.
+    const outDir = mkdtempSync(join(tmpdir(), "console-build-"))
+    try {
+      await check(outDir)
+    } finally {
+      rmSync(outDir, { recursive: true, force: true })
+    }
+  })
+
+  const check = async (outDir: string) => {
+    const metafile = await buildConsole(outDir)
+    const reached: Array<string> = []
+    for (const [path, input] of Object.entries(metafile.inputs)) {
+      const reason = forbiddenModule(path)
+      if (reason !== undefined) reached.push(`${path} (${reason})`)
+      for (const imported of input.imports) {
+        const importReason = forbiddenModule(imported.path)
+        if (importReason !== undefined) reached.push(`${path} imports ${imported.path} (${importReason})`)
+      }
+    }
+    expect(reached).toEqual([])
+    expect(Object.keys(metafile.inputs).some((path) => path.startsWith("domain/"))).toBe(true)
+
+    const html = readFileSync(join(outDir, "index.html"), "utf8")
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/)
+    expect(html).not.toMatch(/\sstyle=/)
+    const script = /src="\/console\/assets\/(app-[A-Z0-9]+\.js)"/.exec(html)?.[1]
+    expect(script).toBeDefined()
+    const gzipped = gzipSync(readFileSync(join(outDir, "assets", script!))).length
+    console.info(`console initial JavaScript: ${(gzipped / 1024).toFixed(0)} KB gzipped`)
+    expect(gzipped).toBeGreaterThan(0)
+  }
+
+  it("tells the server's modules and Node's from the browser's", () => {
+    expect(forbiddenModule("src/payments/Service.ts")).toBe("the server's src/")
+    expect(forbiddenModule("runtime/Http.ts")).toBe("the server's runtime/")
+    expect(forbiddenModule("node:fs")).toBe("a Node built-in")
+    expect(forbiddenModule("crypto")).toBe("a Node built-in")
+    expect(forbiddenModule("src/console/web/App.tsx")).toBeUndefined()
+    expect(forbiddenModule("domain/Console.ts")).toBeUndefined()
+    expect(forbiddenModule("node_modules/react/index.js")).toBeUndefined()
+  })
+})
