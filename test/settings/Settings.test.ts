@@ -80,7 +80,7 @@ describe("platform settings", () => {
           expect(set.value_masked).toBe(masked(raw))
           expect(new Date(set.updated_at!).toISOString()).toBe(set.updated_at)
 
-          const list = yield* settings.list({ urlParams: listParams() })
+          const list = yield* settings.list({ urlParams: listParams({ limit: 100 }) })
           expect(settingIn(list, "telegram_bot_token")).toEqual(set)
 
           const sql = yield* SqlClient.SqlClient
@@ -108,7 +108,7 @@ describe("platform settings", () => {
           const stored = "db-ai-key-9876543210zyxwvuABCD"
           process.env["AI_API_KEY"] = fromEnvironment
           try {
-            const before = yield* settings.list({ urlParams: listParams() })
+            const before = yield* settings.list({ urlParams: listParams({ limit: 100 }) })
             expect(settingIn(before, "ai_api_key")).toMatchObject({
               source: "environment",
               value_masked: masked(fromEnvironment),
@@ -126,7 +126,7 @@ describe("platform settings", () => {
             expect(yield* getSetting("ai_api_key")).toEqual(Option.some(fromEnvironment))
 
             delete process.env["AI_API_KEY"]
-            const unset = yield* settings.list({ urlParams: listParams() })
+            const unset = yield* settings.list({ urlParams: listParams({ limit: 100 }) })
             expect(settingIn(unset, "ai_api_key")).toMatchObject({ source: "unset", value_masked: null })
             expect(yield* getSetting("ai_api_key")).toEqual(Option.none())
 
@@ -148,12 +148,12 @@ describe("platform settings", () => {
           try {
             const set = yield* settings.set({ path, payload: { value: "short" } })
             expect(set).toMatchObject({ key: "custom_partner_token", source: "database", value_masked: "*****", description: null })
-            const listed = yield* settings.list({ urlParams: listParams() })
+            const listed = yield* settings.list({ urlParams: listParams({ limit: 100 }) })
             expect(settingIn(listed, "custom_partner_token")).toMatchObject({ source: "database" })
 
             const cleared = yield* settings.clear({ path })
             expect(cleared).toMatchObject({ source: "unset", value_masked: null })
-            const after = yield* settings.list({ urlParams: listParams() })
+            const after = yield* settings.list({ urlParams: listParams({ limit: 100 }) })
             expect(settingIn(after, "custom_partner_token")).toBeUndefined()
             expect(yield* getSetting("custom_partner_token")).toEqual(Option.none())
             expect((yield* settings.clear({ path: { key: "master_key" } })).source).toBe("unset")
@@ -224,10 +224,10 @@ describe("platform settings", () => {
           const owner = yield* Effect.promise(() => signUp(app))
           const { settings } = yield* clientAs(app, owner.token)
           const path = { key: "telegram_bot_token" }
-          yield* expectFailure(settings.list({ urlParams: listParams() }), "Forbidden")
+          yield* expectFailure(settings.list({ urlParams: listParams({ limit: 100 }) }), "Forbidden")
           yield* expectFailure(settings.set({ path, payload: { value: "hijacked-token-value" } }), "Forbidden")
           yield* expectFailure(settings.clear({ path }), "Forbidden")
-          yield* expectFailure(Effect.flatMap(clientAs(app), (api) => api.settings.list({ urlParams: listParams() })), "Unauthorized")
+          yield* expectFailure(Effect.flatMap(clientAs(app), (api) => api.settings.list({ urlParams: listParams({ limit: 100 }) })), "Unauthorized")
           expect(Option.getOrNull(yield* getSetting("telegram_bot_token"))).not.toBe("hijacked-token-value")
         }))
     }
