@@ -10,7 +10,7 @@ import { WebhookEndpointPage, WebhooksPage } from "./pages/Webhooks.tsx"
 import { Link, match, navigate, useLocation } from "./router.tsx"
 import { ConsoleFailure, onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
 import { register, signIn, signOut } from "./session.ts"
-import { Button, Field, FormError, Loading } from "./ui.tsx"
+import { Button, CodeField, Field, FormError, Loading } from "./ui.tsx"
 import { useWorkspace, WorkspaceProvider } from "./workspace.tsx"
 
 const CONTEXT_KEY = ["context"] as const
@@ -102,17 +102,7 @@ const SignInPage = () => {
           ? (
             <>
               <p className="muted">Enter the 6-digit code from your authenticator app.</p>
-              <Field
-                label="Authentication code"
-                name="mfa_code"
-                value={code}
-                onChange={setCode}
-                inputMode="numeric"
-                autoComplete="one-time-code"
-                error={error}
-                autoFocus
-                required
-              />
+              <CodeField name="mfa_code" value={code} onChange={setCode} error={error} autoFocus />
             </>
           )
           : (

@@ -96,6 +96,30 @@ export const Field = (
   )
 }
 
+/**
+ * The six-digit code of an authenticator app (sign-in, high-value refunds, turning MFA on): numeric, offered to
+ * the browser's one-time-code autofill, and shown at its field when the server refuses it.
+ */
+export const CodeField = (
+  props: {
+    readonly label?: string
+    readonly name: string
+    readonly value: string
+    readonly onChange: (value: string) => void
+    readonly error?: ConsoleFailure | null | undefined
+    readonly hint?: ReactNode
+    readonly autoFocus?: boolean
+  }
+) => (
+  <Field
+    {...props}
+    label={props.label ?? "Authentication code"}
+    inputMode="numeric"
+    autoComplete="one-time-code"
+    required
+  />
+)
+
 /** A failure that names no field of the form it belongs to. */
 export const FormError = ({ error, fields }: { readonly error: ConsoleFailure | null | undefined; readonly fields: ReadonlyArray<string> }) =>
   error === null || error === undefined || (error.param !== undefined && fields.includes(error.param))

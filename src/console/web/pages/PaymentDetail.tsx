@@ -8,7 +8,7 @@ import { useEffect, useState } from "react"
 import type { PaymentDetail } from "../../../../domain/Console.ts"
 import { Link } from "../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../rpc.ts"
-import { Button, Dialog, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey, StatusBadge } from "../ui.tsx"
+import { Button, CodeField, Dialog, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey, StatusBadge } from "../ui.tsx"
 import { remainingRefundable, toMinor } from "../money.ts"
 import { useWorkspace } from "../workspace.tsx"
 
@@ -202,16 +202,12 @@ const RefundDialog = ({ open, onClose, detail }: { readonly open: boolean; reado
           <Field label="Reason (optional)" name="reason" value={reason} onChange={setReason} error={error} placeholder="Requested by customer" />
           {needsCode
             ? (
-              <Field
-                label="Authentication code"
+              <CodeField
                 name="mfa_code"
                 value={code}
                 onChange={setCode}
-                inputMode="numeric"
-                autoComplete="one-time-code"
                 error={error}
                 hint="This refund needs a fresh code from your authenticator app."
-                required
                 autoFocus
               />
             )

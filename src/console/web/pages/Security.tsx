@@ -4,7 +4,7 @@ import { toDataURL } from "qrcode"
 import { type FormEvent, useEffect, useState } from "react"
 import type { MfaSetup } from "../../../../domain/Accounts.ts"
 import { useConsoleMutation } from "../rpc.ts"
-import { Button, Field, FormError } from "../ui.tsx"
+import { Button, CodeField, Field, FormError } from "../ui.tsx"
 import { useWorkspace } from "../workspace.tsx"
 
 export const SecurityPage = () => {
@@ -66,7 +66,7 @@ const MfaEnrolment = () => {
         </div>
       </div>
       <FormError error={enable.error} fields={["code"]} />
-      <Field label="Code from the app" name="code" value={code} onChange={setCode} inputMode="numeric" autoComplete="one-time-code" error={enable.error} required />
+      <CodeField label="Code from the app" name="code" value={code} onChange={setCode} error={enable.error} />
       <div><Button kind="primary" type="submit" busy={enable.isPending}>Turn on</Button></div>
     </form>
   )
