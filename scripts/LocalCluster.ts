@@ -59,8 +59,11 @@ export interface ClusterProcess {
   readonly port: number
   /** The last lines it wrote (stdout and stderr), for diagnostics. */
   readonly tail: Array<string>
-  /** Resolves once it says it is up ("runner ready on", "listening on"); rejects if it exits first. */
-  readonly ready: Promise<void>
+  /**
+   * Resolves with the line in which it says it is up ("runner ready on", "listening on http://HOST:PORT"); rejects
+   * if it exits first.
+   */
+  readonly ready: Promise<string>
   readonly exited: Promise<ProcessExit>
   readonly isRunning: () => boolean
   /** Signals the process (its whole group); a no-op once it has exited. */
@@ -107,7 +110,7 @@ export const startProcess = (options: StartOptions): ClusterProcess => {
   })
   const isRunning = () => exit === undefined && child.exitCode === null && child.signalCode === null
 
-  const ready = new Promise<void>((resolve, reject) => {
+  const ready = new Promise<string>((resolve, reject) => {
     let isReady = false
     const timer = setTimeout(() => {
       if (!isReady) reject(new Error(`${options.name} did not become ready within ${options.readyTimeoutMs ?? 90_000} ms:\n${tail.join("\n")}`))
@@ -127,7 +130,7 @@ export const startProcess = (options: StartOptions): ClusterProcess => {
         if (!isReady && READY_LINE[options.role].test(line)) {
           isReady = true
           clearTimeout(timer)
-          resolve()
+          resolve(line)
         }
       }
     }

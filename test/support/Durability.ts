@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import pg from "pg"
-import { childEnvironment, type ClusterProcess, freePort, startProcess } from "../../scripts/LocalCluster.ts"
+import { childEnvironment, type ClusterProcess, startProcess } from "../../scripts/LocalCluster.ts"
 
 /** Any answer slower than this counts as a hang. */
 export const ANSWER_TIMEOUT_MS = 10_000
@@ -58,14 +58,18 @@ export interface Service {
   readonly baseUrl: string
 }
 
+/**
+ * Starts the service on a port it picks itself (`PORT=0`), read from its "listening on" line: a port chosen here
+ * and handed over could be taken in between by any socket of a busy machine (outgoing connections draw from the
+ * same range).
+ */
 export const startService = async (options: ServiceOptions, name = "service"): Promise<Service> => {
-  const port = await freePort()
   const process = startProcess({
     name,
     role: "main",
-    port,
+    port: 0,
     env: childEnvironment({
-      PORT: String(port),
+      PORT: "0",
       HOST: "127.0.0.1",
       DATA_DIR: options.dataDir,
       DATABASE_URL: options.databaseUrl,
@@ -74,7 +78,9 @@ export const startService = async (options: ServiceOptions, name = "service"): P
       ...options.env
     })
   })
-  await process.ready
+  const line = await process.ready
+  const port = /listening on http:\/\/[^\s:]+:(\d+)/.exec(line)?.[1]
+  if (port === undefined) throw new Error(`${name} said it was listening but named no port: ${line}`)
   return { process, baseUrl: `http://127.0.0.1:${port}` }
 }
 
