@@ -11,7 +11,7 @@
  */
 import { ClusterCron } from "@effect/cluster"
 import { Snowflake } from "@effect/cluster"
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Cron, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../platform/Config.ts"
 import { addMillis, currentDate } from "../platform/Time.ts"
@@ -64,81 +64,65 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
       )
     }
 
-    // The deletes answer their rows only to be counted, so the rows are not decoded (Schema.Unknown).
-    const deleteDispatchedOutbox = SqlSchema.findAll({
-      Request: Schema.DateFromSelf,
-      Result: Schema.Unknown,
-      execute: (before) =>
-        sql`
-          DELETE FROM outbox WHERE position IN (
-            SELECT position FROM outbox WHERE dispatched_at IS NOT NULL AND dispatched_at < ${before}
-              -- An event stays until each consumer it is queued for has applied it.
-              AND NOT EXISTS (SELECT 1 FROM outbox_pending q WHERE q.position = outbox.position)
-            LIMIT ${BATCH}
-          )
-          RETURNING position`
-    })
-    const outbox = (before: Date) =>
-      drain(deleteDispatchedOutbox(before).pipe(Effect.map((rows) => rows.length), Effect.orDie))
+    /**
+     * A purge of up to BATCH rows per statement, repeated until one takes fewer. The statements answer their
+     * rows only to be counted, so the rows are not decoded (Schema.Unknown).
+     */
+    const batchedPurge = (statement: (at: Date) => Statement.Statement<unknown>) => {
+      const run = SqlSchema.findAll({ Request: Schema.DateFromSelf, Result: Schema.Unknown, execute: statement })
+      return (at: Date) => drain(run(at).pipe(Effect.map((rows) => rows.length), Effect.orDie))
+    }
+
+    const outbox = batchedPurge((before) =>
+      sql`
+        DELETE FROM outbox WHERE position IN (
+          SELECT position FROM outbox WHERE dispatched_at IS NOT NULL AND dispatched_at < ${before}
+            -- An event stays until each consumer it is queued for has applied it.
+            AND NOT EXISTS (SELECT 1 FROM outbox_pending q WHERE q.position = outbox.position)
+          LIMIT ${BATCH}
+        )
+        RETURNING position`
+    )
 
     /** Finished webhook jobs; their delivery records go with them (ON DELETE CASCADE). */
-    const deleteFinishedJobs = SqlSchema.findAll({
-      Request: Schema.DateFromSelf,
-      Result: Schema.Unknown,
-      execute: (before) =>
-        sql`
-          DELETE FROM webhook_jobs WHERE id IN (
-            SELECT id FROM webhook_jobs WHERE status <> 'pending' AND updated_at < ${before} LIMIT ${BATCH}
-          )
-          RETURNING id`
-    })
-    const webhookJobs = (before: Date) =>
-      drain(deleteFinishedJobs(before).pipe(Effect.map((rows) => rows.length), Effect.orDie))
+    const webhookJobs = batchedPurge((before) =>
+      sql`
+        DELETE FROM webhook_jobs WHERE id IN (
+          SELECT id FROM webhook_jobs WHERE status <> 'pending' AND updated_at < ${before} LIMIT ${BATCH}
+        )
+        RETURNING id`
+    )
 
     /**
      * Rate-limit counters (src/platform/RateLimit.ts) past their `expires_at`, the end of their last window
      * and block: a hit after it would start a new window anyway, so they decide nothing.
      */
-    const deleteStaleThrottles = SqlSchema.findAll({
-      Request: Schema.DateFromSelf,
-      Result: Schema.Unknown,
-      execute: (now) =>
-        sql`
-          DELETE FROM rate_limits WHERE key IN (
-            SELECT key FROM rate_limits WHERE expires_at <= ${now} LIMIT ${BATCH}
-          )
-          RETURNING key`
-    })
-    const throttles = (now: Date) =>
-      drain(deleteStaleThrottles(now).pipe(Effect.map((rows) => rows.length), Effect.orDie))
+    const throttles = batchedPurge((now) =>
+      sql`
+        DELETE FROM rate_limits WHERE key IN (
+          SELECT key FROM rate_limits WHERE expires_at <= ${now} LIMIT ${BATCH}
+        )
+        RETURNING key`
+    )
 
     /** Bodies of mail that is done with (sent, or failed for good): the record stays, the content goes. */
-    const clearFinishedMailBodies = SqlSchema.findAll({
-      Request: Schema.DateFromSelf,
-      Result: Schema.Unknown,
-      execute: (before) =>
-        sql`
-          UPDATE outgoing_mail SET body_sealed = NULL, html_sealed = NULL WHERE id IN (
-            SELECT id FROM outgoing_mail
-            WHERE status <> 'queued' AND finished_at < ${before} AND (body_sealed IS NOT NULL OR html_sealed IS NOT NULL)
-            LIMIT ${BATCH}
-          )
-          RETURNING id`
-    })
-    const mailBodies = (before: Date) =>
-      drain(clearFinishedMailBodies(before).pipe(Effect.map((rows) => rows.length), Effect.orDie))
+    const mailBodies = batchedPurge((before) =>
+      sql`
+        UPDATE outgoing_mail SET body_sealed = NULL, html_sealed = NULL WHERE id IN (
+          SELECT id FROM outgoing_mail
+          WHERE status <> 'queued' AND finished_at < ${before} AND (body_sealed IS NOT NULL OR html_sealed IS NOT NULL)
+          LIMIT ${BATCH}
+        )
+        RETURNING id`
+    )
 
-    const deleteFinishedMail = SqlSchema.findAll({
-      Request: Schema.DateFromSelf,
-      Result: Schema.Unknown,
-      execute: (before) =>
-        sql`
-          DELETE FROM outgoing_mail WHERE id IN (
-            SELECT id FROM outgoing_mail WHERE status <> 'queued' AND finished_at < ${before} LIMIT ${BATCH}
-          )
-          RETURNING id`
-    })
-    const mail = (before: Date) => drain(deleteFinishedMail(before).pipe(Effect.map((rows) => rows.length), Effect.orDie))
+    const mail = batchedPurge((before) =>
+      sql`
+        DELETE FROM outgoing_mail WHERE id IN (
+          SELECT id FROM outgoing_mail WHERE status <> 'queued' AND finished_at < ${before} LIMIT ${BATCH}
+        )
+        RETURNING id`
+    )
 
     const purge = Effect.fn("Retention.purge")(function*(at?: Date) {
       const now = at ?? (yield* currentDate)
