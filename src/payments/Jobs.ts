@@ -18,6 +18,12 @@ import { PaymentsRepo } from "./Repo.ts"
 
 const EXPIRY_BATCH = 200
 const EXPIRY_INTERVAL = Duration.seconds(1)
+/**
+ * How long one expiry may wait for its entity. A message sent while the payment's shard moves between
+ * runners can wait for the new owner; the sweep must not wait with it, or every other due payment waits
+ * too. The transition is keyed (`expire:expires_at`), so the next pass sending it again is safe.
+ */
+const EXPIRY_CALL_TIMEOUT = Duration.seconds(10)
 const PROVIDER_POLL_INTERVAL = Duration.seconds(5)
 const PROVIDER_BATCH = 100
 
@@ -36,6 +42,10 @@ export const makeExpirySweep = Effect.gen(function*() {
         payments(id).Transition({ action: "expire", requestKey: "expires_at" }).pipe(
           // Paid or cancelled a moment before its expiry: nothing to do.
           Effect.catchTag("InvalidState", () => Effect.void),
+          Effect.timeoutFail({
+            duration: EXPIRY_CALL_TIMEOUT,
+            onTimeout: () => new Error(`no answer within ${Duration.format(EXPIRY_CALL_TIMEOUT)}; the next pass sends it again`)
+          }),
           Effect.catchAllCause((cause) => Effect.logWarning(`could not expire payment ${id}`, cause))
         ),
       { concurrency: 16, discard: true }

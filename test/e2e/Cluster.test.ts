@@ -176,14 +176,37 @@ const runLoad = async (
 }
 
 /** Waits until the payments left to expire (seconds after creation; the others have an hour) are expired. */
-const shortLivedPaymentsExpired = (db: ClusterDatabase) =>
-  waitFor("the short-lived payments to be expired by the sweeper", 60_000, async () => {
-    const [row] = await db.query<{ count: number }>(
-      `SELECT count(*)::int AS count FROM payments
-       WHERE status IN ('pending', 'scanned') AND expires_at < now() + interval '10 minutes'`
+/**
+ * Waits for the sweeper to expire the load's short-lived payments. When it does not, the failure says
+ * which payments are left, which runner holds the sweeper's shard and what the runners last warned of,
+ * so a failure on a busy machine can be read rather than guessed at.
+ */
+const shortLivedPaymentsExpired = async (db: ClusterDatabase, cluster: LocalCluster) => {
+  const overdue = () =>
+    db.query<{ id: string; status: string; expires_at: Date }>(
+      `SELECT id, status, expires_at FROM payments
+       WHERE status IN ('pending', 'scanned') AND expires_at < now() + interval '10 minutes'
+       ORDER BY expires_at`
     )
-    return row!.count === 0 ? true : undefined
-  }, 250)
+  try {
+    await waitFor("the short-lived payments to be expired by the sweeper", 60_000, async () => (await overdue()).length === 0 ? true : undefined, 250)
+  } catch (error) {
+    const left = await overdue()
+    const owners = await cluster.shardOwners()
+    const sweeperOwner = [...owners.entries()].find(([, shards]) => shards.includes(shardOf("payments/expiry")))?.[0] ?? "nobody"
+    const warnings = cluster.runners.flatMap((runner) =>
+      runner.tail.filter((line) => /level=(WARN|ERROR|FATAL)/.test(line)).slice(-10).map((line) => `${runner.name} ${runner.address}: ${line.slice(0, 400)}`)
+    )
+    throw new Error(
+      [
+        String(error),
+        `${left.length} still open: ${left.slice(0, 5).map((p) => `${p.id} ${p.status} due ${p.expires_at.toISOString()} (shard ${shardOf(p.id)})`).join("; ")}`,
+        `the sweeper's shard ${shardOf("payments/expiry")} is held by ${sweeperOwner}`,
+        ...warnings
+      ].join("\n")
+    )
+  }
+}
 
 /** The database agrees with every answer the load got, and with the rules of money. */
 const verify = async (db: ClusterDatabase, ledger: Ledger, storeId: string) => {
@@ -315,7 +338,7 @@ describe.skipIf(!enabled)("a multi-process cluster: 3 runners and an API node on
     await victim.exited
 
     // Payments left to expire were expired by the sweeper, now on a surviving runner.
-    await shortLivedPaymentsExpired(db)
+    await shortLivedPaymentsExpired(db, cluster)
     const result = await verify(db, ledger, storeId)
 
     const [sweepLag] = await db.query<{ expired_after_kill: number; max_lag_ms: number | null }>(
@@ -380,7 +403,7 @@ describe.skipIf(!enabled)("a multi-process cluster: 3 runners and an API node on
       return settled ? true : undefined
     })
     await load
-    await shortLivedPaymentsExpired(db)
+    await shortLivedPaymentsExpired(db, cluster)
     const result = await verify(db, ledger, storeId)
     const joinOperations = ledger.operations.filter((op) => op.idempotencyKey?.startsWith("join") || op.startedAt >= startedAt)
     console.log(
@@ -412,7 +435,7 @@ describe.skipIf(!enabled)("a multi-process cluster: 3 runners and an API node on
     const allHeldAt = await cluster.allShardsHeldBy(survivors, 120_000)
     await load
     await victim.exited
-    await shortLivedPaymentsExpired(db)
+    await shortLivedPaymentsExpired(db, cluster)
     const result = await verify(db, ledger, storeId)
     const onDeadShards = ledger.operations.filter((op) =>
       op.startedAt > killedAt && Either.isRight(op.answer.outcome) && op.kind !== "create" && deadShards.has(shardOf(op.paymentId))
