@@ -195,7 +195,12 @@ export class HomeMetrics extends Schema.Class<HomeMetrics>("HomeMetrics")({
 /** Failures of procedures that read one store or one payment. */
 const ReadErrors = Schema.Union(Forbidden, NotFound)
 
-export class ConsoleRpcs extends RpcGroup.make(
+/**
+ * The console's first procedures: context, payments, API keys, webhooks, the user's security. Each later
+ * area adds its own group in `domain/console/<Area>.ts` (with `.middleware(ConsoleAuthentication)`), and
+ * ConsoleRpcs (domain/ConsoleRpcs.ts) merges them.
+ */
+export class ConsoleCoreRpcs extends RpcGroup.make(
   /** A store's payments of one mode, newest first; the same page as `GET /v1/payments`. */
   Rpc.make("ListPayments", {
     payload: Schema.Struct({

@@ -13,7 +13,8 @@ import { RpcClient, RpcSerialization } from "@effect/rpc"
 import type { RpcClientError } from "@effect/rpc/RpcClientError"
 import type { RpcGroup } from "@effect/rpc"
 import { Context, Effect, Layer, type Redacted, type Scope } from "effect"
-import { CONSOLE_RPC_PATH, ConsoleRpcs } from "./Console.ts"
+import { CONSOLE_RPC_PATH } from "./Console.ts"
+import { ConsoleRpcs } from "./ConsoleRpcs.ts"
 
 export interface ConsoleClientOptions {
   /** The service's base URL, such as `https://pay.example.com`. */

@@ -56,6 +56,9 @@ export const consoleBuildOptions = (outDir = CONSOLE_OUT) => ({
   entryPoints: { app: CONSOLE_ENTRY },
   outdir: join(outDir, "assets"),
   entryNames: "[name]-[hash]",
+  // Each page in its own chunk (route.ts lazyPage), the code pages share in common chunks.
+  splitting: true,
+  chunkNames: "[name]-[hash]",
   assetNames: "[name]-[hash]",
   bundle: true,
   platform: "browser",

@@ -10,11 +10,12 @@ import {
   CONSOLE_RPC_PATH,
   ConsoleAuthentication,
   ConsoleContext,
-  ConsoleRpcs,
+  ConsoleCoreRpcs,
   ConsoleStore,
   HomeMetrics,
   PaymentDetail
 } from "../../domain/Console.ts"
+import { ConsoleRpcs } from "../../domain/ConsoleRpcs.ts"
 import { Forbidden, Unauthorized } from "../../domain/Errors.ts"
 import { MAX_LIST_LIMIT } from "../../domain/Lists.ts"
 import { Payment, Refund } from "../../domain/Payments.ts"
@@ -31,32 +32,8 @@ import { GamesService } from "../games/Service.ts"
 import { LoyaltyService } from "../loyalty/Service.ts"
 import { PaymentsService } from "../payments/Service.ts"
 import { StoresService } from "../stores/Service.ts"
+import { hideDefects, hideStreamDefects } from "./rpc/Defects.ts"
 import { isOwnOrigin, sessionTokenOfCookie } from "./Session.ts"
-
-/**
- * What a client learns of a defect (a bug, the database down): that it happened, as the REST routes' 500
- * says it; the cause goes to the log. Without this the RPC protocol would send the defect's own message.
- */
-class InternalError extends Error {
-  override readonly name = "InternalError"
-  constructor() {
-    super("An internal error occurred; it has been logged")
-  }
-}
-
-const defectOnly = (cause: Cause.Cause<unknown>) => Cause.isDie(cause) && !Cause.isInterruptedOnly(cause)
-
-const hideDefects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.catchAllCause(effect, (cause) =>
-    defectOnly(cause)
-      ? Effect.zipRight(Effect.logError("console RPC failed", cause), Effect.die(new InternalError()))
-      : Effect.failCause(cause))
-
-const hideStreamDefects = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
-  Stream.catchAllCause(stream, (cause) =>
-    defectOnly(cause)
-      ? Stream.fromEffect(Effect.zipRight(Effect.logError("console RPC failed", cause), Effect.die(new InternalError())))
-      : Stream.failCause(cause))
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
 
@@ -101,7 +78,8 @@ export const ConsoleAuthenticationLive = Layer.effect(
   })
 )
 
-export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
+/** The core group's handlers; each area's group has its own layer in `src/console/rpc/<Area>.ts`. */
+export const ConsoleHandlersLive = ConsoleCoreRpcs.toLayer(Effect.gen(function*() {
   const payments = yield* PaymentsService
   const loyalty = yield* LoyaltyService
   const games = yield* GamesService
@@ -122,7 +100,7 @@ export const ConsoleHandlersLive = ConsoleRpcs.toLayer(Effect.gen(function*() {
     } while (cursor !== undefined)
     return found
   })
-  return ConsoleRpcs.of({
+  return ConsoleCoreRpcs.of({
     ListPayments: ({ cursor, limit, livemode, store_id, ...filters }) =>
       hideDefects(payments.listForStore(store_id, livemode, { limit, cursor, ...filters })),
     Context: () =>
@@ -195,5 +173,10 @@ export const ConsoleRpcLive: Layer.Layer<
     // A defect fails its own request (hidden above), not every request of the connection.
     disableFatalDefects: true
   }).pipe(
-    Layer.provide([ConsoleHandlersLive, ConsoleAuthenticationLive, RpcSerialization.layerNdjson])
+    Layer.provide([
+      ConsoleHandlersLive,
+      // Each area's handlers, one line an area (src/console/rpc/<Area>.ts).
+      ConsoleAuthenticationLive,
+      RpcSerialization.layerNdjson
+    ])
   )

@@ -1,13 +1,8 @@
 /** The console: signed out, the sign-in and registration pages; signed in, the shell and its pages. */
 import { useQueryClient } from "@tanstack/react-query"
-import { type FormEvent, useEffect, useId, useRef, useState } from "react"
-import { ApiKeysPage } from "./pages/ApiKeys.tsx"
-import { HomePage } from "./pages/Home.tsx"
-import { PaymentDetailPage } from "./pages/PaymentDetail.tsx"
-import { PaymentsPage } from "./pages/Payments.tsx"
-import { SecurityPage } from "./pages/Security.tsx"
-import { WebhookEndpointPage, WebhooksPage } from "./pages/Webhooks.tsx"
-import { Link, match, navigate, useLocation } from "./router.tsx"
+import { type FormEvent, Suspense, useEffect, useId, useRef, useState } from "react"
+import { Link, navigate, useLocation } from "./router.tsx"
+import { findRoute, navigation } from "./routes.tsx"
 import { ConsoleFailure, onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
 import { register, signIn, signOut } from "./session.ts"
 import { Button, CodeField, Field, FormError, Loading } from "./ui.tsx"
@@ -169,20 +164,11 @@ const RegisterPage = () => {
   )
 }
 
-const NAV = [
-  { to: "/", label: "Home", pattern: "/" },
-  { to: "/payments", label: "Payments", pattern: "/payments" },
-  { to: "/webhooks", label: "Webhooks", pattern: "/webhooks" },
-  { to: "/api-keys", label: "API keys", pattern: "/api-keys" },
-  { to: "/security", label: "Security", pattern: "/security" }
-] as const
-
 const Shell = () => {
   const { path } = useLocation()
   const workspace = useWorkspace()
   const connection = useConnectionState()
   const [menuOpen, setMenuOpen] = useState(false)
-  const section = path === "/" ? "/" : "/" + (path.split("/")[1] ?? "")
 
   useEffect(() => {
     if (path === "/register" || path === "/sign-in") navigate("/", { replace: true })
@@ -194,25 +180,18 @@ const Shell = () => {
     if (path !== firstPath.current) document.getElementById("main")?.focus({ preventScroll: true })
   }, [path])
 
-  const detail = match("/payments/:id", path)
-  const endpoint = match("/webhooks/:id", path)
+  const platformAdmin = workspace.context.me.user.platform_admin
+  const found = findRoute(path, platformAdmin)
   const page = workspace.store === undefined
     ? <NoStore />
-    : detail !== undefined
-    ? <PaymentDetailPage id={detail.id!} />
-    : path === "/payments"
-    ? <PaymentsPage />
-    : path === "/api-keys"
-    ? <ApiKeysPage />
-    : path === "/security"
-    ? <SecurityPage />
-    : endpoint !== undefined
-    ? <WebhookEndpointPage id={endpoint.id!} />
-    : path === "/webhooks"
-    ? <WebhooksPage />
-    : path === "/"
-    ? <HomePage />
-    : <NotFoundPage />
+    : found === undefined
+    ? <NotFoundPage />
+    : (
+      <Suspense fallback={<Loading />}>
+        <found.route.page params={found.params} />
+      </Suspense>
+    )
+  const activePattern = found?.route.nav === undefined ? "/" + (path.split("/")[1] ?? "") : found.route.pattern
 
   return (
     <div className={`shell ${workspace.livemode ? "mode-live" : "mode-test"}`}>
@@ -241,13 +220,20 @@ const Shell = () => {
       </header>
       <div className="layout">
         <nav id="sidebar" className={`sidebar${menuOpen ? " open" : ""}`} aria-label="Main">
-          <ul>
-            {NAV.map((item) => (
-              <li key={item.to}>
-                <Link to={item.to} className="nav-link" aria-current={section === item.pattern ? "page" : undefined}>{item.label}</Link>
-              </li>
-            ))}
-          </ul>
+          {navigation(platformAdmin).map((group) => (
+            <div key={group.section} className="nav-section">
+              <span className="nav-section-title" id={`nav-${group.section}`}>{group.section}</span>
+              <ul aria-labelledby={`nav-${group.section}`}>
+                {group.items.map((item) => (
+                  <li key={item.pattern}>
+                    <Link to={item.pattern} className="nav-link" aria-current={activePattern === item.pattern ? "page" : undefined}>
+                      {item.nav!.label}
+                    </Link>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ))}
           <div className="sidebar-user"><UserMenu /></div>
         </nav>
         <main id="main" className="content" tabIndex={-1}>

@@ -16,7 +16,7 @@ import {
 } from "@tanstack/react-query"
 import { Cause, Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Option, ParseResult, Schedule, Stream } from "effect"
 import { useEffect, useRef, useSyncExternalStore } from "react"
-import { ConsoleRpcs } from "../../../domain/Console.ts"
+import { ConsoleRpcs } from "../../../domain/ConsoleRpcs.ts"
 import { ConsoleClient, type ConsoleClientShape, layerConsoleProtocolSameOrigin } from "../../../domain/ConsoleClient.ts"
 
 /** What a failed call tells the page: the error code of the envelope, its message and the field at fault. */

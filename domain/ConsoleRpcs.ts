@@ -1,0 +1,8 @@
+/**
+ * Every procedure of the console RPC: the core group (Console.ts) and each area's group
+ * (`domain/console/<Area>.ts`), one `.merge` line an area. The server (src/console/Rpc.ts) and the typed
+ * client (ConsoleClient.ts, the web app) are both built from this one group.
+ */
+import { ConsoleCoreRpcs } from "./Console.ts"
+
+export const ConsoleRpcs = ConsoleCoreRpcs

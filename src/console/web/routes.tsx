@@ -1,0 +1,32 @@
+/**
+ * The console's pages. Each area lists its own in `pages/<area>/routes.tsx`; this file only joins the
+ * lists (one line an area). The shell shows the first page whose pattern matches the path, and builds the
+ * side menu from the pages that have a `nav` entry, grouped by section in SECTIONS order.
+ *
+ * Pages load when first opened: `lazyPage` (route.ts) puts each page's code in its own chunk, so the first
+ * screen carries only the shell.
+ */
+import { coreRoutes } from "./pages/core/routes.tsx"
+import { type ConsoleRoute, SECTIONS } from "./route.ts"
+import { match } from "./router.tsx"
+
+export const ROUTES: ReadonlyArray<ConsoleRoute> = [
+  ...coreRoutes
+]
+
+/** The page for a path, with its parameters; undefined when none matches. */
+export const findRoute = (path: string, platformAdmin: boolean) => {
+  for (const route of ROUTES) {
+    if (route.platformAdmin === true && !platformAdmin) continue
+    const params = match(route.pattern, path)
+    if (params !== undefined) return { route, params }
+  }
+  return undefined
+}
+
+/** The side menu: the sections that have entries, each with its pages in list order. */
+export const navigation = (platformAdmin: boolean) =>
+  SECTIONS.map((section) => ({
+    section,
+    items: ROUTES.filter((route) => route.nav?.section === section && (route.platformAdmin !== true || platformAdmin))
+  })).filter((group) => group.items.length > 0)
