@@ -10,98 +10,21 @@
  * Needs /usr/bin/chromium (`apt-get install chromium`; .ci/run installs it); without it the suite is skipped.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
-import { mkdirSync, readFileSync } from "node:fs"
+import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { createRequire } from "node:module"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import type { Browser, Page } from "playwright-core"
+import type { Page } from "playwright-core"
 import { NodeServer } from "../../runtime/Http.ts"
 import { currentTotp } from "../../src/accounts/Totp.ts"
-import { buildConsole, consoleIsStale } from "../../scripts/build.mjs"
 import { TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
-import { CHROMIUM, HAS_CHROMIUM, launchChromium } from "../support/Browser.ts"
+import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
+import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step } from "../support/ConsoleBrowser.ts"
 import { clientAs } from "../support/Client.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
 const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/console/", import.meta.url))
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
-
-class E2EBrowser extends Context.Tag("test/ConsoleBrowser")<E2EBrowser, Browser>() {}
-
-const browserLayer = Layer.scoped(
-  E2EBrowser,
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      // `npm install` built it; a source changed since is built again (as `npm start` would).
-      if (consoleIsStale()) await buildConsole()
-      return launchChromium()
-    }),
-    (browser) => Effect.promise(() => browser.close())
-  )
-)
-
-/** A page that records what went wrong in it: errors, CSP violations, failed requests. */
-const openPage = (browser: Browser) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-      await context.addInitScript(`
-        window.__cspViolations = [];
-        document.addEventListener("securitypolicyviolation", (event) => {
-          window.__cspViolations.push(event.violatedDirective + " blocked " + (event.blockedURI || "(inline)"));
-        });
-      `)
-      const page = await context.newPage()
-      const problems: Array<string> = []
-      // While the test breaks the connection on purpose, the browser's own network errors are expected.
-      const networkBreak = { now: false }
-      page.on("pageerror", (error) => {
-        problems.push(`pageerror: ${error.message}`)
-        console.error(`console page error: ${error.message}`)
-      })
-      page.on("console", (message) => {
-        // The refusals the test provokes (no session yet, a wrong password, a short one) are not problems.
-        const expected = /status of 40[013]/.test(message.text()) || (networkBreak.now && /net::ERR_/.test(message.text()))
-        if (message.type() === "error" && !expected) {
-          problems.push(`console.error: ${message.text()}`)
-          console.error(`console page: ${message.text()}`)
-        }
-      })
-      return { context, page, problems, networkBreak }
-    }),
-    ({ context }) => Effect.promise(() => context.close())
-  )
-
-const step = <A>(run: () => Promise<A>) => Effect.promise(run)
-
-/** axe-core in the page: no serious or critical violation. */
-const checkAccessibility = (page: Page, name: string) =>
-  step(async () => {
-    // Evaluated over the DevTools protocol: a script tag would be inline script, which the page's CSP
-    // (script-src 'self') rightly refuses.
-    await page.evaluate(AXE_SOURCE)
-    const result = await page.evaluate(`axe.run(document, { resultTypes: ["violations"] })`) as {
-      violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: Array<string> }> }>
-    }
-    const serious = result.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    expect(serious.map((violation) => `${name}: ${violation.id} (${violation.impact}) ${violation.help} at ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`)).toEqual([])
-  })
-
-/** Screenshots at 1280 and 390 px wide, and axe-core at both. */
-const capture = (page: Page, name: string) =>
-  Effect.gen(function*() {
-    mkdirSync(OUTPUT_DIR, { recursive: true })
-    yield* checkAccessibility(page, `${name} (1280)`)
-    yield* step(() => page.screenshot({ path: join(OUTPUT_DIR, `${name}-1280.png`), fullPage: true }))
-    yield* step(() => page.setViewportSize({ width: 390, height: 844 }))
-    yield* step(() => page.waitForTimeout(100))
-    yield* checkAccessibility(page, `${name} (390)`)
-    yield* step(() => page.screenshot({ path: join(OUTPUT_DIR, `${name}-390.png`), fullPage: true }))
-    yield* step(() => page.setViewportSize({ width: 1280, height: 800 }))
-  })
+const capture = (page: Page, name: string) => captureAt(OUTPUT_DIR, page, name)
 
 /** The merchant's webhook receiver: answers 200 and counts what it got. */
 const webhookReceiver = Effect.acquireRelease(
@@ -130,11 +53,11 @@ const rowStatus = (page: Page, paymentId: string) => page.locator(`tr[data-payme
 describe.skipIf(!HAS_CHROMIUM)(
   HAS_CHROMIUM ? "merchant console in Chromium" : `merchant console in Chromium (SKIPPED: no ${CHROMIUM}; apt-get install chromium)`,
   () => {
-    layer(Layer.merge(testAppLayer({ webhookAllowPrivateNetworks: true }), browserLayer), { timeout: 240_000, excludeTestServices: true })("a merchant's day", (it) => {
+    layer(Layer.merge(testAppLayer({ webhookAllowPrivateNetworks: true }), consoleBrowserLayer), { timeout: 240_000, excludeTestServices: true })("a merchant's day", (it) => {
       it.scoped("register, take a test payment, watch it paid live, refund part of it, sign in again with MFA", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
-          const { networkBreak, page, problems } = yield* openPage(yield* E2EBrowser)
+          const { networkBreak, page, problems } = yield* openConsolePage(yield* ConsoleBrowser)
           const email = uniqueEmail("console")
 
           // Signed out: the sign-in page; the page's headers are the strict ones.
@@ -350,19 +273,7 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           expect(yield* step(() => page.evaluate(`window.__cspViolations`))).toEqual([])
           expect(problems).toEqual([])
-        }).pipe(
-          // What the page showed and said when a step failed, for the report.
-          Effect.tapErrorCause(() =>
-            Effect.flatMap(E2EBrowser, (browser) =>
-              step(async () => {
-                mkdirSync(OUTPUT_DIR, { recursive: true })
-                for (const context of browser.contexts()) {
-                  for (const open of context.pages()) await open.screenshot({ path: join(OUTPUT_DIR, "failure.png"), fullPage: true })
-                }
-              })
-            )
-          )
-        ))
+        }).pipe(screenshotOnFailure(OUTPUT_DIR)))
     })
   }
 )
