@@ -4,6 +4,8 @@ import { StrictMode } from "react"
 import { createRoot } from "react-dom/client"
 import { App } from "./App.tsx"
 import type { ConsoleFailure } from "./rpc.ts"
+// uPlot's own few rules first, so styles.css can adjust them; pages load lazily, so every stylesheet is here.
+import "uplot/dist/uPlot.min.css"
 import "./styles.css"
 
 const queryClient = new QueryClient({

@@ -6,6 +6,8 @@ import { useConsoleQuery, useLiveFeed } from "../rpc.ts"
 import { Empty, formatAmount, formatTime, Loading, StatusBadge } from "../ui.tsx"
 import { useWorkspace } from "../workspace.tsx"
 import { toMinor, fromMinor } from "../money.ts"
+import { TimeSeriesChart } from "../ui/Chart.tsx"
+import { useMemo } from "react"
 
 const CURRENCIES = ["USD", "KHR"] as const
 
@@ -68,6 +70,7 @@ export const HomePage = () => {
           <p className="metric-value">{percent(computed?.refund ?? null)}</p>
         </div>
       </section>
+      {metrics.data === undefined ? null : <RevenueCharts revenue={metrics.data.revenue} />}
       <section className="card" aria-labelledby="recent-title">
         <div className="card-header">
           <h2 id="recent-title">Recent payments <span className="live-dot" aria-label="Live">Live</span></h2>
@@ -92,4 +95,28 @@ export const HomePage = () => {
       </section>
     </div>
   )
+}
+
+/** The last 30 days' revenue, a chart per currency that took any (USD first when neither did). */
+const RevenueCharts = ({ revenue }: { readonly revenue: HomeMetrics["revenue"] }) => {
+  const days = useMemo(() => revenue.data.map((day) => day.date), [revenue])
+  const shown = CURRENCIES.filter((currency) => revenue.data.some((day) => toMinor(day.revenue[currency], currency) > 0n))
+  return (
+    <section className="card chart-cards" aria-label="Revenue, last 30 days">
+      {(shown.length === 0 ? (["USD"] as const) : shown).map((currency) => (
+        <CurrencyChart key={currency} currency={currency} days={days} revenue={revenue} />
+      ))}
+    </section>
+  )
+}
+
+const CurrencyChart = (props: {
+  readonly currency: (typeof CURRENCIES)[number]
+  readonly days: ReadonlyArray<string>
+  readonly revenue: HomeMetrics["revenue"]
+}) => {
+  const { currency, days, revenue } = props
+  const series = useMemo(() => [{ label: "Revenue", values: revenue.data.map((day) => Number(day.revenue[currency])) }], [revenue, currency])
+  const format = useMemo(() => (value: number) => formatAmount(value.toFixed(currency === "KHR" ? 0 : 2), currency), [currency])
+  return <TimeSeriesChart title={`Revenue, last 30 days · ${currency}`} days={days} series={series} format={format} height={200} />
 }
