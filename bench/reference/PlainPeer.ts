@@ -15,7 +15,7 @@
  * - Creation: the body read and checked, the amount parsed, the store's payment settings from a 10 s cache
  *   (src/stores/PaymentSettings.ts; a store without credentials pays into the sandbox merchant), the KHQR
  *   built by the product's own pure encoder (src/payments/Khqr.ts), then one `INSERT … RETURNING *` in
- *   autocommit. A test-mode payment has no plan limit to check (src/billing/Limits.ts), and without an
+ *   autocommit. A test-mode payment has no plan limit to check (src/limits/Service.ts), and without an
  *   Idempotency-Key nothing is claimed (src/platform/Idempotency.ts).
  *
  * Only what the bench sends is served: `limit` on the list, and `amount`, `currency`, `reference_id`,

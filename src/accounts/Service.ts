@@ -19,7 +19,7 @@ import { InvalidRequest, InvalidState, MfaRequired, NotFound, RateLimited, Unaut
 import type { OrganizationId, UserId } from "../../domain/Ids.ts"
 import { AppConfig, type AppConfigShape } from "../platform/Config.ts"
 import { AccessService } from "../access/Service.ts"
-import { PlanLimits } from "../billing/Limits.ts"
+import { PlanLimits } from "../limits/Service.ts"
 import { hashToken, randomToken, SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"

@@ -1,56 +1,14 @@
 /**
- * The plans, as data. Prices are decimal US dollars a month. `payments_per_month` counts live-mode payments (test
- * mode is free and unlimited); the free plan leaves room for a small shop and its tests.
+ * The billing side of the plans (their catalogue and limits are the limits area's): what a plan costs, and
+ * where its invoices are paid.
  */
-import { Plan, type PlanId } from "../../domain/Connectors.ts"
+import type { Plan } from "../../domain/Connectors.ts"
 
 /**
- * The platform's own organization and test-mode store that receive subscription invoices' payments unless the
- * `billing_store_id` setting names another (its rows are created by a migration).
+ * The platform's own test-mode store that receives subscription invoices' payments unless the
+ * `billing_store_id` setting names another (its row is created by a migration).
  */
-export const PLATFORM_BILLING_ORGANIZATION_ID = "org_PlatformBilling000000000"
 export const PLATFORM_BILLING_STORE_ID = "str_PlatformBilling000000000"
-
-export const Plans: ReadonlyArray<Plan> = [
-  new Plan({
-    id: "free",
-    object: "plan",
-    name: "Free",
-    price: { amount: "0.00", currency: "USD" },
-    interval: "month",
-    limits: { stores: 3, payments_per_month: 1000, team_members: 5 }
-  }),
-  new Plan({
-    id: "starter",
-    object: "plan",
-    name: "Starter",
-    price: { amount: "19.00", currency: "USD" },
-    interval: "month",
-    limits: { stores: 10, payments_per_month: 10000, team_members: 20 }
-  }),
-  new Plan({
-    id: "growth",
-    object: "plan",
-    name: "Growth",
-    price: { amount: "99.00", currency: "USD" },
-    interval: "month",
-    limits: { stores: 50, payments_per_month: 200000, team_members: 100 }
-  })
-]
-
-export const planOf = (id: string): Plan | undefined => Plans.find((plan) => plan.id === id)
-export const FREE: Plan = Plans[0]!
 
 /** The monthly price in cents. */
 export const priceMinorOf = (plan: Plan): bigint => BigInt(plan.price.amount.replace(".", ""))
-
-/** The usage figures and the plan limits they are held against. */
-export const limitNames = {
-  stores: "stores",
-  payments_this_month: "payments_per_month",
-  team_members: "team_members"
-} as const
-
-export const limitOf = (plan: Plan, usage: keyof typeof limitNames): number => plan.limits[limitNames[usage]]
-
-export type { PlanId }

@@ -6,13 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { InvoiceId, OrganizationId, PaymentId, StoreId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
-import { FREE, PLATFORM_BILLING_ORGANIZATION_ID } from "./Plans.ts"
-
-export interface Usage {
-  readonly stores: number
-  readonly payments_this_month: number
-  readonly team_members: number
-}
+import { FREE, type Usage } from "../limits/Plans.ts"
 
 export interface SubscriptionRow {
   readonly plan_id: string
@@ -72,31 +66,6 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
         const row = rows[0]!
         return { stores: row.stores, payments_this_month: row.payments, team_members: row.members } satisfies Usage
       })
-
-    /** How many stores or members the organization has. */
-    const holdings = (orgId: OrganizationId, kind: "stores" | "team_members") =>
-      Effect.map(
-        kind === "stores"
-          ? sql<{ n: number }>`SELECT count(*)::int AS n FROM stores WHERE organization_id = ${orgId}`
-          : sql<{ n: number }>`SELECT count(*)::int AS n FROM memberships WHERE organization_id = ${orgId}`,
-        (rows) => rows[0]?.n ?? 0
-      ).pipe(Effect.orDie)
-
-    /**
-     * Holds the organization's row until the transaction ends, so two creations checked against one limit
-     * at the same moment are checked one after the other.
-     */
-    const lockOrganization = (orgId: OrganizationId) =>
-      sql`SELECT id FROM organizations WHERE id = ${orgId} FOR UPDATE`.pipe(Effect.asVoid, Effect.orDie)
-
-    const organizationOfStore = (storeId: StoreId) =>
-      Effect.map(
-        sql<{ organization_id: OrganizationId }>`SELECT organization_id FROM stores WHERE id = ${storeId}`,
-        (rows) => Option.fromNullable(rows[0]?.organization_id)
-      ).pipe(Effect.orDie)
-
-    /** Whether the organization is the platform's own (its subscription payments are never limited). */
-    const isPlatform = (orgId: OrganizationId) => orgId === PLATFORM_BILLING_ORGANIZATION_ID
 
     /** Makes `planId` the organization's plan and writes the change to its history (in the caller's transaction). */
     const activate = (orgId: OrganizationId, planId: string, invoiceId: InvoiceId | null, now: Date) =>
@@ -186,16 +155,6 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
       Effect.map(sql<{ live_mode: boolean }>`SELECT live_mode FROM stores WHERE id = ${storeId}`, (rows) =>
         Option.fromNullable(rows[0]?.live_mode)).pipe(Effect.orDie)
 
-    /** The organization's live payments created in [from, to) (to open when null): the payments_list index per store. */
-    const livePaymentsBetween = (orgId: OrganizationId, from: Date, to: Date | null) =>
-      Effect.map(
-        sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM payments p JOIN stores s ON s.id = p.store_id
-          WHERE s.organization_id = ${orgId} AND p.livemode AND p.created_at >= ${from}
-            ${to === null ? sql`` : sql`AND p.created_at < ${to}`}`,
-        (rows) => rows[0]?.n ?? 0
-      ).pipe(Effect.orDie)
-
     /** The status and expiry of an invoice's payment (read-only: payments change through their entity). */
     const paymentState = (paymentId: PaymentId) =>
       Effect.map(
@@ -204,14 +163,9 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
       ).pipe(Effect.orDie)
 
     return {
-      holdings,
-      livePaymentsBetween,
       paymentState,
       subscriptionOf,
       usageOf,
-      lockOrganization,
-      organizationOfStore,
-      isPlatform,
       activate,
       insertInvoice,
       findInvoice,

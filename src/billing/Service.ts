@@ -24,8 +24,9 @@ import { currentDate } from "../platform/Time.ts"
 import { SettingsService } from "../settings/Service.ts"
 import { fixedPage } from "../platform/FixedList.ts"
 import { decodeCursor, type ListParams, pageAfter, toPage } from "../platform/Pagination.ts"
-import { FREE, limitNames, limitOf, PLATFORM_BILLING_STORE_ID, planOf, Plans, priceMinorOf } from "./Plans.ts"
-import { BillingRepo, type InvoiceRow, type Usage } from "./Repo.ts"
+import { FREE, limitNames, limitOf, planOf, Plans, type Usage } from "../limits/Plans.ts"
+import { PLATFORM_BILLING_STORE_ID, priceMinorOf } from "./Plans.ts"
+import { BillingRepo, type InvoiceRow } from "./Repo.ts"
 
 /** How long an invoice's KHQR may be paid; after that, subscribing again makes a new one. */
 const INVOICE_PAYMENT_EXPIRY_SECONDS = 24 * 60 * 60

@@ -4,7 +4,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { BranchId, CustomerId, EventId, JournalId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
+import { BranchId, CustomerId, EventId, JournalId, type OrganizationId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
 import type { PaymentStatus } from "../../domain/Payments.ts"
 import { OpenStatuses, PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
 import { Currency, formatAmount } from "../platform/Money.ts"
@@ -492,9 +492,23 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       findOpenLive({ limit, now }).pipe(Effect.orDie)
     )
 
+    /**
+     * The organization's live payments created in [from, to) (to open when null), as plan limits count them:
+     * the payments_list index per store.
+     */
+    const livePaymentsOfOrganizationBetween = (orgId: OrganizationId, from: Date, to: Date | null) =>
+      Effect.map(
+        sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM payments p JOIN stores s ON s.id = p.store_id
+          WHERE s.organization_id = ${orgId} AND p.livemode AND p.created_at >= ${from}
+            ${to === null ? sql`` : sql`AND p.created_at < ${to}`}`,
+        (rows) => rows[0]?.n ?? 0
+      ).pipe(Effect.orDie)
+
     return {
       insert,
       inTransaction,
+      livePaymentsOfOrganizationBetween,
       find,
       findForUpdate,
       list,

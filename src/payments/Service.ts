@@ -34,7 +34,7 @@ import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { StorePaymentSettings } from "../stores/PaymentSettings.ts"
 import { StoresService } from "../stores/Service.ts"
-import { PlanLimits } from "../billing/Limits.ts"
+import { PlanLimits } from "../limits/Service.ts"
 import { CustomersService } from "../customers/Service.ts"
 import { ofStore, subscribePaymentChanges } from "./Changes.ts"
 import { PaymentEntity } from "./Entity.ts"
@@ -198,7 +198,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         const customerId = input.customer_id ?? null
         if (customerId !== null) yield* customers.checkPayer(customerId, key)
         const merchant = yield* merchantFor(key)
-        yield* limits.requirePaymentRoom(key.storeId, key.livemode)
+        yield* limits.requirePaymentRoom(key.storeId, key.livemode, repo.livePaymentsOfOrganizationBetween)
         const createdAt = yield* currentDate
         const expiresAt = addMillis(createdAt, (input.expires_in ?? config.paymentDefaultExpirySeconds) * 1000)
         const qr = yield* buildKhqr({

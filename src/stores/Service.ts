@@ -25,7 +25,7 @@ import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
 import { VerificationService } from "../verification/Service.ts"
-import { PlanLimits } from "../billing/Limits.ts"
+import { PlanLimits } from "../limits/Service.ts"
 import { StorePaymentSettings } from "./PaymentSettings.ts"
 import { type BranchRow, StoresRepo, type StoreRow } from "./Repo.ts"
 

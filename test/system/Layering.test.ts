@@ -78,6 +78,16 @@ describe("layering", () => {
     expect(violations).toEqual([])
   })
 
+  it("plan limits live in src/limits/, below the areas that create what they count: no area imports billing for them", () => {
+    const violations = crossAreaImports()
+      .filter(({ file, target }) =>
+        target.startsWith("billing/") ||
+        (file.split(sep)[1] === "limits" && ["stores", "accounts", "payments", "billing"].includes(target.split("/")[0]!))
+      )
+      .map(({ file, target }) => `${file} imports ${target}`)
+    expect(violations).toEqual([])
+  })
+
   it("the named exceptions are all still in use (a stale one would let a new import in unseen)", () => {
     const used = new Set(crossAreaImports().map(({ target }) => target))
     expect([...namedExceptions.keys()].filter((target) => !used.has(target))).toEqual([])
@@ -93,7 +103,7 @@ const publicFaces = new Set(["Service.ts", "Entity.ts"])
  */
 const namedExceptions = new Map<string, string>([
   ["apikeys/KeyCache.ts", "the key cache is invalidated by accounts when a member leaves"],
-  ["billing/Limits.ts", "plan limits are checked inside the creating transaction of stores, members and payments"],
+  ["limits/Plans.ts", "billing sells the plans whose limits the limits area holds, and prices them from the catalogue"],
   ["payments/View.ts", "the payment object and checkout URL, as every area that shows a payment renders it"],
   ["payments/Changes.ts", "the payment change feed that live status streams follow"],
   ["payments/Repo.ts", "reads of payment rows inside another area's transaction (the table's owner is payments)"],

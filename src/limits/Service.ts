@@ -1,15 +1,24 @@
 /**
  * Plan limits, checked where stores, payments and members are created: the next one past the
- * organization's plan limit is refused with 403 `forbidden` naming the plan. The only billing code the
- * creating areas call, so they do not depend on billing's payments (which depend on them).
+ * organization's plan limit is refused with 403 `forbidden` naming the plan. An area of its own below
+ * stores, accounts and payments, so they do not depend on billing (which depends on payments).
  */
 import { Effect, Option } from "effect"
 import { Forbidden } from "../../domain/Errors.ts"
 import type { OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
 import type { Plan } from "../../domain/Connectors.ts"
-import { FREE, limitOf, planOf } from "./Plans.ts"
-import { BillingRepo, type Usage } from "./Repo.ts"
+import { FREE, limitOf, PLATFORM_BILLING_ORGANIZATION_ID, planOf, type Usage } from "./Plans.ts"
+import { LimitsRepo } from "./Repo.ts"
+
+/**
+ * How many live payments the organization created in [from, to) (to open when null). The payments area
+ * owns the table and passes its count in, since it sits above this one.
+ */
+export type LivePaymentCount = (orgId: OrganizationId, from: Date, to: Date | null) => Effect.Effect<number>
+
+/** Whether the organization is the platform's own (its subscription payments are never limited). */
+const isPlatform = (orgId: OrganizationId) => orgId === PLATFORM_BILLING_ORGANIZATION_ID
 
 const what: Record<keyof Usage, string> = {
   stores: "stores",
@@ -22,9 +31,9 @@ const SETTLE_MILLIS = 5_000
 /** How often the settled part of the month's count is moved on. */
 const REBASE_MILLIS = 10_000
 
-export class PlanLimits extends Effect.Service<PlanLimits>()("billing/PlanLimits", {
+export class PlanLimits extends Effect.Service<PlanLimits>()("limits/PlanLimits", {
   effect: Effect.gen(function*() {
-    const repo = yield* BillingRepo
+    const repo = yield* LimitsRepo
 
     const refuse = (orgId: OrganizationId, plan: Plan, kind: keyof Usage, limit: number, used: number) =>
       new Forbidden({
@@ -38,9 +47,9 @@ export class PlanLimits extends Effect.Service<PlanLimits>()("billing/PlanLimits
      * once cannot both take the last place.
      */
     const requireRoom = Effect.fn("PlanLimits.requireRoom")(function*(orgId: OrganizationId, kind: "stores" | "team_members") {
-      if (repo.isPlatform(orgId)) return
+      if (isPlatform(orgId)) return
       yield* repo.lockOrganization(orgId)
-      const plan = planOf((yield* repo.subscriptionOf(orgId)).plan_id) ?? FREE
+      const plan = planOf(yield* repo.planIdOf(orgId)) ?? FREE
       const limit = limitOf(plan, kind)
       const used = yield* repo.holdings(orgId, kind)
       if (used >= limit) return yield* refuse(orgId, plan, kind, limit, used)
@@ -54,20 +63,20 @@ export class PlanLimits extends Effect.Service<PlanLimits>()("billing/PlanLimits
      * moving one on at once agree.
      */
     const liveCounts = new Map<OrganizationId, { readonly monthStart: number; readonly counted: number; readonly upTo: Date }>()
-    const livePaymentsThisMonth = (orgId: OrganizationId) =>
+    const livePaymentsThisMonth = (orgId: OrganizationId, livePaymentsBetween: LivePaymentCount) =>
       Effect.gen(function*() {
         const now = yield* currentDate
         const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
         const settled = new Date(Math.max(monthStart.getTime(), now.getTime() - SETTLE_MILLIS))
         let entry = liveCounts.get(orgId)
         if (entry === undefined || entry.monthStart !== monthStart.getTime() || settled < entry.upTo) {
-          entry = { monthStart: monthStart.getTime(), counted: yield* repo.livePaymentsBetween(orgId, monthStart, settled), upTo: settled }
+          entry = { monthStart: monthStart.getTime(), counted: yield* livePaymentsBetween(orgId, monthStart, settled), upTo: settled }
           liveCounts.set(orgId, entry)
         } else if (settled.getTime() - entry.upTo.getTime() > REBASE_MILLIS) {
-          entry = { ...entry, counted: entry.counted + (yield* repo.livePaymentsBetween(orgId, entry.upTo, settled)), upTo: settled }
+          entry = { ...entry, counted: entry.counted + (yield* livePaymentsBetween(orgId, entry.upTo, settled)), upTo: settled }
           liveCounts.set(orgId, entry)
         }
-        return entry.counted + (yield* repo.livePaymentsBetween(orgId, entry.upTo, null))
+        return entry.counted + (yield* livePaymentsBetween(orgId, entry.upTo, null))
       })
 
     /**
@@ -75,14 +84,18 @@ export class PlanLimits extends Effect.Service<PlanLimits>()("billing/PlanLimits
      * payment burst may pass the limit by the payments in flight, which is cheaper than serializing every
      * payment of an organization.
      */
-    const requirePaymentRoom = Effect.fn("PlanLimits.requirePaymentRoom")(function*(storeId: StoreId, livemode: boolean) {
+    const requirePaymentRoom = Effect.fn("PlanLimits.requirePaymentRoom")(function*(
+      storeId: StoreId,
+      livemode: boolean,
+      livePaymentsBetween: LivePaymentCount
+    ) {
       if (!livemode) return
       const found = yield* repo.organizationOfStore(storeId)
-      if (Option.isNone(found) || repo.isPlatform(found.value)) return
+      if (Option.isNone(found) || isPlatform(found.value)) return
       const orgId = found.value
-      const plan = planOf((yield* repo.subscriptionOf(orgId)).plan_id) ?? FREE
+      const plan = planOf(yield* repo.planIdOf(orgId)) ?? FREE
       const limit = limitOf(plan, "payments_this_month")
-      const used = yield* livePaymentsThisMonth(orgId)
+      const used = yield* livePaymentsThisMonth(orgId, livePaymentsBetween)
       if (used >= limit) return yield* refuse(orgId, plan, "payments_this_month", limit, used)
     })
 
@@ -95,5 +108,5 @@ export class PlanLimits extends Effect.Service<PlanLimits>()("billing/PlanLimits
 
     return { requireRoom, requirePaymentRoom, withRoom } as const
   }),
-  dependencies: [BillingRepo.Default]
+  dependencies: [LimitsRepo.Default]
 }) {}
