@@ -34,7 +34,7 @@ import {
   withClient,
   writeSummary
 } from "./support.ts"
-import { OUTBOX_CHANNEL } from "../src/payments/Repo.ts"
+import { OUTBOX_CHANNEL } from "../src/platform/Outbox.ts"
 
 setLogPrefix("bench:loyalty")
 

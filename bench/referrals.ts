@@ -30,7 +30,7 @@ import {
   withClient,
   writeSummary
 } from "./support.ts"
-import { OUTBOX_CHANNEL } from "../src/payments/Repo.ts"
+import { OUTBOX_CHANNEL } from "../src/platform/Outbox.ts"
 
 setLogPrefix("bench:referrals")
 

@@ -45,6 +45,7 @@ import { PromotionAwardingLive, PromotionEndingCronLive } from "../src/promotion
 import { LoyaltyRepo } from "../src/loyalty/Repo.ts"
 import { Outbox } from "../src/platform/Outbox.ts"
 import { PaymentsRepo } from "../src/payments/Repo.ts"
+import { JournalPostings } from "../src/ledger/Journal.ts"
 import { ClusterProbeLive } from "../src/system/ClusterProbe.ts"
 import { RetentionCronLive } from "../src/system/Retention.ts"
 import { WebhookDispatcherLive } from "../src/webhooks/Dispatcher.ts"
@@ -59,7 +60,7 @@ export const entityLayers = [ClusterProbeLive, PaymentEntityLive, CustomerWallet
 export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive, RiskRulesLive, AnalyticsRollupLive, ReferralConversionLive, NotificationsConsumerLive, NotificationRetriesLive, PromotionAwardingLive, PromotionEndingCronLive, BillingPaymentsLive, GamePrizeCreditsLive, MailSenderLive, ReceiptMailLive] as const
 
 export const EntitiesLive = Layer.mergeAll(...entityLayers, ...singletonLayers).pipe(
-  Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default, Outbox.Default, ReferralsRepo.Default])
+  Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default, Outbox.Default, ReferralsRepo.Default, JournalPostings.Default])
 )
 
 /**

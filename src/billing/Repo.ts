@@ -7,6 +7,7 @@ import { Effect, Option } from "effect"
 import type { InvoiceId, OrganizationId, PaymentId, StoreId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 import { FREE, type Usage } from "../limits/Plans.ts"
+import { PaymentReads } from "../payments/Reads.ts"
 
 export interface SubscriptionRow {
   readonly plan_id: string
@@ -42,6 +43,7 @@ const PERIOD_MILLIS = 30 * 24 * 60 * 60 * 1000
 export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const payments = yield* PaymentReads
 
     const subscriptionOf = (orgId: OrganizationId) =>
       Effect.map(
@@ -57,14 +59,13 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
     const usageOf = (orgId: OrganizationId, now: Date) =>
       Effect.gen(function*() {
         const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
-        const rows = yield* sql<{ stores: number; payments: number; members: number }>`
+        const rows = yield* sql<{ stores: number; members: number }>`
           SELECT
             (SELECT count(*)::int FROM stores WHERE organization_id = ${orgId}) AS stores,
-            (SELECT count(*)::int FROM payments p JOIN stores s ON s.id = p.store_id
-              WHERE s.organization_id = ${orgId} AND p.livemode AND p.created_at >= ${monthStart}) AS payments,
             (SELECT count(*)::int FROM memberships WHERE organization_id = ${orgId}) AS members`.pipe(Effect.orDie)
         const row = rows[0]!
-        return { stores: row.stores, payments_this_month: row.payments, team_members: row.members } satisfies Usage
+        const livePayments = yield* payments.liveCountOfOrganization(orgId, monthStart, null)
+        return { stores: row.stores, payments_this_month: livePayments, team_members: row.members } satisfies Usage
       })
 
     /** Makes `planId` the organization's plan and writes the change to its history (in the caller's transaction). */
@@ -156,11 +157,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
         Option.fromNullable(rows[0]?.live_mode)).pipe(Effect.orDie)
 
     /** The status and expiry of an invoice's payment (read-only: payments change through their entity). */
-    const paymentState = (paymentId: PaymentId) =>
-      Effect.map(
-        sql<{ status: string; expires_at: Date }>`SELECT status, expires_at FROM payments WHERE id = ${paymentId}`,
-        (rows) => Option.fromNullable(rows[0])
-      ).pipe(Effect.orDie)
+    const paymentState = payments.stateOf
 
     return {
       paymentState,
@@ -177,5 +174,6 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
       storeLiveMode,
       inTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
     } as const
-  })
+  }),
+  dependencies: [PaymentReads.Default]
 }) {}

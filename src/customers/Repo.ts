@@ -6,10 +6,9 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { ConsentActorType, ConsentPurpose } from "../../domain/Customers.ts"
 import { ConsentRecordId, CustomerId, StoreId, TierId } from "../../domain/Ids.ts"
-import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
-import { PaymentRow } from "../payments/Repo.ts"
 import { transactionOf } from "../platform/Transaction.ts"
+import { lockCustomerRow } from "./Lock.ts"
 
 const StringRecord = Schema.Record({ key: Schema.String, value: Schema.String })
 
@@ -62,16 +61,6 @@ export const ConsentEventRow = Schema.Struct({
 export type ConsentEventRow = typeof ConsentEventRow.Type
 
 /** One currency's figures of a customer's payments; amounts in minor units. */
-export const CustomerMetricsRow = Schema.Struct({
-  currency: Currency,
-  paid_count: Schema.Number,
-  net: Schema.BigInt,
-  refunded: Schema.BigInt,
-  first_paid_at: Schema.NullOr(Schema.DateFromSelf),
-  last_paid_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type CustomerMetricsRow = typeof CustomerMetricsRow.Type
-
 export interface NewCustomer {
   readonly id: CustomerId
   readonly storeId: string
@@ -182,7 +171,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
       SqlSchema.findOne({
         Request: Schema.String,
         Result: CustomerRow,
-        execute: (id) => sql`SELECT ${columns} FROM customers WHERE id = ${id} FOR UPDATE`
+        execute: (id) => lockCustomerRow(sql, columns, id)
       }),
       Effect.orDie
     )
@@ -314,39 +303,6 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
       Effect.orDie
     )
 
-    /** A customer's payments in figures, one row per currency it paid in. */
-    const metrics = Effect.fn("CustomersRepo.metrics")(
-      SqlSchema.findAll({
-        Request: Schema.String,
-        Result: CustomerMetricsRow,
-        execute: (customerId) =>
-          sql`
-            SELECT currency, count(*)::int AS paid_count,
-              COALESCE(sum(amount - amount_refunded), 0)::text AS net,
-              COALESCE(sum(amount_refunded), 0)::text AS refunded,
-              min(paid_at) AS first_paid_at, max(paid_at) AS last_paid_at
-            FROM payments
-            WHERE customer_id = ${customerId} AND paid_at IS NOT NULL
-            GROUP BY currency`
-      }),
-      Effect.orDie
-    )
-
-    /** A customer's newest payments, whatever their status. */
-    const recentPayments = Effect.fn("CustomersRepo.recentPayments")(
-      SqlSchema.findAll({
-        Request: Schema.Struct({ customerId: Schema.String, limit: Schema.Number }),
-        Result: PaymentRow,
-        execute: ({ customerId, limit }) =>
-          sql`
-            SELECT * FROM payments
-            WHERE customer_id = ${customerId}
-            ORDER BY ${newestFirst(sql)}
-            LIMIT ${limit}`
-      }),
-      Effect.orDie
-    )
-
     return {
       inTransaction,
       insert,
@@ -358,9 +314,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
       insertConsentEvents,
       consentLog,
       erase,
-      revokePublicLinks,
-      metrics,
-      recentPayments
+      revokePublicLinks
     } as const
   })
 }) {}

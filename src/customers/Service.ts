@@ -26,6 +26,7 @@ import type { CustomerId, StoreId } from "../../domain/Ids.ts"
 import type { ConsentActorType } from "../../domain/Customers.ts"
 import type { ListParams } from "../../domain/Lists.ts"
 import { AccessService } from "../access/Service.ts"
+import { PaymentReads } from "../payments/Reads.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
 import { pageAfter } from "../platform/Pagination.ts"
@@ -73,6 +74,7 @@ const flagsOf = (row: CustomerRow): PreferenceFlags => ({
 export class CustomersService extends Effect.Service<CustomersService>()("customers/CustomersService", {
   effect: Effect.gen(function*() {
     const repo = yield* CustomersRepo
+    const payments = yield* PaymentReads
     const access = yield* AccessService
     const idempotency = yield* Idempotency
     const publicUrl = yield* PublicBaseUrl
@@ -210,9 +212,9 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
 
     const overview = Effect.fn("Customers.overview")(function*(id: CustomerId) {
       const row = yield* customerOfUser(id, "customer.read")
-      const metrics = yield* repo.metrics(row.id)
-      const payments = yield* repo.recentPayments({ customerId: row.id, limit: RECENT_PAYMENTS })
-      return toCustomer360(row, metrics, payments, yield* publicUrl.get, yield* publicLinks.urls)
+      const metrics = yield* payments.customerFigures(row.id)
+      const recent = yield* payments.recentOfCustomer({ customerId: row.id, limit: RECENT_PAYMENTS })
+      return toCustomer360(row, metrics, recent, yield* publicUrl.get, yield* publicLinks.urls)
     })
 
     const consentLog = Effect.fn("Customers.consentLog")(function*(id: CustomerId, params: ListParams) {
@@ -405,5 +407,5 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       checkPayer
     } as const
   }),
-  dependencies: [CustomersRepo.Default, AccessService.Default, Idempotency.Default, ReferralAttach.Default, PublicLinks.Default]
+  dependencies: [CustomersRepo.Default, AccessService.Default, Idempotency.Default, ReferralAttach.Default, PublicLinks.Default, PaymentReads.Default]
 }) {}

@@ -14,9 +14,10 @@ import {
 import type { Currency } from "../../domain/Money.ts"
 import { formatAmount } from "../platform/Money.ts"
 import type { LinkUrls } from "../platform/PublicLinks.ts"
+import type { CustomerPaymentFigures } from "../payments/Reads.ts"
 import type { PaymentRow } from "../payments/Repo.ts"
 import { toPayment } from "../payments/View.ts"
-import type { ConsentEventRow, CustomerMetricsRow, CustomerRow } from "./Repo.ts"
+import type { ConsentEventRow, CustomerRow } from "./Repo.ts"
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
@@ -67,7 +68,7 @@ export const toConsentEvent = (row: ConsentEventRow): ConsentEvent =>
     created_at: row.created_at.toISOString()
   })
 
-const byCurrency = (rows: ReadonlyArray<CustomerMetricsRow>, amountOf: (row: CustomerMetricsRow) => bigint) => {
+const byCurrency = (rows: ReadonlyArray<CustomerPaymentFigures>, amountOf: (row: CustomerPaymentFigures) => bigint) => {
   const amount = (currency: Currency) => {
     const row = rows.find((candidate) => candidate.currency === currency)
     return formatAmount(row === undefined ? 0n : amountOf(row), currency)
@@ -84,7 +85,7 @@ const instantOf = (dates: ReadonlyArray<Date | null>, pick: (a: number, b: numbe
 /** The customer 360: the customer, its figures per currency summed up, and its newest payments. */
 export const toCustomer360 = (
   row: CustomerRow,
-  metrics: ReadonlyArray<CustomerMetricsRow>,
+  metrics: ReadonlyArray<CustomerPaymentFigures>,
   payments: ReadonlyArray<PaymentRow>,
   baseUrl: string,
   links: LinkUrls

@@ -1,7 +1,7 @@
 /**
  * SQL of the ledger reports: trial balances, journal pages, the ledger over a range with running
- * balances, the facts reconciliation compares, and the backfill's inserts. The journal itself is written
- * by the payment engine (src/payments/Entity.ts); entries and lines are immutable.
+ * balances, the facts reconciliation compares, the backfill's inserts, and the entries the payment engine
+ * posts as a payment is paid or refunded (through Journal.ts); entries and lines are immutable.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -275,6 +275,18 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("ledger/LedgerRepo"
         sql`SELECT percent::text AS percent FROM revenue_shares WHERE store_id = ${storeId} AND active ORDER BY created_at, id`
     })
 
+    /** The lines of the entry `entryId`, numbered from 1 in their order. */
+    const insertLines = (entryId: JournalId, lines: ReadonlyArray<JournalLine>) =>
+      sql`INSERT INTO journal_lines ${
+        sql.insert(lines.map((line, index) => ({
+          entry_id: entryId,
+          line: index + 1,
+          account: line.account,
+          debit: line.debit.toString(),
+          credit: line.credit.toString()
+        })))
+      }`
+
     /**
      * Posts an entry unless its payment's (or refund's) entry exists: the unique index per source makes
      * a concurrent backfill's insert of the same entry a no-op. Answers whether this one posted it.
@@ -301,17 +313,47 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("ledger/LedgerRepo"
               ON CONFLICT (refund_id) WHERE kind = 'refund' DO NOTHING
               RETURNING id`
         if (inserted.length === 0) return false
-        yield* sql`INSERT INTO journal_lines ${
-          sql.insert(entry.lines.map((line, index) => ({
-            entry_id: entry.id,
-            line: index + 1,
-            account: line.account,
-            debit: line.debit.toString(),
-            credit: line.credit.toString()
-          })))
-        }`
+        yield* insertLines(entry.id, entry.lines)
         return true
       })).pipe(Effect.orDie)
+
+    /**
+     * Posts one balanced journal entry, in the caller's transaction (the payment's or the refund's it
+     * records); the database refuses to commit an unbalanced one. Two writes that read nothing back, so they
+     * stay plain statements (there is no row to decode).
+     */
+    const postEntry = Effect.fn("LedgerRepo.postEntry")(function*(entry: {
+      readonly id: JournalId
+      readonly storeId: StoreId
+      readonly livemode: boolean
+      readonly currency: Currency
+      readonly kind: "payment" | "refund"
+      readonly paymentId: PaymentId
+      readonly refundId: RefundId | null
+      readonly memo: string
+      readonly lines: ReadonlyArray<JournalLine>
+      readonly at: Date
+    }) {
+      yield* sql`
+        INSERT INTO journal_entries (id, store_id, livemode, currency, kind, payment_id, refund_id, memo, created_at)
+        VALUES (${entry.id}, ${entry.storeId}, ${entry.livemode}, ${entry.currency}, ${entry.kind}, ${entry.paymentId},
+          ${entry.refundId}, ${entry.memo}, ${entry.at})`
+      yield* insertLines(entry.id, entry.lines)
+    }, Effect.orDie)
+
+    const sharedTotal = SqlSchema.single({
+      Request: PaymentId,
+      Result: Schema.Struct({ total: Schema.BigInt }),
+      execute: (paymentId) =>
+        sql`
+          SELECT COALESCE(sum(l.credit), 0)::text AS total
+          FROM journal_entries e JOIN journal_lines l ON l.entry_id = e.id
+          WHERE e.payment_id = ${paymentId} AND e.kind = 'payment' AND l.account = 'revenue_share_payable'`
+    })
+    /** What the payment's entry moved to `revenue_share_payable` when it was paid. */
+    const sharedTotalOf = Effect.fn("LedgerRepo.sharedTotalOf")((paymentId: PaymentId) =>
+      sharedTotal(paymentId).pipe(Effect.map((row) => row.total), Effect.orDie)
+    )
 
     return {
       accountTotals: (scope: Scope, livemode: boolean) => Effect.orDie(accountTotals({ scope, livemode })),
@@ -326,7 +368,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("ledger/LedgerRepo"
       missingPostings: Effect.orDie(missingPostings(undefined)),
       countPostable: Effect.map(Effect.orDie(countPostable(undefined)), (row) => row.n),
       sharePercents: (storeId: StoreId) => Effect.map(Effect.orDie(sharePercents(storeId)), (rows) => rows.map((row) => row.percent)),
-      postOnce
+      postOnce,
+      postEntry,
+      sharedTotalOf
     } as const
   })
 }) {}

@@ -18,11 +18,11 @@ import { CustomerId, EventId, PaymentId, RedemptionId, RewardId } from "../../do
 import { MAX_POINTS, PointsEntry, type PointsEntryType, Redemption } from "../../domain/Loyalty.ts"
 import { newId } from "../platform/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
-import { PaymentsRepo } from "../payments/Repo.ts"
+import { Outbox } from "../platform/Outbox.ts"
 import { pointsFor, reversalFor } from "./Points.ts"
 import { LoyaltyRepo, PointsEntryRow, RedemptionRow, type WalletRow } from "./Repo.ts"
 import { newVoucherCode } from "../platform/Voucher.ts"
-import { loyaltyEvent, tierOf, toPointsEntry, toRedemption } from "./View.ts"
+import { tierOf, toPointsEntry, toRedemption } from "./View.ts"
 
 /** A points entry as messages carry it: the row, with its date encoded for storage. */
 export const PointsEntryState = Schema.Struct({ ...PointsEntryRow.fields, created_at: Schema.Date })
@@ -105,7 +105,7 @@ interface Change {
 export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
   Effect.gen(function*() {
     const repo = yield* LoyaltyRepo
-    const payments = yield* PaymentsRepo
+    const outbox = yield* Outbox
     // The cluster addresses the entity by the customer's id: the one string here that arrives unbranded.
     const customerId = CustomerId.make((yield* Entity.CurrentAddress).entityId)
 
@@ -151,17 +151,14 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
         return entry
       })
 
-    const announce = (wallet: WalletRow, type: string, object: PointsEntry | Redemption, at: Date) => {
-      const eventId = newId("evt")
-      return payments.insertOutbox({
-        eventId,
+    const announce = (wallet: WalletRow, type: string, object: PointsEntry | Redemption, at: Date) =>
+      outbox.emit({
         storeId: wallet.store_id,
         livemode: wallet.livemode,
         type,
-        payload: loyaltyEvent(eventId, type, wallet.livemode, object, at, (value) =>
-          value instanceof PointsEntry ? encodeEntry(value) : encodeRedemption(value))
+        object: object instanceof PointsEntry ? encodeEntry(object) : encodeRedemption(object),
+        at
       })
-    }
 
     /** Runs `apply` unless the message `key` was applied already, whose entry then answers. */
     const once = <A, E>(

@@ -19,6 +19,8 @@ import {
 } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest, storePageOf } from "../platform/Pagination.ts"
 import { transactionOf } from "../platform/Transaction.ts"
+import { lockCustomerRow } from "../customers/Lock.ts"
+import { PaymentReads } from "../payments/Reads.ts"
 
 export const ProgramRow = Schema.Struct({
   store_id: StoreId,
@@ -117,23 +119,13 @@ export type WalletVoucherRow = typeof WalletVoucherRow.Type
 
 /** A paid or refunded payment's outbox event that the wallet has not yet applied. */
 /** What the wallet reads of a payment to earn or reverse its points. */
-export const EarningPayment = Schema.Struct({
-  id: PaymentId,
-  store_id: StoreId,
-  customer_id: Schema.NullOr(CustomerId),
-  amount: Schema.BigInt,
-  amount_refunded: Schema.BigInt,
-  currency: Schema.Literal("USD", "KHR"),
-  paid_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type EarningPayment = typeof EarningPayment.Type
-
 /** The LISTEN/NOTIFY channel on which every new points entry is announced, as it commits (WalletFeed). */
 export const POINTS_CHANNEL = "points_entries"
 
 export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const payments = yield* PaymentReads
 
     // A decode failure or a SqlError is the infrastructure's, not the caller's: every method dies on them.
 
@@ -412,7 +404,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       SqlSchema.findOne({
         Request: Schema.String,
         Result: WalletRow,
-        execute: (id) => sql`SELECT ${walletColumns} FROM customers WHERE id = ${id} FOR UPDATE`
+        execute: (id) => lockCustomerRow(sql, walletColumns, id)
       }),
       Effect.orDie
     )
@@ -516,17 +508,8 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    const findPayment = Effect.fn("LoyaltyRepo.findPayment")(
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: EarningPayment,
-        execute: (id) =>
-          sql`
-            SELECT id, store_id, customer_id, amount::text AS amount, amount_refunded::text AS amount_refunded, currency, paid_at
-            FROM payments WHERE id = ${id}`
-      }),
-      Effect.orDie
-    )
+    /** A payment, as earning and reversing points read it. */
+    const findPayment = payments.factsOf
 
     return {
       inTransaction,
@@ -565,5 +548,6 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       outstanding,
       findPayment
     } as const
-  })
+  }),
+  dependencies: [PaymentReads.Default]
 }) {}

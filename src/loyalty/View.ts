@@ -1,7 +1,6 @@
 /**
  * How loyalty objects look on the wire (API.md "Loyalty"), and the webhook events of the wallet.
  */
-import type { EventId } from "../../domain/Ids.ts"
 import {
   LoyaltyProgram,
   PointsEntry,
@@ -121,20 +120,3 @@ export const tierOf = (tiers: ReadonlyArray<TierRow>, lifetime: number) => {
     next: tiers.find((tier) => tier.threshold > lifetime) ?? null
   }
 }
-
-/** A webhook event of the wallet: the same envelope as payment events, `data.object` the entry or redemption. */
-export const loyaltyEvent = (
-  eventId: EventId,
-  type: string,
-  livemode: boolean,
-  object: PointsEntry | Redemption,
-  at: Date,
-  encode: (object: PointsEntry | Redemption) => unknown
-) => ({
-  id: eventId,
-  object: "event",
-  type,
-  created_at: at.toISOString(),
-  livemode,
-  data: { object: encode(object) }
-})

@@ -15,14 +15,14 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import { BranchId, CustomerId, PaymentId, RefundId } from "../../domain/Ids.ts"
-import { newId } from "../platform/Ids.ts"
+import { JournalPostings } from "../ledger/Journal.ts"
 import { recordPaymentTransition } from "../platform/Metrics.ts"
+import { Outbox } from "../platform/Outbox.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { currentDate } from "../platform/Time.ts"
 import { eventTypeOf, nextStatus, type PaymentAction, PaymentActions, refundOutcome } from "./Lifecycle.ts"
-import { paymentLines, refundLines, shareReversalOf } from "../ledger/Postings.ts"
 import { PaymentRow, PaymentsRepo, RefundRow } from "./Repo.ts"
-import { paymentEvent, toPayment } from "./View.ts"
+import { toPayment } from "./View.ts"
 
 /** A payment row as messages carry it: the same type, with dates and amounts encoded for storage. */
 export const PaymentState = Schema.Struct({
@@ -74,6 +74,8 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* PaymentsRepo
+    const outbox = yield* Outbox
+    const journal = yield* JournalPostings
     const publicUrl = yield* PublicBaseUrl
     // The cluster addresses the entity by the payment's id: the one string here that arrives unbranded.
     const paymentId = PaymentId.make((yield* Entity.CurrentAddress).entityId)
@@ -88,15 +90,8 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
     /** The outbox event and the change notification of a payment that just changed. */
     const announce = (payment: PaymentRow, type: string, at: Date) =>
       Effect.gen(function*() {
-        const eventId = newId("evt")
         const view = toPayment(payment, yield* publicUrl.get)
-        yield* repo.insertOutbox({
-          eventId,
-          storeId: payment.store_id,
-          livemode: payment.livemode,
-          type,
-          payload: paymentEvent(eventId, type, view, at)
-        })
+        yield* outbox.emit({ storeId: payment.store_id, livemode: payment.livemode, type, object: view, at })
         yield* repo.notifyChange(payment)
       })
 
@@ -125,21 +120,8 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
         const at = yield* currentDate
         const updated = yield* repo.setStatus(paymentId, status, at)
         yield* repo.recordTransition(paymentId, `${action}:${requestKey}`, action)
-        if (status === "paid") {
-          yield* repo.postJournal({
-            id: newId("je"),
-            storeId: updated.store_id,
-            livemode: updated.livemode,
-            currency: updated.currency,
-            kind: "payment",
-            paymentId,
-            refundId: null,
-            memo: `payment ${paymentId} paid`,
-            // The store's active revenue shares as they are when it is paid (src/ledger/Postings.ts).
-            lines: paymentLines(updated.amount, yield* repo.activeSharePercents(updated.store_id)),
-            at
-          })
-        }
+        // The store's active revenue shares as they are when it is paid (src/ledger/Postings.ts).
+        if (status === "paid") yield* journal.postPaid(updated, at)
         yield* announce(updated, eventTypeOf[action], at)
         return {
           result: updated,
@@ -183,24 +165,11 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
           createdAt: at
         })
         const updated = yield* repo.addRefunded(paymentId, outcome.amount, outcome.status, at)
-        yield* repo.postJournal({
-          id: newId("je"),
-          storeId: updated.store_id,
-          livemode: updated.livemode,
-          currency: updated.currency,
-          kind: "refund",
-          paymentId,
-          refundId: refundRow.id,
-          memo: `refund ${refundRow.id} of payment ${paymentId}`,
-          lines: refundLines(
-            outcome.amount,
-            shareReversalOf({
-              paymentAmount: current.amount,
-              sharedTotal: yield* repo.sharedTotalOf(paymentId),
-              refundedBefore: current.amount_refunded,
-              amount: outcome.amount
-            })
-          ),
+        yield* journal.postRefund({
+          id: refundRow.id,
+          payment: current,
+          refundedBefore: current.amount_refunded,
+          amount: outcome.amount,
           at
         })
         yield* announce(updated, eventTypeOf.refund, at)

@@ -1,22 +1,19 @@
 /**
- * SQL of payments, refunds, their outbox events and ledger journals. The writes that change a
- * payment run inside the Payment entity's transaction (see Entity.ts); reads go straight here.
+ * SQL of payments and refunds. The writes that change a payment run inside the Payment entity's transaction
+ * (see Entity.ts), with its outbox event (src/platform/Outbox.ts) and journal entry (src/ledger/Journal.ts);
+ * reads go straight here.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { BranchId, CustomerId, EventId, JournalId, type OrganizationId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
+import { BranchId, CustomerId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
 import type { PaymentStatus } from "../../domain/Payments.ts"
 import { OpenStatuses, PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
 import { Currency, formatAmount } from "../platform/Money.ts"
-import type { JournalLine } from "../ledger/Postings.ts"
-import { OUTBOX_CHANNEL } from "../platform/Outbox.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { transactionOf } from "../platform/Transaction.ts"
 
 /** The LISTEN/NOTIFY channel on which payment changes are announced. */
 export const PAYMENT_CHANNEL = "payment_changes"
-
-export { OUTBOX_CHANNEL } from "../platform/Outbox.ts"
 
 /** What a change notice says: enough for a live status frame without reading the payment again. */
 export const PaymentChange = Schema.Struct({
@@ -133,14 +130,6 @@ const statusTimestampColumn: Partial<Record<PaymentStatus, string>> = {
   cancelled: "cancelled_at"
 }
 
-
-export interface OutboxEvent {
-  readonly eventId: EventId
-  readonly storeId: StoreId
-  readonly livemode: boolean
-  readonly type: string
-  readonly payload: unknown
-}
 
 export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/PaymentsRepo", {
   effect: Effect.gen(function*() {
@@ -366,85 +355,6 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         refundsOfPayment({ paymentId, limit, position }).pipe(Effect.orDie)
     )
 
-    const insertOutbox = Effect.fn("PaymentsRepo.insertOutbox")(
-      SqlSchema.void({
-        Request: Schema.Struct({
-          eventId: EventId,
-          storeId: StoreId,
-          livemode: Schema.Boolean,
-          type: Schema.String,
-          payload: Schema.Unknown
-        }),
-        execute: (event) =>
-          sql`
-            WITH written AS (
-              INSERT INTO outbox (event_id, store_id, livemode, type, payload)
-              VALUES (${event.eventId}, ${event.storeId}, ${event.livemode}, ${event.type}, ${
-            JSON.stringify(event.payload)
-          }::jsonb)
-              RETURNING store_id
-            )
-            SELECT pg_notify(${OUTBOX_CHANNEL}, store_id) FROM written`
-      }),
-      Effect.orDie
-    )
-
-    /**
-     * Posts one balanced journal entry; the database refuses to commit an unbalanced one. Two writes
-     * that read nothing back, so they stay plain statements (there is no row to decode).
-     */
-    const postJournal = Effect.fn("PaymentsRepo.postJournal")(function*(entry: {
-      readonly id: JournalId
-      readonly storeId: StoreId
-      readonly livemode: boolean
-      readonly currency: Currency
-      readonly kind: "payment" | "refund"
-      readonly paymentId: PaymentId
-      readonly refundId: RefundId | null
-      readonly memo: string
-      readonly lines: ReadonlyArray<JournalLine>
-      readonly at: Date
-    }) {
-      yield* sql`
-        INSERT INTO journal_entries (id, store_id, livemode, currency, kind, payment_id, refund_id, memo, created_at)
-        VALUES (${entry.id}, ${entry.storeId}, ${entry.livemode}, ${entry.currency}, ${entry.kind}, ${entry.paymentId},
-          ${entry.refundId}, ${entry.memo}, ${entry.at})`
-      yield* sql`INSERT INTO journal_lines ${
-        sql.insert(entry.lines.map((line, index) => ({
-          entry_id: entry.id,
-          line: index + 1,
-          account: line.account,
-          debit: line.debit.toString(),
-          credit: line.credit.toString()
-        })))
-      }`
-    }, Effect.orDie)
-
-    const sharePercents = SqlSchema.findAll({
-      Request: StoreId,
-      Result: Schema.Struct({ percent: Schema.String }),
-      execute: (storeId) =>
-        sql`SELECT percent::text AS percent FROM revenue_shares WHERE store_id = ${storeId} AND active ORDER BY created_at, id`
-    })
-    /** The percents of the store's active revenue shares (read inside the paying transaction). */
-    const activeSharePercents = Effect.fn("PaymentsRepo.activeSharePercents")((storeId: StoreId) =>
-      sharePercents(storeId).pipe(Effect.map((rows) => rows.map((row) => row.percent)), Effect.orDie)
-    )
-
-    const sharedTotal = SqlSchema.single({
-      Request: PaymentId,
-      Result: Schema.Struct({ total: Schema.BigInt }),
-      execute: (paymentId) =>
-        sql`
-          SELECT COALESCE(sum(l.credit), 0)::text AS total
-          FROM journal_entries e JOIN journal_lines l ON l.entry_id = e.id
-          WHERE e.payment_id = ${paymentId} AND e.kind = 'payment' AND l.account = 'revenue_share_payable'`
-    })
-    /** What the payment's entry moved to `revenue_share_payable` when it was paid. */
-    const sharedTotalOf = Effect.fn("PaymentsRepo.sharedTotalOf")((paymentId: PaymentId) =>
-      sharedTotal(paymentId).pipe(Effect.map((row) => row.total), Effect.orDie)
-    )
-
     // The notice travels as the JSON of PaymentChange, which is what Changes.ts parses on the other side.
     const notify = SqlSchema.void({
       Request: Schema.parseJson(PaymentChange),
@@ -492,23 +402,9 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       findOpenLive({ limit, now }).pipe(Effect.orDie)
     )
 
-    /**
-     * The organization's live payments created in [from, to) (to open when null), as plan limits count them:
-     * the payments_list index per store.
-     */
-    const livePaymentsOfOrganizationBetween = (orgId: OrganizationId, from: Date, to: Date | null) =>
-      Effect.map(
-        sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM payments p JOIN stores s ON s.id = p.store_id
-          WHERE s.organization_id = ${orgId} AND p.livemode AND p.created_at >= ${from}
-            ${to === null ? sql`` : sql`AND p.created_at < ${to}`}`,
-        (rows) => rows[0]?.n ?? 0
-      ).pipe(Effect.orDie)
-
     return {
       insert,
       inTransaction,
-      livePaymentsOfOrganizationBetween,
       find,
       findForUpdate,
       list,
@@ -520,10 +416,6 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       insertRefund,
       findRefundByRequestKey,
       listRefunds,
-      insertOutbox,
-      postJournal,
-      activeSharePercents,
-      sharedTotalOf,
       notifyChange,
       overdue,
       openLive

@@ -35,6 +35,7 @@ import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { StorePaymentSettings } from "../stores/PaymentSettings.ts"
 import { StoresService } from "../stores/Service.ts"
 import { PlanLimits } from "../limits/Service.ts"
+import { PaymentReads } from "./Reads.ts"
 import { CustomersService } from "../customers/Service.ts"
 import { ofStore, subscribePaymentChanges } from "./Changes.ts"
 import { PaymentEntity } from "./Entity.ts"
@@ -102,6 +103,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     const entity = yield* PaymentEntity.client
     const changeFeed = yield* ChangeFeed
     const limits = yield* PlanLimits
+    const reads = yield* PaymentReads
 
     const view = (row: PaymentRow) => Effect.map(publicUrl.get, (baseUrl) => toPayment(row, baseUrl))
     const encodePayment = Schema.encodeSync(Payment)
@@ -198,7 +200,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         const customerId = input.customer_id ?? null
         if (customerId !== null) yield* customers.checkPayer(customerId, key)
         const merchant = yield* merchantFor(key)
-        yield* limits.requirePaymentRoom(key.storeId, key.livemode, repo.livePaymentsOfOrganizationBetween)
+        yield* limits.requirePaymentRoom(key.storeId, key.livemode, reads.liveCountOfOrganization)
         const createdAt = yield* currentDate
         const expiresAt = addMillis(createdAt, (input.expires_in ?? config.paymentDefaultExpirySeconds) * 1000)
         const qr = yield* buildKhqr({
@@ -556,6 +558,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     AccessService.Default,
     AccountsService.Default,
     Idempotency.Default,
-    PlanLimits.Default
+    PlanLimits.Default,
+    PaymentReads.Default
   ]
 }) {}

@@ -1,7 +1,7 @@
 /**
  * How payments and refunds look on the wire (API.md "Payments"), and the events that carry them.
  */
-import type { EventId, PaymentId } from "../../domain/Ids.ts"
+import type { PaymentId } from "../../domain/Ids.ts"
 import { Payment, PaymentQr, Refund } from "../../domain/Payments.ts"
 import { formatAmount } from "../platform/Money.ts"
 import type { PaymentRow, RefundRow } from "./Repo.ts"
@@ -52,13 +52,3 @@ export const toRefund = (row: RefundRow): Refund =>
     status: row.status,
     created_at: row.created_at.toISOString()
   }, CHECKED_ON_ENCODE)
-
-/** The body of a webhook event about a payment (API.md "Webhooks"). */
-export const paymentEvent = (eventId: EventId, type: string, payment: Payment, at: Date) => ({
-  id: eventId,
-  object: "event",
-  type,
-  created_at: at.toISOString(),
-  livemode: payment.livemode,
-  data: { object: payment }
-})

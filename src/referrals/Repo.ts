@@ -10,6 +10,8 @@ import { CommissionStatus, ReferralFlags, ReferralStatus } from "../../domain/Re
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { transactionOf } from "../platform/Transaction.ts"
+import { lockCustomerRow } from "../customers/Lock.ts"
+import { PaymentReads } from "../payments/Reads.ts"
 
 export const ProgramRow = Schema.Struct({
   store_id: StoreId,
@@ -82,18 +84,6 @@ export const CommissionRow = Schema.Struct({
 export type CommissionRow = typeof CommissionRow.Type
 
 /** A payment as conversion and commissions read it; amounts in minor units. */
-export const ReferralPaymentRow = Schema.Struct({
-  id: PaymentId,
-  store_id: StoreId,
-  livemode: Schema.Boolean,
-  customer_id: Schema.NullOr(CustomerId),
-  amount: Schema.BigInt,
-  amount_refunded: Schema.BigInt,
-  currency: Currency,
-  paid_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type ReferralPaymentRow = typeof ReferralPaymentRow.Type
-
 /** Sums per status and currency, in minor units. */
 export const TotalRow = Schema.Struct({ status: CommissionStatus, currency: Currency, total: Schema.BigInt })
 export const ReferrerTotalRow = Schema.Struct({
@@ -117,6 +107,7 @@ const Mode = { storeId: StoreId, livemode: Schema.Boolean }
 export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/ReferralsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const payments = yield* PaymentReads
 
     const inTransaction = transactionOf(sql)
 
@@ -173,7 +164,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       SqlSchema.findOne({
         Request: Schema.String,
         Result: ReferralCustomerRow,
-        execute: (id) => sql`SELECT ${customerColumns} FROM customers WHERE id = ${id} FOR UPDATE`
+        execute: (id) => lockCustomerRow(sql, customerColumns, id)
       }),
       Effect.orDie
     )
@@ -305,18 +296,8 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
     // Payments and commissions
     // ---------------------------------------------------------------------------------------------
 
-    const findPayment = Effect.fn("ReferralsRepo.findPayment")(
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: ReferralPaymentRow,
-        execute: (id) =>
-          sql`
-            SELECT id, store_id, livemode, customer_id, amount::text AS amount, amount_refunded::text AS amount_refunded,
-              currency, paid_at
-            FROM payments WHERE id = ${id}`
-      }),
-      Effect.orDie
-    )
+    /** A referee's payment, as conversion reads it. */
+    const findPayment = payments.factsOf
 
     const commissionColumns = sql.literal(
       Object.keys(CommissionRow.fields).map((column) =>
@@ -479,5 +460,6 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       commissionTotals,
       funnel
     } as const
-  })
+  }),
+  dependencies: [PaymentReads.Default]
 }) {}

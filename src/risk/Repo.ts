@@ -4,12 +4,13 @@
  * unique index of migration 0014 makes that hold under races, so a rule firing twice opens one case.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { RiskKind, RiskStatus } from "../../domain/Analytics.ts"
-import { CustomerId, PaymentId, RiskCaseId, StoreId } from "../../domain/Ids.ts"
+import { CustomerId, RiskCaseId, StoreId } from "../../domain/Ids.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 import { transactionOf } from "../platform/Transaction.ts"
+import { PaymentReads } from "../payments/Reads.ts"
 
 export const RiskCaseRow = Schema.Struct({
   id: RiskCaseId,
@@ -26,17 +27,6 @@ export const RiskCaseRow = Schema.Struct({
 })
 export type RiskCaseRow = typeof RiskCaseRow.Type
 
-export const PaidPaymentFacts = Schema.Struct({
-  id: PaymentId,
-  store_id: StoreId,
-  livemode: Schema.Boolean,
-  customer_id: Schema.NullOr(CustomerId),
-  amount: Schema.BigInt,
-  currency: Currency,
-  paid_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type PaidPaymentFacts = typeof PaidPaymentFacts.Type
-
 export interface NewCase {
   readonly id: RiskCaseId
   readonly storeId: StoreId
@@ -51,6 +41,7 @@ export interface NewCase {
 export class RiskRepo extends Effect.Service<RiskRepo>()("risk/RiskRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const payments = yield* PaymentReads
 
     const insertCase = SqlSchema.findOne({
       Request: Schema.Any,
@@ -113,13 +104,6 @@ export class RiskRepo extends Effect.Service<RiskRepo>()("risk/RiskRepo", {
         sql`SELECT status, count(*)::int AS n FROM risk_cases WHERE store_id = ${storeId} AND livemode = ${livemode} GROUP BY status`
     })
 
-    const paymentFacts = SqlSchema.findOne({
-      Request: PaymentId,
-      Result: PaidPaymentFacts,
-      execute: (id) =>
-        sql`SELECT id, store_id, livemode, customer_id, amount::text AS amount, currency, paid_at FROM payments WHERE id = ${id}`
-    })
-
     /** Paid payments of the customer in the window ending at `at`. */
     const customerPaidSince = SqlSchema.single({
       Request: Schema.Struct({ customerId: CustomerId, since: Schema.DateFromSelf, until: Schema.DateFromSelf }),
@@ -150,11 +134,12 @@ export class RiskRepo extends Effect.Service<RiskRepo>()("risk/RiskRepo", {
       setStatus: (input: Parameters<typeof setStatus>[0]) => Effect.orDie(setStatus(input)),
       page: (input: Parameters<typeof page>[0]) => Effect.orDie(page(input)),
       countsByStatus: (input: Parameters<typeof countsByStatus>[0]) => Effect.orDie(countsByStatus(input)),
-      paymentFacts: (id: PaymentId) => Effect.orDie(paymentFacts(id)) as Effect.Effect<Option.Option<PaidPaymentFacts>>,
+      paymentFacts: payments.factsOf,
       customerPaidSince: (input: Parameters<typeof customerPaidSince>[0]) =>
         Effect.map(Effect.orDie(customerPaidSince(input)), (row) => row.n),
       storeWindowTotals: (input: Parameters<typeof storeWindowTotals>[0]) => Effect.orDie(storeWindowTotals(input)),
       inTransaction: transactionOf(sql)
     } as const
-  })
+  }),
+  dependencies: [PaymentReads.Default]
 }) {}

@@ -12,7 +12,7 @@ import type { OrganizationId, PaymentId } from "../../domain/Ids.ts"
 import { PLATFORM_BILLING_STORE_ID } from "../../src/billing/Plans.ts"
 import { applyBillingPaymentEvent, BILLING_CONSUMER } from "../../src/billing/Consumer.ts"
 import { PlanLimits } from "../../src/limits/Service.ts"
-import { PaymentsRepo } from "../../src/payments/Repo.ts"
+import { PaymentReads } from "../../src/payments/Reads.ts"
 import { BillingRepo } from "../../src/billing/Repo.ts"
 import { PaymentsService } from "../../src/payments/Service.ts"
 import { OutboxEvent } from "../../src/platform/Outbox.ts"
@@ -332,11 +332,11 @@ describe("billing", () => {
         expect(billing.warnings.some((w) => w.startsWith("payments_per_month: 1000 of 1000"))).toBe(true)
         yield* Effect.gen(function*() {
           const limits = yield* PlanLimits
-          const count = (yield* PaymentsRepo).livePaymentsOfOrganizationBetween
+          const count = (yield* PaymentReads).liveCountOfOrganization
           const refused = yield* expectFailure(limits.requirePaymentRoom(store.id, true, count), "Forbidden")
           expect(refused.message).toMatch(/Free plan \(free\) allows 1000 live payments a month/)
           yield* limits.requirePaymentRoom(store.id, false, count)
-        }).pipe(Effect.provide([PlanLimits.Default, PaymentsRepo.Default]))
+        }).pipe(Effect.provide([PlanLimits.Default, PaymentReads.Default]))
       }))
   })
 

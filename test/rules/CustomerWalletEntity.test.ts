@@ -10,11 +10,11 @@ import { Effect, Either, Layer } from "effect"
 import type { CustomerId, RedemptionId, RewardId, StoreId } from "../../domain/Ids.ts"
 import { CustomerWalletEntity, CustomerWalletEntityLive } from "../../src/loyalty/Entity.ts"
 import { LoyaltyRepo } from "../../src/loyalty/Repo.ts"
-import { PaymentsRepo } from "../../src/payments/Repo.ts"
+import { Outbox } from "../../src/platform/Outbox.ts"
 import { newId } from "../../src/platform/Ids.ts"
 import { inProcessLayer, seedStore } from "../support/InProcess.ts"
 
-const entityLayer = CustomerWalletEntityLive.pipe(Layer.provide(Layer.mergeAll(LoyaltyRepo.Default, PaymentsRepo.Default)))
+const entityLayer = CustomerWalletEntityLive.pipe(Layer.provide(Layer.mergeAll(LoyaltyRepo.Default, Outbox.Default)))
 
 const seedCustomer = (storeId: StoreId) =>
   Effect.gen(function*() {

@@ -9,10 +9,12 @@ import { Effect, Either, Layer } from "effect"
 import type { PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
 import { PaymentEntity, PaymentEntityLive } from "../../src/payments/Entity.ts"
 import { PaymentsRepo } from "../../src/payments/Repo.ts"
+import { JournalPostings } from "../../src/ledger/Journal.ts"
+import { Outbox } from "../../src/platform/Outbox.ts"
 import { newId } from "../../src/platform/Ids.ts"
 import { inProcessLayer, seedStore } from "../support/InProcess.ts"
 
-const entityLayer = PaymentEntityLive.pipe(Layer.provide(PaymentsRepo.Default))
+const entityLayer = PaymentEntityLive.pipe(Layer.provide([PaymentsRepo.Default, Outbox.Default, JournalPostings.Default]))
 
 /** A pending payment of `amount` minor units in USD, written as the service writes one. */
 const seedPayment = (storeId: StoreId, amount: bigint) =>

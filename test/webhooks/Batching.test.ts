@@ -13,7 +13,7 @@ import { Webhook } from "standardwebhooks"
 import { EventId } from "../../domain/Ids.ts"
 import type { Store } from "../../domain/Stores.ts"
 import type { WebhookEndpoint } from "../../domain/Webhooks.ts"
-import { PaymentsRepo } from "../../src/payments/Repo.ts"
+import { Outbox } from "../../src/platform/Outbox.ts"
 import { newId } from "../../src/platform/Ids.ts"
 import { currentDate } from "../../src/platform/Time.ts"
 import { WebhookDeliverySettings, type WebhookDeliverySettingsShape } from "../../src/webhooks/Dispatcher.ts"
@@ -60,30 +60,21 @@ const endpointOn = (app: TestAppShape, receiver: Receiver, behaviour?: Behaviour
   })
 
 /**
- * `count` payment events of the store, written by the payments engine's own outbox statement (which
- * announces each) in one transaction; answers their ids in outbox order.
+ * `count` payment events of the store, written by the outbox's own statement (which announces each) in one
+ * transaction; answers their ids in outbox order.
  */
 const commitEvents = (sql: SqlClient.SqlClient, storeId: Store["id"], count: number) =>
   Effect.gen(function*() {
-    const payments = yield* PaymentsRepo
+    const outbox = yield* Outbox
     return yield* sql.withTransaction(Effect.gen(function*() {
       const ids: Array<EventId> = []
       for (let n = 1; n <= count; n++) {
-        const eventId = EventId.make(newId("evt"))
-        const payload = {
-          id: eventId,
-          object: "event",
-          type: "payment.completed",
-          created_at: new Date().toISOString(),
-          livemode: false,
-          data: { object: { id: `pay_batch_${n}`, object: "payment", reference_id: `order-${n}` } }
-        }
-        yield* payments.insertOutbox({ eventId, storeId, livemode: false, type: "payment.completed", payload })
-        ids.push(eventId)
+        const object = { id: `pay_batch_${n}`, object: "payment", reference_id: `order-${n}` }
+        ids.push(yield* outbox.emit({ storeId, livemode: false, type: "payment.completed", object }))
       }
       return ids
     }))
-  }).pipe(Effect.provide(PaymentsRepo.Default), Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
+  }).pipe(Effect.provide(Outbox.Default), Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
 
 /** What a test of the running service works with. */
 const suite = Effect.all({ app: TestApp, receiver: TestReceiver, sql: SqlClient.SqlClient })

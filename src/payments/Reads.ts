@@ -1,0 +1,111 @@
+/**
+ * The reads other areas make of payments. The payments area owns the table; these are the narrow reads the
+ * others need where they cannot go through PaymentsService: inside their own transactions (a wallet's
+ * earning, a referral's conversion, a risk rule), or from areas the payments service itself depends on
+ * (customers, plan limits). Each is named for what it answers; every method dies on SQL failures.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { CustomerId, type OrganizationId, PaymentId, StoreId } from "../../domain/Ids.ts"
+import { Currency } from "../platform/Money.ts"
+import { newestFirst } from "../platform/Pagination.ts"
+import { PaymentRow } from "./Repo.ts"
+
+/** What another area acts on when a payment is paid or refunded; amounts in minor units. */
+export const PaymentFacts = Schema.Struct({
+  id: PaymentId,
+  store_id: StoreId,
+  livemode: Schema.Boolean,
+  customer_id: Schema.NullOr(CustomerId),
+  amount: Schema.BigInt,
+  amount_refunded: Schema.BigInt,
+  currency: Currency,
+  paid_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type PaymentFacts = typeof PaymentFacts.Type
+
+/** A customer's paid payments in one currency, in figures (minor units). */
+export const CustomerPaymentFigures = Schema.Struct({
+  currency: Currency,
+  paid_count: Schema.Number,
+  net: Schema.BigInt,
+  refunded: Schema.BigInt,
+  first_paid_at: Schema.NullOr(Schema.DateFromSelf),
+  last_paid_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type CustomerPaymentFigures = typeof CustomerPaymentFigures.Type
+
+export class PaymentReads extends Effect.Service<PaymentReads>()("payments/PaymentReads", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** The payment's facts (none when there is no such payment). */
+    const factsOf = Effect.fn("PaymentReads.factsOf")(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: PaymentFacts,
+        execute: (id) =>
+          sql`
+            SELECT id, store_id, livemode, customer_id, amount::text AS amount, amount_refunded::text AS amount_refunded,
+              currency, paid_at
+            FROM payments WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
+
+    /** A customer's payments in figures, one row per currency it paid in. */
+    const customerFigures = Effect.fn("PaymentReads.customerFigures")(
+      SqlSchema.findAll({
+        Request: Schema.String,
+        Result: CustomerPaymentFigures,
+        execute: (customerId) =>
+          sql`
+            SELECT currency, count(*)::int AS paid_count,
+              COALESCE(sum(amount - amount_refunded), 0)::text AS net,
+              COALESCE(sum(amount_refunded), 0)::text AS refunded,
+              min(paid_at) AS first_paid_at, max(paid_at) AS last_paid_at
+            FROM payments
+            WHERE customer_id = ${customerId} AND paid_at IS NOT NULL
+            GROUP BY currency`
+      }),
+      Effect.orDie
+    )
+
+    /** A customer's newest payments, whatever their status. */
+    const recentOfCustomer = Effect.fn("PaymentReads.recentOfCustomer")(
+      SqlSchema.findAll({
+        Request: Schema.Struct({ customerId: Schema.String, limit: Schema.Number }),
+        Result: PaymentRow,
+        execute: ({ customerId, limit }) =>
+          sql`
+            SELECT * FROM payments
+            WHERE customer_id = ${customerId}
+            ORDER BY ${newestFirst(sql)}
+            LIMIT ${limit}`
+      }),
+      Effect.orDie
+    )
+
+    /**
+     * The organization's live payments created in [from, to) (to open when null), as plan limits and billing
+     * usage count them: the payments_list index per store.
+     */
+    const liveCountOfOrganization = (orgId: OrganizationId, from: Date, to: Date | null) =>
+      Effect.map(
+        sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM payments p JOIN stores s ON s.id = p.store_id
+          WHERE s.organization_id = ${orgId} AND p.livemode AND p.created_at >= ${from}
+            ${to === null ? sql`` : sql`AND p.created_at < ${to}`}`,
+        (rows) => rows[0]?.n ?? 0
+      ).pipe(Effect.orDie)
+
+    /** The status and expiry of a payment (a subscription invoice's, as billing shows it). */
+    const stateOf = (paymentId: PaymentId) =>
+      Effect.map(
+        sql<{ status: string; expires_at: Date }>`SELECT status, expires_at FROM payments WHERE id = ${paymentId}`,
+        (rows) => Option.fromNullable(rows[0])
+      ).pipe(Effect.orDie)
+
+    return { factsOf, customerFigures, recentOfCustomer, liveCountOfOrganization, stateOf } as const
+  })
+}) {}
