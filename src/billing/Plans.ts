@@ -2,7 +2,7 @@
  * The billing side of the plans (their catalogue and limits are the limits area's): what a plan costs, and
  * where its invoices are paid.
  */
-import type { Plan } from "../../domain/Connectors.ts"
+import type { Plan } from "../../domain/Billing.ts"
 
 /**
  * The platform's own test-mode store that receives subscription invoices' payments unless the

@@ -10,7 +10,7 @@
  */
 import { Effect, Option, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
-import { Billing, PlanChange, SubscriptionInvoice } from "../../domain/Connectors.ts"
+import { Billing, PlanChange, SubscriptionInvoice } from "../../domain/Billing.ts"
 import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import { type InvoiceId, isIdOf, type OrganizationId, type PaymentId, type StoreId } from "../../domain/Ids.ts"
 import { AccessService } from "../access/Service.ts"

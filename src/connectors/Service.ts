@@ -6,9 +6,9 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import {
-  type CreateConnector,
   Connector,
   ConnectorDelivery,
+  type CreateConnector,
   DeletedConnector,
   type UpdateConnector
 } from "../../domain/Connectors.ts"

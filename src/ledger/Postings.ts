@@ -10,7 +10,7 @@
  *   on the running refunded total, `floor(S × after / A) − floor(S × before / A)`, so partial refunds
  *   that add up to the whole give back exactly S, never a unit more or less.
  */
-import type { LedgerAccount } from "../../domain/Analytics.ts"
+import type { LedgerAccount } from "../../domain/Ledger.ts"
 
 export interface JournalLine {
   readonly account: LedgerAccount

@@ -5,7 +5,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { LedgerAccount } from "../../domain/Analytics.ts"
+import { LedgerAccount } from "../../domain/Ledger.ts"
 import { JournalId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"

@@ -3,16 +3,16 @@
  * reconciliation of the journal against payments and refunds, and the backfill of missing entries.
  */
 import { Effect } from "effect"
+import type { RangeParams } from "../../domain/Analytics.ts"
 import type {
   JournalEntry,
   JournalListParams,
   Ledger,
   LedgerBackfill,
   Mismatch,
-  RangeParams,
   Reconciliation,
   TrialBalance
-} from "../../domain/Analytics.ts"
+} from "../../domain/Ledger.ts"
 import { Currencies } from "../../domain/Money.ts"
 import type { StoreId } from "../../domain/Ids.ts"
 import { AccessService } from "../access/Service.ts"

@@ -3,7 +3,7 @@
  * `payments_per_month` counts live-mode payments (test mode is free and unlimited); the free plan leaves room
  * for a small shop and its tests.
  */
-import { Plan, type PlanId } from "../../domain/Connectors.ts"
+import { Plan, type PlanId } from "../../domain/Billing.ts"
 
 /**
  * The platform's own organization, which receives subscription invoices' payments (its rows are created by a

@@ -7,7 +7,7 @@ import { Effect, Option } from "effect"
 import { Forbidden } from "../../domain/Errors.ts"
 import type { OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
-import type { Plan } from "../../domain/Connectors.ts"
+import type { Plan } from "../../domain/Billing.ts"
 import { FREE, limitOf, PLATFORM_BILLING_ORGANIZATION_ID, planOf, type Usage } from "./Plans.ts"
 import { LimitsRepo } from "./Repo.ts"
 

@@ -15,7 +15,7 @@
  * provider asked for (`Retry-After`, or Telegram's `parameters.retry_after`) to the retry schedule.
  */
 import { Effect, Option, Redacted } from "effect"
-import type { MessageChannelName } from "../../domain/Connectors.ts"
+import type { MessageChannelName } from "../../domain/Notifications.ts"
 import { SettingsService } from "../settings/Service.ts"
 
 /** What one send came to: the provider's status, or an error in words. */

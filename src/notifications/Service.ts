@@ -6,13 +6,13 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import {
   ChannelConfig,
-  MessageChannels,
   type MessageChannelName,
+  MessageChannels,
   NotificationMessage,
   TelegramConfig,
   type UpdateChannel,
   type UpdateTelegram
-} from "../../domain/Connectors.ts"
+} from "../../domain/Notifications.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { NotificationId, StoreId } from "../../domain/Ids.ts"
 import { AccessService } from "../access/Service.ts"

@@ -6,7 +6,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import type { CreateRevenueShare, RevenueShare, UpdateRevenueShare } from "../../domain/Analytics.ts"
+import type { CreateRevenueShare, RevenueShare, UpdateRevenueShare } from "../../domain/RevenueShares.ts"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import { RevenueShareId, StoreId } from "../../domain/Ids.ts"
 import type { ListParams } from "../../domain/Lists.ts"

@@ -5,7 +5,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { RiskKind, RiskStatus } from "../../domain/Analytics.ts"
+import { RiskKind, RiskStatus } from "../../domain/Risk.ts"
 import { CustomerId, RiskCaseId, StoreId } from "../../domain/Ids.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"

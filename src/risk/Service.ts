@@ -4,7 +4,7 @@
  * when the rule fires again).
  */
 import { Effect, Option } from "effect"
-import type { RiskCase, RiskCaseListParams, RiskStatus, RiskSummary, UpdateRiskCase } from "../../domain/Analytics.ts"
+import type { RiskCase, RiskCaseListParams, RiskStatus, RiskSummary, UpdateRiskCase } from "../../domain/Risk.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { RiskCaseId, StoreId } from "../../domain/Ids.ts"
 import { AccessService } from "../access/Service.ts"

@@ -5,7 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Redacted } from "effect"
 import { isIP } from "node:net"
-import { Monitoring, PostureCheck, SecurityPosture } from "../../domain/Connectors.ts"
+import { Monitoring, PostureCheck, SecurityPosture } from "../../domain/Security.ts"
 import { AccessService } from "../access/Service.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { BaseUrlSettings } from "../settings/Known.ts"

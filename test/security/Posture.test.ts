@@ -9,7 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import type { SecurityPosture } from "../../domain/Connectors.ts"
+import type { SecurityPosture } from "../../domain/Security.ts"
 import { currentTotp } from "../../src/accounts/Totp.ts"
 import { signUp } from "../support/Accounts.ts"
 import { clientAs } from "../support/Client.ts"

@@ -1,0 +1,14 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../domain/Api.ts"
+import { RevenueSharesService } from "./Service.ts"
+
+export const RevenueSharesHttpLive = HttpApiBuilder.group(Api, "revenueShares", (handlers) =>
+  Effect.gen(function*() {
+    const shares = yield* RevenueSharesService
+    return handlers
+      .handle("list", ({ path, urlParams }) => shares.list(path.storeId, urlParams))
+      .handle("create", ({ path, payload }) => shares.create(path.storeId, payload))
+      .handle("update", ({ path, payload }) => shares.update(path.shareId, payload))
+      .handle("delete", ({ path }) => shares.remove(path.shareId))
+  }))

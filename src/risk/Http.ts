@@ -1,0 +1,13 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../domain/Api.ts"
+import { RiskService } from "./Service.ts"
+
+export const RiskHttpLive = HttpApiBuilder.group(Api, "risk", (handlers) =>
+  Effect.gen(function*() {
+    const risk = yield* RiskService
+    return handlers
+      .handle("cases", ({ path, urlParams }) => risk.cases(path.storeId, urlParams))
+      .handle("summary", ({ path, urlParams }) => risk.summary(path.storeId, urlParams.livemode))
+      .handle("update", ({ path, payload }) => risk.update(path.caseId, payload))
+  }))
