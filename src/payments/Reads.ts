@@ -106,6 +106,33 @@ export class PaymentReads extends Effect.Service<PaymentReads>()("payments/Payme
         (rows) => Option.fromNullable(rows[0])
       ).pipe(Effect.orDie)
 
-    return { factsOf, customerFigures, recentOfCustomer, liveCountOfOrganization, stateOf } as const
+    /** Paid payments of the customer in (since, until]. */
+    const customerPaid = SqlSchema.single({
+      Request: Schema.Struct({ customerId: CustomerId, since: Schema.DateFromSelf, until: Schema.DateFromSelf }),
+      Result: Schema.Struct({ n: Schema.Number }),
+      execute: ({ customerId, since, until }) =>
+        sql`SELECT count(*)::int AS n FROM payments
+            WHERE customer_id = ${customerId} AND paid_at IS NOT NULL AND paid_at > ${since} AND paid_at <= ${until}`
+    })
+
+    /** Per currency, what the store took in and refunded in the window ending at `until`. */
+    const windowTotals = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: StoreId, livemode: Schema.Boolean, since: Schema.DateFromSelf, until: Schema.DateFromSelf }),
+      Result: Schema.Struct({ currency: Currency, paid: Schema.BigInt, refunded: Schema.BigInt }),
+      execute: ({ livemode, since, storeId, until }) =>
+        sql`
+          SELECT c.currency,
+            (SELECT COALESCE(sum(amount), 0) FROM payments WHERE store_id = ${storeId} AND livemode = ${livemode}
+               AND currency = c.currency AND paid_at > ${since} AND paid_at <= ${until})::text AS paid,
+            (SELECT COALESCE(sum(amount), 0) FROM refunds WHERE store_id = ${storeId} AND livemode = ${livemode}
+               AND currency = c.currency AND status = 'succeeded' AND created_at > ${since} AND created_at <= ${until})::text AS refunded
+          FROM (VALUES ('USD'), ('KHR')) AS c (currency)`
+    })
+
+    const customerPaidBetween = (input: Parameters<typeof customerPaid>[0]) =>
+      Effect.map(Effect.orDie(customerPaid(input)), (row) => row.n)
+    const storeWindowTotals = (input: Parameters<typeof windowTotals>[0]) => Effect.orDie(windowTotals(input))
+
+    return { factsOf, customerFigures, recentOfCustomer, liveCountOfOrganization, stateOf, customerPaidBetween, storeWindowTotals } as const
   })
 }) {}

@@ -4,12 +4,13 @@
  * a paid payment may earn, each one query.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
-import { CustomerId, PaymentId, PromotionId, SegmentId, StoreId, UserId } from "../../domain/Ids.ts"
+import { Effect, Option, Schema } from "effect"
+import { PaymentId, PromotionId, SegmentId, StoreId, UserId } from "../../domain/Ids.ts"
 import { PromotionActions, PromotionStatus, type RuleSet, SIMULATION_WINDOW_DAYS } from "../../domain/Promotions.ts"
 import { storePageOf } from "../platform/Pagination.ts"
 import { metricsOf, predicateOf } from "../segments/Rules.ts"
 import { transactionOf } from "../platform/Transaction.ts"
+import { PaymentReads } from "../payments/Reads.ts"
 
 export const PromotionRow = Schema.Struct({
   id: PromotionId,
@@ -42,17 +43,6 @@ export const AuditRow = Schema.Struct({
 export type AuditRow = typeof AuditRow.Type
 
 /** A paid payment as awarding reads it. */
-export const PaidPaymentRow = Schema.Struct({
-  id: PaymentId,
-  store_id: StoreId,
-  livemode: Schema.Boolean,
-  customer_id: Schema.NullOr(CustomerId),
-  amount: Schema.NumberFromString,
-  currency: Schema.Literal("USD", "KHR"),
-  paid_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type PaidPaymentRow = typeof PaidPaymentRow.Type
-
 const Fields = Schema.Struct({
   id: PromotionId,
   name: Schema.String,
@@ -86,6 +76,7 @@ export interface Simulation {
 export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions/PromotionsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const payments = yield* PaymentReads
 
     const inTransaction = transactionOf(sql)
 
@@ -190,14 +181,9 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
       Effect.orDie
     )
 
-    const findPayment = Effect.fn("PromotionsRepo.findPayment")(
-      SqlSchema.findOne({
-        Request: PaymentId,
-        Result: PaidPaymentRow,
-        execute: (id) => sql`SELECT id, store_id, livemode, customer_id, amount, currency, paid_at FROM payments WHERE id = ${id}`
-      }),
-      Effect.orDie
-    )
+    /** A paid payment's facts, as awarding reads them (its amount in minor units as a number). */
+    const findPayment = (id: PaymentId) =>
+      Effect.map(payments.factsOf(id), Option.map((payment) => ({ ...payment, amount: Number(payment.amount) })))
 
     /**
      * The store's active promotions whose window holds `paidAt` and whose minimum the payment meets: those
@@ -267,5 +253,6 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
       runningFor,
       simulate
     } as const
-  })
+  }),
+  dependencies: [PaymentReads.Default]
 }) {}

@@ -6,8 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { RiskKind, RiskStatus } from "../../domain/Risk.ts"
-import { CustomerId, RiskCaseId, StoreId } from "../../domain/Ids.ts"
-import { Currency } from "../platform/Money.ts"
+import { RiskCaseId, StoreId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 import { transactionOf } from "../platform/Transaction.ts"
 import { PaymentReads } from "../payments/Reads.ts"
@@ -104,29 +103,6 @@ export class RiskRepo extends Effect.Service<RiskRepo>()("risk/RiskRepo", {
         sql`SELECT status, count(*)::int AS n FROM risk_cases WHERE store_id = ${storeId} AND livemode = ${livemode} GROUP BY status`
     })
 
-    /** Paid payments of the customer in the window ending at `at`. */
-    const customerPaidSince = SqlSchema.single({
-      Request: Schema.Struct({ customerId: CustomerId, since: Schema.DateFromSelf, until: Schema.DateFromSelf }),
-      Result: Schema.Struct({ n: Schema.Number }),
-      execute: ({ customerId, since, until }) =>
-        sql`SELECT count(*)::int AS n FROM payments
-            WHERE customer_id = ${customerId} AND paid_at IS NOT NULL AND paid_at > ${since} AND paid_at <= ${until}`
-    })
-
-    /** Per currency, what the store took in and refunded in the window ending at `until`. */
-    const storeWindowTotals = SqlSchema.findAll({
-      Request: Schema.Struct({ storeId: StoreId, livemode: Schema.Boolean, since: Schema.DateFromSelf, until: Schema.DateFromSelf }),
-      Result: Schema.Struct({ currency: Currency, paid: Schema.BigInt, refunded: Schema.BigInt }),
-      execute: ({ livemode, since, storeId, until }) =>
-        sql`
-          SELECT c.currency,
-            (SELECT COALESCE(sum(amount), 0) FROM payments WHERE store_id = ${storeId} AND livemode = ${livemode}
-               AND currency = c.currency AND paid_at > ${since} AND paid_at <= ${until})::text AS paid,
-            (SELECT COALESCE(sum(amount), 0) FROM refunds WHERE store_id = ${storeId} AND livemode = ${livemode}
-               AND currency = c.currency AND status = 'succeeded' AND created_at > ${since} AND created_at <= ${until})::text AS refunded
-          FROM (VALUES ('USD'), ('KHR')) AS c (currency)`
-    })
-
     return {
       insertCase: (input: NewCase) => Effect.orDie(insertCase(input)),
       find: (id: RiskCaseId) => Effect.orDie(find(id)),
@@ -135,9 +111,8 @@ export class RiskRepo extends Effect.Service<RiskRepo>()("risk/RiskRepo", {
       page: (input: Parameters<typeof page>[0]) => Effect.orDie(page(input)),
       countsByStatus: (input: Parameters<typeof countsByStatus>[0]) => Effect.orDie(countsByStatus(input)),
       paymentFacts: payments.factsOf,
-      customerPaidSince: (input: Parameters<typeof customerPaidSince>[0]) =>
-        Effect.map(Effect.orDie(customerPaidSince(input)), (row) => row.n),
-      storeWindowTotals: (input: Parameters<typeof storeWindowTotals>[0]) => Effect.orDie(storeWindowTotals(input)),
+      customerPaidSince: payments.customerPaidBetween,
+      storeWindowTotals: payments.storeWindowTotals,
       inTransaction: transactionOf(sql)
     } as const
   }),
