@@ -95,6 +95,15 @@ describe("layering", () => {
     expect(violations).toEqual([])
   })
 
+  it("the payments table is queried by the payments area; other areas' SQL over it is a named report", () => {
+    const querying = typeScriptFilesUnder("src")
+      .filter((file) => paymentsSql.test(readFileSync(file, "utf8")))
+      .map((file) => relative(join(root, "src"), file).split(sep).join("/"))
+      .filter((file) => !file.startsWith("payments/"))
+    expect(querying.filter((file) => !paymentsReports.has(file))).toEqual([])
+    expect([...paymentsReports.keys()].filter((file) => !querying.includes(file))).toEqual([])
+  })
+
   it("the named exceptions are all still in use (a stale one would let a new import in unseen)", () => {
     const used = new Set(crossAreaImports().map(({ target }) => target))
     expect([...namedExceptions.keys()].filter((target) => !used.has(target))).toEqual([])
@@ -134,6 +143,24 @@ const namedExceptions = new Map<string, string>([
   ["mail/Queue.ts", "account and API-key mails are queued by the change that causes them, which must never wait on delivery"],
   ["mail/Templates.ts", "the mail area writes every mail's text; the areas that send one pick its template"],
   ["settings/Known.ts", "the security posture checks the known provider base-URL settings"]
+])
+
+/** A statement that reads or writes the payments table. */
+const paymentsSql = /\b(?:FROM|JOIN|UPDATE|INTO)\s+payments\b/
+
+/**
+ * The files outside src/payments/ whose SQL reads the payments table, each with why: reports that aggregate
+ * payments, mostly with their own tables, in one statement. Reads of single payments and the plain counts
+ * other rules need go through PaymentsService or src/payments/Reads.ts; a new one goes there too.
+ */
+const paymentsReports = new Map<string, string>([
+  ["analytics/Repo.ts", "the daily rollup and the figures of a store and an organization aggregate payments with stores and customers"],
+  ["ledger/Repo.ts", "reconciliation and the backfill compare payments and refunds with their journal entries"],
+  ["ai/Repo.ts", "the assistant's facts of a store's window aggregate payments, alone and with customers"],
+  ["segments/Rules.ts", "segment rules compile to SQL over a customer's payments"],
+  ["promotions/Repo.ts", "a promotion's simulation counts the segment's paid payments with the compiled rules"],
+  ["links/Repo.ts", "a payment link's paid date and open payments join its link_payments rows"],
+  ["security/Service.ts", "monitoring counts the last minute's payments with the other queues' figures"]
 ])
 
 const isRepo = (target: string) => target.split("/")[1] === "Repo.ts"
