@@ -30,6 +30,12 @@ import { BillingRepo, type InvoiceRow, type Usage } from "./Repo.ts"
 /** How long an invoice's KHQR may be paid; after that, subscribing again makes a new one. */
 const INVOICE_PAYMENT_EXPIRY_SECONDS = 24 * 60 * 60
 
+/**
+ * Subscription invoices are paid to the platform's own billing store: the organization's check is for
+ * its billing, and the payments of that store are the platform's, made and cancelled for it.
+ */
+const platformCharges = "the platform's subscription invoices, paid to its billing store"
+
 export class BillingService extends Effect.Service<BillingService>()("billing/BillingService", {
   effect: Effect.gen(function*() {
     const repo = yield* BillingRepo
@@ -107,7 +113,8 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
           yield* repo.voidInvoice(invoice.id)
           if (invoice.payment_id !== null) {
             yield* payments.applyTransition(invoice.payment_id, "cancel", `billing-void:${invoice.id}`).pipe(
-              Effect.catchAll(() => Effect.void)
+              Effect.catchAll(() => Effect.void),
+              AccessService.asSystem(platformCharges)
             )
           }
         }), { discard: true })
@@ -161,7 +168,7 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
         description: `${plan.name} plan, one month`,
         expires_in: INVOICE_PAYMENT_EXPIRY_SECONDS,
         metadata: { subscription_invoice_id: id, org_id: orgId, plan_id: plan.id }
-      })
+      }).pipe(AccessService.asSystem(platformCharges))
       const inserted = yield* repo.insertInvoice({
         id,
         orgId,
@@ -175,7 +182,10 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
       })
       if (Option.isNone(inserted)) {
         // Another subscribe of this organization made its invoice first: ours is not needed.
-        yield* payments.applyTransition(payment.id, "cancel", `billing-unused:${id}`).pipe(Effect.catchAll(() => Effect.void))
+        yield* payments.applyTransition(payment.id, "cancel", `billing-unused:${id}`).pipe(
+          Effect.catchAll(() => Effect.void),
+          AccessService.asSystem(platformCharges)
+        )
         const winner = (yield* repo.openInvoices(orgId))[0]
         if (winner !== undefined && winner.plan_id === plan.id) return yield* toInvoice(winner)
         return yield* new InvalidState({ message: "Another plan change of this organization is in progress; try again", param: "plan_id" })
@@ -210,7 +220,8 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
         payments.applyTransition(paymentId, action, randomUUID()).pipe(
           Effect.catchTag("InvalidState", (refused) =>
             Effect.fail(new InvalidState({ message: `Subscription invoice ${id} cannot be paid: ${refused.message}`, param: "id" }))),
-          Effect.catchTag("NotFound", () => Effect.dieMessage(`the payment of invoice ${id} is gone`))
+          Effect.catchTag("NotFound", () => Effect.dieMessage(`the payment of invoice ${id} is gone`)),
+          AccessService.asSystem(platformCharges)
         )
       const status = Option.map(yield* repo.paymentState(paymentId), (p) => p.status)
       if (Option.contains(status, "paid")) return yield* new InvalidState({ message: `Subscription invoice ${id} is paid already`, param: "id" })
