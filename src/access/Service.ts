@@ -249,6 +249,27 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
         (granted) => authorizedBy({ _tag: "Organization", organizationId: granted.organizationId })(use(granted))
       )
 
+    /**
+     * `withOwned` for a resource of an organization: `use` runs with proof of access to the organization's
+     * data if the signed-in user may `permission` in the organization `organizationIdOf` names; a missing
+     * resource and one of another organization both fail with the resource's own `notFound`.
+     */
+    const withOrganizationOwned = <A, E, R, B, E2, R2>(
+      find: Effect.Effect<Option.Option<A>, E, R>,
+      organizationIdOf: (resource: A) => OrganizationId,
+      permission: Permission,
+      notFound: () => NotFound,
+      use: (resource: A, granted: OrganizationAccess) => Effect.Effect<B, E2, R2>
+    ): Effect.Effect<B, E | E2 | NotFound | Forbidden, Exclude<R | R2, StoreAuthorized> | CurrentPrincipal> =>
+      Effect.gen(function*() {
+        const found = yield* authorizedBy({ _tag: "System", reason: `looking up a resource to check ${permission}` })(find)
+        if (Option.isNone(found)) return yield* notFound()
+        const granted = yield* organization(organizationIdOf(found.value), permission).pipe(
+          Effect.catchTag("NotFound", () => Effect.fail(notFound()))
+        )
+        return yield* authorizedBy({ _tag: "Organization", organizationId: granted.organizationId })(use(found.value, granted))
+      })
+
     /** The organization `organizationId` if the signed-in user may perform `permission` in it. */
     const organization = Effect.fn("Access.organization")(function*(organizationId: OrganizationId, permission: Permission) {
       const user = yield* currentUser
@@ -309,6 +330,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       withApiKey,
       withOrganization,
       withPlatformAdmin,
+      withOrganizationOwned,
       organization,
       organizationOrFirst,
       roleIn

@@ -34,7 +34,8 @@ export class AnalyticsService extends Effect.Service<AnalyticsService>()("analyt
     const repo = storeData(yield* AnalyticsRepo)
     const access = yield* AccessService
 
-    const readableStore = <A, E, R>(storeId: StoreId, use: (store: StoreAccess) => Effect.Effect<A, E, R>) => Effect.zipRight(access.currentUser, access.withStore(storeId, "analytics.read", use))
+    const readableStore = <A, E, R>(storeId: StoreId, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, "analytics.read", use))
 
     /** The daily rows of a store over a range; for callers that authorized the store already (AI, forecast). */
     const dailyOf = (storeId: StoreId, livemode: boolean, params: { readonly from?: string | undefined; readonly to?: string | undefined }) =>

@@ -61,7 +61,10 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
       ).pipe(Effect.orDie))
 
     const owned = <A, E, R>(id: ConnectorId, use: (connector: ConnectorRow) => Effect.Effect<A, E, R>) =>
-      Effect.zipRight(access.currentUser, access.withOwned(findRow(id), (row) => row.store_id, "integration.manage", () => notFound(id), use))
+      Effect.zipRight(
+        access.currentUser,
+        access.withOwned(findRow(id), (row) => row.store_id, "integration.manage", () => notFound(id), use)
+      )
 
     const toView = (row: ConnectorRow, signingSecret?: string) =>
       Effect.gen(function*() {

@@ -101,7 +101,10 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // ---------------------------------------------------------------------------------------------
 
     const gameOfUser = <A, E, R>(id: GameId, permission: Permission, use: (found: GameRow) => Effect.Effect<A, E, R>) =>
-      Effect.zipRight(access.currentUser, access.withOwned(repo.findGame(id), (row) => row.store_id, permission, () => gameNotFound(id), use))
+      Effect.zipRight(
+        access.currentUser,
+        access.withOwned(repo.findGame(id), (row) => row.store_id, permission, () => gameNotFound(id), use)
+      )
 
     const prizeOfUser = <A, E, R>(id: PrizeId, permission: Permission, use: (prize: PrizeRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(

@@ -56,7 +56,8 @@ export class LedgerService extends Effect.Service<LedgerService>()("ledger/Ledge
     const repo = storeData(yield* LedgerRepo)
     const access = yield* AccessService
 
-    const readableStore = <A, E, R>(storeId: StoreId, use: (store: StoreAccess) => Effect.Effect<A, E, R>) => Effect.zipRight(access.currentUser, access.withStore(storeId, "analytics.read", use))
+    const readableStore = <A, E, R>(storeId: StoreId, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, "analytics.read", use))
 
     const trialBalance = Effect.fn("Ledger.trialBalance")(function*(storeId: StoreId, livemode = false) {
       return yield* readableStore(storeId, (store) =>

@@ -281,7 +281,10 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
       new InvalidState({ message: `Another tier of this store has the threshold ${threshold}`, param: "threshold" })
 
     const tierOfUser = <A, E, R>(id: TierId, permission: Permission, use: (found: TierRow) => Effect.Effect<A, E, R>) =>
-      Effect.zipRight(access.currentUser, access.withOwned(repo.findTier(id), (row) => row.store_id, permission, () => tierNotFound(id), use))
+      Effect.zipRight(
+        access.currentUser,
+        access.withOwned(repo.findTier(id), (row) => row.store_id, permission, () => tierNotFound(id), use)
+      )
 
     const tiers = Effect.fn("Loyalty.tiers")(function*(storeId: StoreId, params: ListParams) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>

@@ -68,7 +68,10 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
         }))
 
     const customerOfUser = <A, E, R>(id: CustomerId, permission: Permission, param: string, use: (found: ReferralCustomerRow) => Effect.Effect<A, E, R>) =>
-      Effect.zipRight(access.currentUser, access.withOwned(repo.findCustomer(id), (row) => row.store_id, permission, () => customerNotFound(id, param), use))
+      Effect.zipRight(
+        access.currentUser,
+        access.withOwned(repo.findCustomer(id), (row) => row.store_id, permission, () => customerNotFound(id, param), use)
+      )
 
     const storeOfUser = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
@@ -180,14 +183,12 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
     // ---------------------------------------------------------------------------------------------
 
     const listOf = (flaggedOnly: boolean) => (storeId: StoreId, params: ReferralListParams) =>
-      Effect.gen(function*() {
-        return yield* storeOfUser(storeId, "customer.read", (store) =>
-          Effect.gen(function*() {
-            const livemode = params.livemode ?? false
-            const page = yield* pageAfter(params, (position) => repo.listReferrals(store.storeId, livemode, flaggedOnly, params.limit, position))
-            return new ReferralList({ ...page, data: page.data.map(toReferral) })
-          }))
-      })
+      storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const livemode = params.livemode ?? false
+          const page = yield* pageAfter(params, (position) => repo.listReferrals(store.storeId, livemode, flaggedOnly, params.limit, position))
+          return new ReferralList({ ...page, data: page.data.map(toReferral) })
+        }))
     const list = Effect.fn("Referrals.list")(listOf(false))
     const flagged = Effect.fn("Referrals.flagged")(listOf(true))
 

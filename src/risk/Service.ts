@@ -66,7 +66,8 @@ export class RiskService extends Effect.Service<RiskService>()("risk/RiskService
         return Option.map(opened, toRiskCase)
       }))
 
-    const readable = <A, E, R>(storeId: StoreId, use: (store: StoreAccess) => Effect.Effect<A, E, R>) => Effect.zipRight(access.currentUser, access.withStore(storeId, "analytics.read", use))
+    const readable = <A, E, R>(storeId: StoreId, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, "analytics.read", use))
 
     /** The cases of a store, newest first; for callers that authorized the store (the AI's fraud insights). */
     const casesOf = (storeId: StoreId, params: RiskCaseListParams) =>

@@ -12,9 +12,11 @@ import { NotFound } from "../../domain/Errors.ts"
 import type { ApiKeyId, SessionId, StoreId, UserId } from "../../domain/Ids.ts"
 import type { Role } from "../../domain/Access.ts"
 import { AccessService, type StoreAuthorized, storeData } from "../../src/access/Service.ts"
+import type { AccountsService } from "../../src/accounts/Service.ts"
 import type { AiService } from "../../src/ai/Service.ts"
 import type { AnalyticsService } from "../../src/analytics/Service.ts"
 import type { ApiKeysService } from "../../src/apikeys/Service.ts"
+import type { BillingService } from "../../src/billing/Service.ts"
 import type { ConnectorsService } from "../../src/connectors/Service.ts"
 import type { CustomersService } from "../../src/customers/Service.ts"
 import type { GamesService } from "../../src/games/Service.ts"
@@ -29,6 +31,7 @@ import type { RevenueSharesService } from "../../src/revenue-shares/Service.ts"
 import type { RiskService } from "../../src/risk/Service.ts"
 import type { SegmentsService } from "../../src/segments/Service.ts"
 import type { StoresService } from "../../src/stores/Service.ts"
+import type { VerificationService } from "../../src/verification/Service.ts"
 import type { WebhooksService } from "../../src/webhooks/Service.ts"
 import { inProcessLayer, seedStore } from "../support/InProcess.ts"
 
@@ -108,6 +111,9 @@ describe("the proof of an access check, in the types", () => {
       risk: Same<RequiringProof<RiskService>, "open" | "casesOf">
       analytics: Same<RequiringProof<AnalyticsService>, "dailyOf">
       notifications: Same<RequiringProof<NotificationsService>, "notify" | "retryDue">
+      verification: Same<RequiringProof<VerificationService>, "latestStatus">
+      accounts: Same<RequiringProof<AccountsService>, never>
+      billing: Same<RequiringProof<BillingService>, never>
       loyalty: Same<RequiringProof<LoyaltyService>, never>
       links: Same<RequiringProof<LinksService>, never>
       webhooks: Same<RequiringProof<WebhooksService>, never>
@@ -127,6 +133,9 @@ describe("the proof of an access check, in the types", () => {
       risk: true,
       analytics: true,
       notifications: true,
+      verification: true,
+      accounts: true,
+      billing: true,
       loyalty: true,
       links: true,
       webhooks: true,
