@@ -7,14 +7,16 @@
  * a check a new method can forget and still compile. So the check leaves a proof in the effect's
  * requirements instead:
  *
- * - A service reads and writes a store's data through `storeData(repo)`: every operation of that view
- *   requires `StoreAuthorized` in its context. A method that uses one without a check has the
- *   requirement left in its type, and nothing a handler or a runtime holds can satisfy it: the handler
- *   layer, the console RPC layer and the app fail to compile.
+ * - A service reads and writes a store's (or its organization's) data through `storeData(repo)`: every
+ *   operation of that view requires `StoreAuthorized` in its context (`touchesStoreData` marks a statement
+ *   a service runs itself). A method that uses one without a check has the requirement left in its type,
+ *   and nothing a handler or a runtime holds can satisfy it: the handler layer, the console RPC layer and
+ *   the app fail to compile.
  * - Only this module can make a `StoreAuthorized` (its brand is a symbol no other module can name) and it
- *   makes one only where the check passed: `withStore`, `withOwned`, `withApiKey`, `withOrganization` run
- *   the check, then the rest of the method with the proof provided, so the public method's signature
- *   keeps no trace of it.
+ *   makes one only where the check passed: `withStore`, `withOwned`, `withApiKey`, `withOrganization`,
+ *   `withOrganizationOwned` and `withPlatformAdmin` run the check, then the rest of the method with the
+ *   proof provided, so the public method's signature keeps no trace of it. `store`, `owned` and
+ *   `organization` still answer a decision alone (the access check route, a second check inside one).
  * - Work no caller asks for (entities, outbox consumers, jobs) acts through `AccessService.asSystem(reason)`,
  *   and pages opened by a public link or token (which the method checks itself) through
  *   `AccessService.forPublicLink(reason)`: named, greppable grants, never a silent bypass.
@@ -48,8 +50,8 @@ export interface OrganizationAccess {
 declare const StoreAuthorizedBrand: unique symbol
 
 /**
- * Proof, in an effect's requirements, that access to a store's data was decided: a caller passed the
- * check (`Caller`, `ApiKey`, `Organization`, `PlatformAdmin`), or work acts for the system for a named reason (`System`).
+ * Proof, in an effect's requirements, that access to a store's data was decided: a caller passed a check
+ * (`Caller`, `ApiKey`, `Organization`, `PlatformAdmin`), or the work is granted by name (`System`, `PublicLink`).
  */
 export interface StoreAuthorized {
   readonly [StoreAuthorizedBrand]: "StoreAuthorized"
@@ -86,8 +88,9 @@ export const touchesStoreData = requireProof
 
 /**
  * The view of a repo (or any service) through which a service touches a store's data: every operation
- * requires `StoreAuthorized`, in its type and when it runs. `passThrough` names the generic combinators
- * (`inTransaction`) that are no data of their own: what runs inside them is guarded already.
+ * requires `StoreAuthorized`, in its type and when it runs. `passThrough` names what needs no proof, each
+ * named where it is passed: generic combinators (`inTransaction`), whose content is guarded already, and a
+ * query the caller's own memberships scope.
  */
 export const storeData = <S extends object, K extends keyof S = never>(
   service: S,
