@@ -1,7 +1,8 @@
 /**
  * The access policy: which role may do what, and the attribute rules on top of roles. Routes, the
  * access matrix and the access check all evaluate this one module, so what the console shows is what
- * the routes enforce.
+ * the routes enforce. A route cannot skip it: AccessService's checks decide with `decide`, and a store's
+ * data is reachable only under the proof those checks leave (see Service.ts).
  */
 import { type Permission, PermissionCatalogue, Permissions, type Role, Roles } from "../../domain/Access.ts"
 

@@ -2,9 +2,30 @@
  * The one authorization layer every store- and organization-scoped route goes through: it resolves the
  * object, checks that the caller's organization owns it (another tenant's object is 404, as if it did
  * not exist), then that the caller's role allows the action (403).
+ *
+ * Design: access the compiler enforces. A check that is only a call at the top of a service method is
+ * a check a new method can forget and still compile. So the check leaves a proof in the effect's
+ * requirements instead:
+ *
+ * - A service reads and writes a store's (or its organization's) data through `storeData(repo)`: every
+ *   operation of that view requires `StoreAuthorized` in its context (`touchesStoreData` marks a statement
+ *   a service runs itself). A method that uses one without a check has the requirement left in its type,
+ *   and nothing a handler or a runtime holds can satisfy it: the handler layer, the console RPC layer and
+ *   the app fail to compile.
+ * - Only this module can make a `StoreAuthorized` (its brand is a symbol no other module can name) and it
+ *   makes one only where the check passed: `withStore`, `withOwned`, `withApiKey`, `withOrganization`,
+ *   `withOrganizationOwned` and `withPlatformAdmin` run the check, then the rest of the method with the
+ *   proof provided, so the public method's signature keeps no trace of it. `store`, `owned` and
+ *   `organization` still answer a decision alone (the access check route, a second check inside one).
+ * - Work no caller asks for (entities, outbox consumers, jobs) acts through `AccessService.asSystem(reason)`,
+ *   and pages opened by a public link or token (which the method checks itself) through
+ *   `AccessService.forPublicLink(reason)`: named, greppable grants, never a silent bypass.
+ *
+ * The proof says that a check ran for this request; which store's rows a query touches is still decided by
+ * the ids the method passes, taken from what the check returned.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Option, Schema } from "effect"
 import { type ApiKeyPrincipal, CurrentPrincipal, type UserPrincipal } from "../../domain/Auth.ts"
 import { Forbidden, NotFound } from "../../domain/Errors.ts"
 import { OrganizationId, StoreId, UserId } from "../../domain/Ids.ts"
@@ -25,6 +46,68 @@ export interface OrganizationAccess {
   readonly role: Role
   readonly principal: UserPrincipal
 }
+
+declare const StoreAuthorizedBrand: unique symbol
+
+/**
+ * Proof, in an effect's requirements, that access to a store's data was decided: a caller passed a check
+ * (`Caller`, `ApiKey`, `Organization`, `PlatformAdmin`), or the work is granted by name (`System`, `PublicLink`).
+ */
+export interface StoreAuthorized {
+  readonly [StoreAuthorizedBrand]: "StoreAuthorized"
+  readonly basis:
+    | { readonly _tag: "Caller"; readonly storeId: StoreId; readonly permission: Permission }
+    | { readonly _tag: "ApiKey"; readonly storeId: StoreId; readonly livemode: boolean }
+    | { readonly _tag: "Organization"; readonly organizationId: OrganizationId }
+    | { readonly _tag: "PlatformAdmin"; readonly userId: UserId }
+    | { readonly _tag: "System"; readonly reason: string }
+    | { readonly _tag: "PublicLink"; readonly reason: string }
+}
+
+/** Not exported: providing it needs a proof, and only this module can make one. */
+const StoreAuthorizedTag = Context.GenericTag<StoreAuthorized>("access/StoreAuthorized")
+
+const grant = (basis: StoreAuthorized["basis"]): StoreAuthorized => ({ basis }) as unknown as StoreAuthorized
+
+const authorizedBy = (basis: StoreAuthorized["basis"]) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.provideService(effect, StoreAuthorizedTag, grant(basis))
+
+/** A service's operations, each requiring `StoreAuthorized` (see `storeData`). */
+export type StoreData<S> = {
+  readonly [K in keyof S]: S[K] extends (...args: infer Args) => Effect.Effect<infer A, infer E, infer R>
+    ? (...args: Args) => Effect.Effect<A, E, R | StoreAuthorized>
+    : S[K] extends Effect.Effect<infer A, infer E, infer R> ? Effect.Effect<A, E, R | StoreAuthorized>
+    : S[K]
+}
+
+const requireProof = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | StoreAuthorized> =>
+  Effect.zipRight(StoreAuthorizedTag, effect)
+
+/** One operation on a store's data that is not a repo's (a statement a service runs itself): it requires the proof. */
+export const touchesStoreData = requireProof
+
+/**
+ * The view of a repo (or any service) through which a service touches a store's data: every operation
+ * requires `StoreAuthorized`, in its type and when it runs. `passThrough` names what needs no proof, each
+ * named where it is passed: generic combinators (`inTransaction`), whose content is guarded already, and a
+ * query the caller's own memberships scope.
+ */
+export const storeData = <S extends object, K extends keyof S = never>(
+  service: S,
+  ...passThrough: ReadonlyArray<K>
+): StoreData<Omit<S, K>> & Pick<S, K> =>
+  new Proxy(service, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver)
+      if (passThrough.includes(key as K)) return value
+      if (Effect.isEffect(value)) return requireProof(value)
+      if (typeof value !== "function") return value
+      return (...args: Array<unknown>) => {
+        const result = value.apply(target, args)
+        return Effect.isEffect(result) ? requireProof(result) : result
+      }
+    }
+  }) as unknown as StoreData<Omit<S, K>> & Pick<S, K>
 
 export class AccessService extends Effect.Service<AccessService>()("access/AccessService", {
   effect: Effect.gen(function*() {
@@ -105,13 +188,90 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       storeIdOf: (resource: A) => StoreId,
       permission: Permission,
       notFound: () => NotFound
-    ): Effect.Effect<A, E | NotFound | Forbidden, R | CurrentPrincipal> =>
+    ): Effect.Effect<A, E | NotFound | Forbidden, Exclude<R, StoreAuthorized> | CurrentPrincipal> =>
       Effect.gen(function*() {
-        const found = yield* find
+        // Looking the resource up is part of the check: what it finds is answered only once it passed.
+        const found = yield* authorizedBy({ _tag: "System", reason: `looking up a resource to check ${permission}` })(find)
         if (Option.isNone(found)) return yield* notFound()
         yield* store(storeIdOf(found.value), permission).pipe(Effect.catchTag("NotFound", () => Effect.fail(notFound())))
         return found.value
       }).pipe(Effect.withSpan("Access.owned", { attributes: { permission } }))
+
+    /** Runs `use` with proof of access if the caller may perform `permission` on the store `storeId`. */
+    const withStore = <A, E, R>(
+      storeId: StoreId,
+      permission: Permission,
+      use: (granted: StoreAccess) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | NotFound | Forbidden, Exclude<R, StoreAuthorized> | CurrentPrincipal> =>
+      Effect.flatMap(
+        store(storeId, permission),
+        (granted) => authorizedBy({ _tag: "Caller", storeId: granted.storeId, permission })(use(granted))
+      )
+
+    /** `owned`, then `use` with proof of access to the resource's store. */
+    const withOwned = <A, E, R, B, E2, R2>(
+      find: Effect.Effect<Option.Option<A>, E, R>,
+      storeIdOf: (resource: A) => StoreId,
+      permission: Permission,
+      notFound: () => NotFound,
+      use: (resource: A) => Effect.Effect<B, E2, R2>
+    ): Effect.Effect<B, E | E2 | NotFound | Forbidden, Exclude<R | R2, StoreAuthorized> | CurrentPrincipal> =>
+      Effect.flatMap(
+        owned(find, storeIdOf, permission, notFound),
+        (resource) => authorizedBy({ _tag: "Caller", storeId: storeIdOf(resource), permission })(use(resource))
+      )
+
+    /**
+     * Runs `use` with proof of access to the calling API key's own store (a user session is refused):
+     * the key is the merchant's backend, allowed every route of its store and mode, which `use` keeps to.
+     */
+    const withApiKey = <A, E, R>(
+      use: (key: ApiKeyPrincipal) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | Forbidden, Exclude<R, StoreAuthorized> | CurrentPrincipal> =>
+      Effect.flatMap(
+        currentApiKey,
+        (key) => authorizedBy({ _tag: "ApiKey", storeId: key.storeId, livemode: key.livemode })(use(key))
+      )
+
+    /** Runs `use` with proof of access to every store's data, if the signed-in user is a platform administrator. */
+    const withPlatformAdmin = <A, E, R>(
+      use: (admin: UserPrincipal) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | Forbidden, Exclude<R, StoreAuthorized> | CurrentPrincipal> =>
+      Effect.flatMap(
+        requirePlatformAdmin,
+        (admin) => authorizedBy({ _tag: "PlatformAdmin", userId: admin.userId })(use(admin))
+      )
+
+    /** Runs `use` with proof of access to the stores of an organization the signed-in user may `permission` in. */
+    const withOrganization = <A, E, R>(
+      checked: Effect.Effect<OrganizationAccess, NotFound | Forbidden, CurrentPrincipal>,
+      use: (granted: OrganizationAccess) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | NotFound | Forbidden, Exclude<R, StoreAuthorized> | CurrentPrincipal> =>
+      Effect.flatMap(
+        checked,
+        (granted) => authorizedBy({ _tag: "Organization", organizationId: granted.organizationId })(use(granted))
+      )
+
+    /**
+     * `withOwned` for a resource of an organization: `use` runs with proof of access to the organization's
+     * data if the signed-in user may `permission` in the organization `organizationIdOf` names; a missing
+     * resource and one of another organization both fail with the resource's own `notFound`.
+     */
+    const withOrganizationOwned = <A, E, R, B, E2, R2>(
+      find: Effect.Effect<Option.Option<A>, E, R>,
+      organizationIdOf: (resource: A) => OrganizationId,
+      permission: Permission,
+      notFound: () => NotFound,
+      use: (resource: A, granted: OrganizationAccess) => Effect.Effect<B, E2, R2>
+    ): Effect.Effect<B, E | E2 | NotFound | Forbidden, Exclude<R | R2, StoreAuthorized> | CurrentPrincipal> =>
+      Effect.gen(function*() {
+        const found = yield* authorizedBy({ _tag: "System", reason: `looking up a resource to check ${permission}` })(find)
+        if (Option.isNone(found)) return yield* notFound()
+        const granted = yield* organization(organizationIdOf(found.value), permission).pipe(
+          Effect.catchTag("NotFound", () => Effect.fail(notFound()))
+        )
+        return yield* authorizedBy({ _tag: "Organization", organizationId: granted.organizationId })(use(found.value, granted))
+      })
 
     /** The organization `organizationId` if the signed-in user may perform `permission` in it. */
     const organization = Effect.fn("Access.organization")(function*(organizationId: OrganizationId, permission: Permission) {
@@ -168,9 +328,27 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       requirePlatformAdmin,
       store,
       owned,
+      withStore,
+      withOwned,
+      withApiKey,
+      withOrganization,
+      withPlatformAdmin,
+      withOrganizationOwned,
       organization,
       organizationOrFirst,
       roleIn
     } as const
   })
-}) {}
+}) {
+  /**
+   * Proof for work no caller asks for (an entity, an outbox consumer, a job, a page reached by a public
+   * link or token), named by `reason` so that each such grant reads as one in review.
+   */
+  static readonly asSystem = (reason: string) => authorizedBy({ _tag: "System", reason })
+
+  /**
+   * Proof for a page or route anyone holding a public link may open (hosted checkout, a customer's wallet
+   * or game card): the method checks the link's token or slug itself, and `reason` says which.
+   */
+  static readonly forPublicLink = (reason: string) => authorizedBy({ _tag: "PublicLink", reason })
+}

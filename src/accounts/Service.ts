@@ -18,7 +18,7 @@ import type { UserPrincipal } from "../../domain/Auth.ts"
 import { InvalidRequest, InvalidState, MfaRequired, NotFound, RateLimited, Unauthorized } from "../../domain/Errors.ts"
 import type { OrganizationId, UserId } from "../../domain/Ids.ts"
 import { AppConfig, type AppConfigShape } from "../platform/Config.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, storeData } from "../access/Service.ts"
 import { PlanLimits } from "../limits/Service.ts"
 import { hashToken, randomToken, SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
@@ -75,6 +75,11 @@ const INVALID_LOGIN = "Invalid e-mail or password"
 export class AccountsService extends Effect.Service<AccountsService>()("accounts/AccountsService", {
   effect: Effect.gen(function*() {
     const repo = yield* AccountsRepo
+    /**
+     * An organization's members, read and written under the proof of an organization check. The rest of
+     * the repo is the signed-in user's own account (or a sign-in), which the session itself scopes.
+     */
+    const memberData = storeData({ members: repo.members, findMember: repo.findMember, addMember: repo.addMember })
     const secrets = yield* SecretBox
     const mail = yield* MailQueue
     const access = yield* AccessService
@@ -487,39 +492,43 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     })
 
     const listMembers = Effect.fn("Accounts.listMembers")(function*(organizationId: OrganizationId, params: ListParams) {
-      yield* access.organization(organizationId, "organization.read")
-      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-      const rows = yield* repo.members(organizationId, params.limit, position)
-      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.user_id }))
-      return new MemberList({ ...page, data: page.data.map(toMember) })
+      return yield* access.withOrganization(access.organization(organizationId, "organization.read"), () =>
+        Effect.gen(function*() {
+          const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+          const rows = yield* memberData.members(organizationId, params.limit, position)
+          const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.user_id }))
+          return new MemberList({ ...page, data: page.data.map(toMember) })
+        }))
     })
 
     const addMember = Effect.fn("Accounts.addMember")(function*(
       organizationId: OrganizationId,
       input: { readonly email: string; readonly role: Exclude<Role, "owner"> }
     ) {
-      const granted = yield* access.organization(organizationId, "member.manage")
-      const user = yield* repo.findUserByEmail(input.email)
-      if (Option.isNone(user)) {
-        return yield* new NotFound({ message: "No user with this e-mail; they must register first", param: "email" })
-      }
-      if (!(yield* limits.withRoom(organizationId, "team_members", repo.addMember(organizationId, user.value.id, input.role)))) {
-        return yield* new InvalidState({ message: "This user is already a member of the organization" })
-      }
-      const added = yield* repo.findMember(organizationId, user.value.id)
-      if (Option.isNone(added)) return yield* Effect.dieMessage("membership vanished after insert")
-      const organization = (yield* repo.membershipsOf(user.value.id)).find((row) => row.organization_id === organizationId)
-      yield* mail.enqueue({
-        to: user.value.email,
-        kind: "invitation",
-        content: Templates.invitation({
-          organizationName: organization?.name ?? organizationId,
-          role: input.role,
-          invitedBy: granted.principal.email,
-          link: `${yield* publicUrl.get}/console`
-        })
-      })
-      return toMember(added.value)
+      return yield* access.withOrganization(access.organization(organizationId, "member.manage"), (granted) =>
+        Effect.gen(function*() {
+          const user = yield* repo.findUserByEmail(input.email)
+          if (Option.isNone(user)) {
+            return yield* new NotFound({ message: "No user with this e-mail; they must register first", param: "email" })
+          }
+          if (!(yield* limits.withRoom(organizationId, "team_members", memberData.addMember(organizationId, user.value.id, input.role)))) {
+            return yield* new InvalidState({ message: "This user is already a member of the organization" })
+          }
+          const added = yield* memberData.findMember(organizationId, user.value.id)
+          if (Option.isNone(added)) return yield* Effect.dieMessage("membership vanished after insert")
+          const organization = (yield* repo.membershipsOf(user.value.id)).find((row) => row.organization_id === organizationId)
+          yield* mail.enqueue({
+            to: user.value.email,
+            kind: "invitation",
+            content: Templates.invitation({
+              organizationName: organization?.name ?? organizationId,
+              role: input.role,
+              invitedBy: granted.principal.email,
+              link: `${yield* publicUrl.get}/console`
+            })
+          })
+          return toMember(added.value)
+        }))
     })
 
     return {

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import type { Language } from "../../domain/Ai.ts"
 import type { StoreId } from "../../domain/Ids.ts"
 import { formatAmount } from "../platform/Money.ts"
+import type { StoreAuthorized, StoreData } from "../access/Service.ts"
 import type { AiRepo } from "./Repo.ts"
 import { CANNOT_ANSWER, moneyText, pick, quoted } from "./Templates.ts"
 
@@ -84,12 +85,13 @@ export interface AssistantContext {
   readonly storeId: StoreId
   readonly livemode: boolean
   readonly now: Date
-  readonly repo: AiRepo
+  /** The store's figures, read under the proof of the caller's access check. */
+  readonly repo: StoreData<AiRepo>
   readonly openRiskCases: (storeId: StoreId) => Effect.Effect<{
     readonly open_cases: number
     readonly more: boolean
     readonly by_kind: ReadonlyArray<{ readonly kind: string; readonly count: number }>
-  }, never>
+  }, never, StoreAuthorized>
 }
 
 export interface AssistantAnswer {

@@ -24,7 +24,7 @@ import type { Permission } from "../../domain/Access.ts"
 import { RateLimited } from "../../domain/Errors.ts"
 import type { StoreId } from "../../domain/Ids.ts"
 import { type RuleSet, SIMULATION_WINDOW_DAYS } from "../../domain/Promotions.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { addDays, dayOf } from "../platform/Days.ts"
 import { AnalyticsService } from "../analytics/Service.ts"
 import { formatAmount } from "../platform/Money.ts"
@@ -87,12 +87,12 @@ interface ModelInUse {
 
 export class AiService extends Effect.Service<AiService>()("ai/AiService", {
   effect: Effect.gen(function*() {
-    const repo = yield* AiRepo
+    const repo = storeData(yield* AiRepo)
     const access = yield* AccessService
     const settings = yield* SettingsService
     const analytics = yield* AnalyticsService
     const risk = yield* RiskService
-    const promotions = yield* PromotionsRepo
+    const promotions = storeData(yield* PromotionsRepo, "inTransaction")
     const httpClient = yield* HttpClient.HttpClient
 
     const setting = (key: string) => settings.get(key).pipe(Effect.orDie)
@@ -196,8 +196,8 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
         })
       }).pipe(Effect.withSpan("Ai.generate", { attributes: { feature } }))
 
-    const storeOf = (storeId: StoreId, permission: Permission) =>
-      Effect.zipRight(access.currentUser, access.store(storeId, permission))
+    const storeOf = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
 
     const storeName = (storeId: StoreId) =>
       Effect.map(repo.storeName(storeId).pipe(Effect.orDie), Option.match({ onNone: () => "", onSome: (row) => row.name }))
@@ -207,38 +207,40 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     // ---------------------------------------------------------------------------------------------
 
     const marketingCopy = Effect.fn("Ai.marketingCopy")(function*(storeId: StoreId, input: MarketingCopy) {
-      const store = yield* storeOf(storeId, "marketing.manage")
-      const language = input.language ?? "en"
-      const channel = input.channel ?? "sms"
-      const tone = input.tone ?? "friendly"
-      const maxLength = ChannelLimits[channel]
-      const name = yield* storeName(store.storeId)
-      const liability = yield* repo.pointsLiability({ storeId: store.storeId, livemode: input.livemode ?? false }).pipe(Effect.orDie)
-      const facts = {
-        store_name: name,
-        product: input.product ?? null,
-        audience: input.audience ?? null,
-        tone,
-        language,
-        channel,
-        max_length: maxLength,
-        customers_with_points: liability.customers
-      }
-      const product = input.product === undefined ? null : quoted(input.product)
-      const audience = input.audience === undefined ? null : quoted(input.audience)
-      const opening = pick(toneOpening[tone], language)
-      const template = language === "km"
-        ? `${opening} ${product === null ? `មកកាន់ ${quoted(name)}` : `សាកល្បង ${product} នៅ ${quoted(name)}`}` +
-          `${audience === null ? "" : ` សម្រាប់ ${audience}`}។ ប្រមូលពិន្ទុរាល់ពេលបង់ប្រាក់តាម KHQR!`
-        : `${opening} ${product === null ? `Visit ${quoted(name)}` : `Try ${product} at ${quoted(name)}`}` +
-          `${audience === null ? "" : `, made for ${audience}`}. Pay with KHQR and earn points every visit!`
-      return yield* generate(store.storeId, "marketing_copy", {
-        instruction: `Write ${tone} promotional copy for the ${channel} channel about the product for the audience in the facts.`,
-        facts,
-        language,
-        maxLength,
-        template: cleanOutput(template, maxLength)
-      }, facts)
+      return yield* storeOf(storeId, "marketing.manage", (store) =>
+        Effect.gen(function*() {
+          const language = input.language ?? "en"
+          const channel = input.channel ?? "sms"
+          const tone = input.tone ?? "friendly"
+          const maxLength = ChannelLimits[channel]
+          const name = yield* storeName(store.storeId)
+          const liability = yield* repo.pointsLiability({ storeId: store.storeId, livemode: input.livemode ?? false }).pipe(Effect.orDie)
+          const facts = {
+            store_name: name,
+            product: input.product ?? null,
+            audience: input.audience ?? null,
+            tone,
+            language,
+            channel,
+            max_length: maxLength,
+            customers_with_points: liability.customers
+          }
+          const product = input.product === undefined ? null : quoted(input.product)
+          const audience = input.audience === undefined ? null : quoted(input.audience)
+          const opening = pick(toneOpening[tone], language)
+          const template = language === "km"
+            ? `${opening} ${product === null ? `មកកាន់ ${quoted(name)}` : `សាកល្បង ${product} នៅ ${quoted(name)}`}` +
+              `${audience === null ? "" : ` សម្រាប់ ${audience}`}។ ប្រមូលពិន្ទុរាល់ពេលបង់ប្រាក់តាម KHQR!`
+            : `${opening} ${product === null ? `Visit ${quoted(name)}` : `Try ${product} at ${quoted(name)}`}` +
+              `${audience === null ? "" : `, made for ${audience}`}. Pay with KHQR and earn points every visit!`
+          return yield* generate(store.storeId, "marketing_copy", {
+            instruction: `Write ${tone} promotional copy for the ${channel} channel about the product for the audience in the facts.`,
+            facts,
+            language,
+            maxLength,
+            template: cleanOutput(template, maxLength)
+          }, facts)
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -246,66 +248,68 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     // ---------------------------------------------------------------------------------------------
 
     const analyticsSummary = Effect.fn("Ai.analyticsSummary")(function*(storeId: StoreId, params: AiReadParams) {
-      const store = yield* storeOf(storeId, "analytics.read")
-      const language = params.language ?? "en"
-      const livemode = params.livemode ?? false
-      const today = dayOf(yield* currentDate)
-      const currentFrom = addDays(today, -(SUMMARY_DAYS - 1))
-      const { rows } = yield* analytics.dailyOf(store.storeId, livemode, { from: addDays(currentFrom, -SUMMARY_DAYS), to: today })
-      const period = (inCurrent: boolean) => {
-        const days = rows.filter((row) => (row.date >= currentFrom) === inCurrent)
-        const sum = (pick: (row: (typeof rows)[number]) => bigint) => days.reduce((total, row) => total + pick(row), 0n)
-        return {
-          payments: days.reduce((total, row) => total + row.count, 0),
-          revenue_usd: sum((row) => row.revenue_usd),
-          revenue_khr: sum((row) => row.revenue_khr),
-          refunds_usd: sum((row) => row.refunds_usd),
-          refunds_khr: sum((row) => row.refunds_khr)
-        }
-      }
-      const current = period(true)
-      const previous = period(false)
-      const wire = (p: typeof current) => ({
-        payments: p.payments,
-        revenue: { USD: formatAmount(p.revenue_usd, "USD"), KHR: formatAmount(p.revenue_khr, "KHR") },
-        refunds: { USD: formatAmount(p.refunds_usd, "USD"), KHR: formatAmount(p.refunds_khr, "KHR") }
-      })
-      const change = {
-        payments_pct: percentChange(current.payments, previous.payments),
-        revenue_usd_pct: percentChange(Number(current.revenue_usd), Number(previous.revenue_usd)),
-        revenue_khr_pct: percentChange(Number(current.revenue_khr), Number(previous.revenue_khr))
-      }
-      const data = {
-        livemode,
-        current: { from: currentFrom, to: today, ...wire(current) },
-        previous: { from: addDays(currentFrom, -SUMMARY_DAYS), to: addDays(currentFrom, -1), ...wire(previous) },
-        change
-      }
-      const revenueText = moneyText([
-        { currency: "USD", amount: data.current.revenue.USD, zero: current.revenue_usd === 0n },
-        { currency: "KHR", amount: data.current.revenue.KHR, zero: current.revenue_khr === 0n }
-      ])
-      const refundText = moneyText([
-        { currency: "USD", amount: data.current.refunds.USD, zero: current.refunds_usd === 0n },
-        { currency: "KHR", amount: data.current.refunds.KHR, zero: current.refunds_khr === 0n }
-      ])
-      const mainChange = current.revenue_usd > 0n || previous.revenue_usd > 0n ? change.revenue_usd_pct : change.revenue_khr_pct
-      const template = current.payments === 0 && previous.payments === 0
-        ? (language === "km"
-          ? "មិនទាន់មានការបង់ប្រាក់ក្នុងរយៈពេល ៦០ ថ្ងៃចុងក្រោយនៅឡើយទេ ដូច្នេះមិនទាន់មានអ្វីសង្ខេបទេ។"
-          : "There were no payments in the last 60 days, so there is nothing to summarize yet.")
-        : language === "km"
-        ? `ក្នុង ៣០ ថ្ងៃចុងក្រោយ ចំណូល ${revenueText} ពីការបង់ប្រាក់ ${current.payments} ដង (${changeText(mainChange, language)})។ ` +
-          `ការបង់ប្រាក់វិញ ${refundText}។ ៣០ ថ្ងៃមុន៖ ការបង់ប្រាក់ ${previous.payments} ដង។`
-        : `Over the last 30 days revenue was ${revenueText} from ${current.payments} payments (${changeText(mainChange, language)}). ` +
-          `Refunds: ${refundText}. The 30 days before: ${previous.payments} payments.`
-      return yield* generate(store.storeId, "analytics_summary", {
-        instruction: "Summarize the store's performance of the last 30 days against the 30 days before, in two or three sentences.",
-        facts: data,
-        language,
-        maxLength: MAX_TEXT,
-        template
-      }, data)
+      return yield* storeOf(storeId, "analytics.read", (store) =>
+        Effect.gen(function*() {
+          const language = params.language ?? "en"
+          const livemode = params.livemode ?? false
+          const today = dayOf(yield* currentDate)
+          const currentFrom = addDays(today, -(SUMMARY_DAYS - 1))
+          const { rows } = yield* analytics.dailyOf(store.storeId, livemode, { from: addDays(currentFrom, -SUMMARY_DAYS), to: today })
+          const period = (inCurrent: boolean) => {
+            const days = rows.filter((row) => (row.date >= currentFrom) === inCurrent)
+            const sum = (pick: (row: (typeof rows)[number]) => bigint) => days.reduce((total, row) => total + pick(row), 0n)
+            return {
+              payments: days.reduce((total, row) => total + row.count, 0),
+              revenue_usd: sum((row) => row.revenue_usd),
+              revenue_khr: sum((row) => row.revenue_khr),
+              refunds_usd: sum((row) => row.refunds_usd),
+              refunds_khr: sum((row) => row.refunds_khr)
+            }
+          }
+          const current = period(true)
+          const previous = period(false)
+          const wire = (p: typeof current) => ({
+            payments: p.payments,
+            revenue: { USD: formatAmount(p.revenue_usd, "USD"), KHR: formatAmount(p.revenue_khr, "KHR") },
+            refunds: { USD: formatAmount(p.refunds_usd, "USD"), KHR: formatAmount(p.refunds_khr, "KHR") }
+          })
+          const change = {
+            payments_pct: percentChange(current.payments, previous.payments),
+            revenue_usd_pct: percentChange(Number(current.revenue_usd), Number(previous.revenue_usd)),
+            revenue_khr_pct: percentChange(Number(current.revenue_khr), Number(previous.revenue_khr))
+          }
+          const data = {
+            livemode,
+            current: { from: currentFrom, to: today, ...wire(current) },
+            previous: { from: addDays(currentFrom, -SUMMARY_DAYS), to: addDays(currentFrom, -1), ...wire(previous) },
+            change
+          }
+          const revenueText = moneyText([
+            { currency: "USD", amount: data.current.revenue.USD, zero: current.revenue_usd === 0n },
+            { currency: "KHR", amount: data.current.revenue.KHR, zero: current.revenue_khr === 0n }
+          ])
+          const refundText = moneyText([
+            { currency: "USD", amount: data.current.refunds.USD, zero: current.refunds_usd === 0n },
+            { currency: "KHR", amount: data.current.refunds.KHR, zero: current.refunds_khr === 0n }
+          ])
+          const mainChange = current.revenue_usd > 0n || previous.revenue_usd > 0n ? change.revenue_usd_pct : change.revenue_khr_pct
+          const template = current.payments === 0 && previous.payments === 0
+            ? (language === "km"
+              ? "មិនទាន់មានការបង់ប្រាក់ក្នុងរយៈពេល ៦០ ថ្ងៃចុងក្រោយនៅឡើយទេ ដូច្នេះមិនទាន់មានអ្វីសង្ខេបទេ។"
+              : "There were no payments in the last 60 days, so there is nothing to summarize yet.")
+            : language === "km"
+            ? `ក្នុង ៣០ ថ្ងៃចុងក្រោយ ចំណូល ${revenueText} ពីការបង់ប្រាក់ ${current.payments} ដង (${changeText(mainChange, language)})។ ` +
+              `ការបង់ប្រាក់វិញ ${refundText}។ ៣០ ថ្ងៃមុន៖ ការបង់ប្រាក់ ${previous.payments} ដង។`
+            : `Over the last 30 days revenue was ${revenueText} from ${current.payments} payments (${changeText(mainChange, language)}). ` +
+              `Refunds: ${refundText}. The 30 days before: ${previous.payments} payments.`
+          return yield* generate(store.storeId, "analytics_summary", {
+            instruction: "Summarize the store's performance of the last 30 days against the 30 days before, in two or three sentences.",
+            facts: data,
+            language,
+            maxLength: MAX_TEXT,
+            template
+          }, data)
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -338,16 +342,18 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     }
 
     const fraudInsights = Effect.fn("Ai.fraudInsights")(function*(storeId: StoreId, params: AiReadParams) {
-      const store = yield* storeOf(storeId, "analytics.read")
-      const language = params.language ?? "en"
-      const facts = { livemode: params.livemode ?? false, ...(yield* openRiskCases(store.storeId, params.livemode ?? false)) }
-      return yield* generate(store.storeId, "fraud_insights", {
-        instruction: "Explain the store's open risk cases to the merchant and what to look at first.",
-        facts,
-        language,
-        maxLength: MAX_TEXT,
-        template: fraudText(facts, language)
-      }, facts)
+      return yield* storeOf(storeId, "analytics.read", (store) =>
+        Effect.gen(function*() {
+          const language = params.language ?? "en"
+          const facts = { livemode: params.livemode ?? false, ...(yield* openRiskCases(store.storeId, params.livemode ?? false)) }
+          return yield* generate(store.storeId, "fraud_insights", {
+            instruction: "Explain the store's open risk cases to the merchant and what to look at first.",
+            facts,
+            language,
+            maxLength: MAX_TEXT,
+            template: fraudText(facts, language)
+          }, facts)
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -378,65 +384,67 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     }
 
     const campaignSuggest = Effect.fn("Ai.campaignSuggest")(function*(storeId: StoreId, params: AiReadParams) {
-      const store = yield* storeOf(storeId, "marketing.manage")
-      const language = params.language ?? "en"
-      const livemode = params.livemode ?? false
-      const now = yield* currentDate
-      const since = new Date(now.getTime() - SUMMARY_DAYS * 86_400_000)
-      const before = new Date(now.getTime() - 3 * SUMMARY_DAYS * 86_400_000)
-      const segments = yield* repo.segments({ storeId: store.storeId, livemode, since, before }).pipe(Effect.orDie)
-      const of = (segment: "active" | "lapsed") => segments.find((row) => row.segment === segment) ?? { segment, customers: 0, reachable: 0 }
-      const lapsed = of("lapsed")
-      const active = of("active")
-      const target = lapsed.reachable > 0 ? { ...lapsed, bonus_points: WIN_BACK_BONUS } : { ...active, bonus_points: LOYAL_BONUS }
-      // What the suggested promotion would have cost over the last 30 days: the promotions simulation
-      // (GET /dashboard/promotions/{id}/simulate) run on the suggestion before it exists.
-      const simulated = target.customers === 0 ? null : yield* promotions.simulate({
-        storeId: store.storeId,
-        livemode,
-        now,
-        segment: audienceRules[target.segment],
-        minAmount: null,
-        minCurrency: null
-      })
-      const facts = {
-        livemode,
-        segments: { active, lapsed },
-        suggestion: target.customers === 0 || simulated === null ? null : {
-          segment: target.segment,
-          rules: audienceRules[target.segment],
-          bonus_points: target.bonus_points,
-          reach: target.reachable,
-          points_cost: target.reachable * target.bonus_points,
-          simulation: {
-            window_days: SIMULATION_WINDOW_DAYS,
-            eligible_customers: simulated.eligibleCustomers,
-            qualifying_payments: simulated.qualifyingPayments,
-            estimated_bonus_points: simulated.qualifyingPayments * target.bonus_points
+      return yield* storeOf(storeId, "marketing.manage", (store) =>
+        Effect.gen(function*() {
+          const language = params.language ?? "en"
+          const livemode = params.livemode ?? false
+          const now = yield* currentDate
+          const since = new Date(now.getTime() - SUMMARY_DAYS * 86_400_000)
+          const before = new Date(now.getTime() - 3 * SUMMARY_DAYS * 86_400_000)
+          const segments = yield* repo.segments({ storeId: store.storeId, livemode, since, before }).pipe(Effect.orDie)
+          const of = (segment: "active" | "lapsed") => segments.find((row) => row.segment === segment) ?? { segment, customers: 0, reachable: 0 }
+          const lapsed = of("lapsed")
+          const active = of("active")
+          const target = lapsed.reachable > 0 ? { ...lapsed, bonus_points: WIN_BACK_BONUS } : { ...active, bonus_points: LOYAL_BONUS }
+          // What the suggested promotion would have cost over the last 30 days: the promotions simulation
+          // (GET /dashboard/promotions/{id}/simulate) run on the suggestion before it exists.
+          const simulated = target.customers === 0 ? null : yield* promotions.simulate({
+            storeId: store.storeId,
+            livemode,
+            now,
+            segment: audienceRules[target.segment],
+            minAmount: null,
+            minCurrency: null
+          })
+          const facts = {
+            livemode,
+            segments: { active, lapsed },
+            suggestion: target.customers === 0 || simulated === null ? null : {
+              segment: target.segment,
+              rules: audienceRules[target.segment],
+              bonus_points: target.bonus_points,
+              reach: target.reachable,
+              points_cost: target.reachable * target.bonus_points,
+              simulation: {
+                window_days: SIMULATION_WINDOW_DAYS,
+                eligible_customers: simulated.eligibleCustomers,
+                qualifying_payments: simulated.qualifyingPayments,
+                estimated_bonus_points: simulated.qualifyingPayments * target.bonus_points
+              }
+            }
           }
-        }
-      }
-      const s = facts.suggestion
-      const template = s === null
-        ? (language === "km"
-          ? "មិនទាន់មានអតិថិជនដែលបានបង់ប្រាក់ក្នុង ៩០ ថ្ងៃចុងក្រោយទេ ដូច្នេះមិនទាន់មានយុទ្ធនាការដែលត្រូវណែនាំទេ។"
-          : "No customer paid in the last 90 days, so there is no campaign to suggest yet.")
-        : language === "km"
-        ? `ណែនាំ៖ ផ្តល់ពិន្ទុបន្ថែម ${s.bonus_points} ដល់អតិថិជន${s.segment === "lapsed" ? "ដែលមិនបានមកវិញក្នុង ៣០ ថ្ងៃ" : "សកម្ម"} ` +
-          `(${target.customers} នាក់ ក្នុងនោះ ${s.reach} នាក់យល់ព្រមទទួលការផ្សព្វផ្សាយ)។ ចំណាយ៖ ${s.points_cost} ពិន្ទុ។ ` +
-          `ការសាកល្បង ${s.simulation.window_days} ថ្ងៃចុងក្រោយ៖ អតិថិជន ${s.simulation.eligible_customers} នាក់ ` +
-          `ការទូទាត់ ${s.simulation.qualifying_payments} ពិន្ទុ ${s.simulation.estimated_bonus_points}។`
-        : `Suggestion: offer ${s.bonus_points} bonus points to ${s.segment === "lapsed" ? "lapsed customers (paid in the 60 days before the last 30, not since)" : "active customers (paid in the last 30 days)"}: ` +
-          `${target.customers} customers, ${s.reach} of whom accept marketing. Cost: ${s.points_cost} points. ` +
-          `Simulated over the last ${s.simulation.window_days} days as a promotion: ${s.simulation.eligible_customers} customers, ` +
-          `${s.simulation.qualifying_payments} qualifying payments, ${s.simulation.estimated_bonus_points} bonus points.`
-      return yield* generate(store.storeId, "campaign_suggest", {
-        instruction: "Suggest the promotion in the facts to the merchant: which customers, which bonus, its reach and cost.",
-        facts,
-        language,
-        maxLength: MAX_TEXT,
-        template
-      }, facts)
+          const s = facts.suggestion
+          const template = s === null
+            ? (language === "km"
+              ? "មិនទាន់មានអតិថិជនដែលបានបង់ប្រាក់ក្នុង ៩០ ថ្ងៃចុងក្រោយទេ ដូច្នេះមិនទាន់មានយុទ្ធនាការដែលត្រូវណែនាំទេ។"
+              : "No customer paid in the last 90 days, so there is no campaign to suggest yet.")
+            : language === "km"
+            ? `ណែនាំ៖ ផ្តល់ពិន្ទុបន្ថែម ${s.bonus_points} ដល់អតិថិជន${s.segment === "lapsed" ? "ដែលមិនបានមកវិញក្នុង ៣០ ថ្ងៃ" : "សកម្ម"} ` +
+              `(${target.customers} នាក់ ក្នុងនោះ ${s.reach} នាក់យល់ព្រមទទួលការផ្សព្វផ្សាយ)។ ចំណាយ៖ ${s.points_cost} ពិន្ទុ។ ` +
+              `ការសាកល្បង ${s.simulation.window_days} ថ្ងៃចុងក្រោយ៖ អតិថិជន ${s.simulation.eligible_customers} នាក់ ` +
+              `ការទូទាត់ ${s.simulation.qualifying_payments} ពិន្ទុ ${s.simulation.estimated_bonus_points}។`
+            : `Suggestion: offer ${s.bonus_points} bonus points to ${s.segment === "lapsed" ? "lapsed customers (paid in the 60 days before the last 30, not since)" : "active customers (paid in the last 30 days)"}: ` +
+              `${target.customers} customers, ${s.reach} of whom accept marketing. Cost: ${s.points_cost} points. ` +
+              `Simulated over the last ${s.simulation.window_days} days as a promotion: ${s.simulation.eligible_customers} customers, ` +
+              `${s.simulation.qualifying_payments} qualifying payments, ${s.simulation.estimated_bonus_points} bonus points.`
+          return yield* generate(store.storeId, "campaign_suggest", {
+            instruction: "Suggest the promotion in the facts to the merchant: which customers, which bonus, its reach and cost.",
+            facts,
+            language,
+            maxLength: MAX_TEXT,
+            template
+          }, facts)
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -444,23 +452,25 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     // ---------------------------------------------------------------------------------------------
 
     const assistant = Effect.fn("Ai.assistant")(function*(storeId: StoreId, input: AssistantQuestion) {
-      const store = yield* storeOf(storeId, "analytics.read")
-      const language: Language = input.language ?? (/[\u1780-\u17FF]/.test(input.question) ? "km" : "en")
-      const livemode = input.livemode ?? false
-      const answer = yield* answerQuestion(input.question, language, {
-        storeId: store.storeId,
-        livemode,
-        now: yield* currentDate,
-        repo,
-        openRiskCases: (id) => openRiskCases(id, livemode)
-      })
-      return yield* generate(store.storeId, "assistant", {
-        instruction: "Answer the merchant's question (in the facts, as quoted data) using only the figures in the facts.",
-        facts: { question: input.question, ...answer.data },
-        language,
-        maxLength: MAX_TEXT,
-        template: answer.text
-      }, answer.data)
+      return yield* storeOf(storeId, "analytics.read", (store) =>
+        Effect.gen(function*() {
+          const language: Language = input.language ?? (/[\u1780-\u17FF]/.test(input.question) ? "km" : "en")
+          const livemode = input.livemode ?? false
+          const answer = yield* answerQuestion(input.question, language, {
+            storeId: store.storeId,
+            livemode,
+            now: yield* currentDate,
+            repo,
+            openRiskCases: (id) => openRiskCases(id, livemode)
+          })
+          return yield* generate(store.storeId, "assistant", {
+            instruction: "Answer the merchant's question (in the facts, as quoted data) using only the figures in the facts.",
+            facts: { question: input.question, ...answer.data },
+            language,
+            maxLength: MAX_TEXT,
+            template: answer.text
+          }, answer.data)
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -468,66 +478,72 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     // ---------------------------------------------------------------------------------------------
 
     const usage = Effect.fn("Ai.usage")(function*(storeId: StoreId) {
-      const store = yield* storeOf(storeId, "analytics.read")
-      const now = yield* currentDate
-      const since = new Date(now.getTime() - AI_USAGE_WINDOW_DAYS * 86_400_000)
-      const byFeature = yield* repo.storeByFeature({ storeId: store.storeId, since }).pipe(Effect.orDie)
-      const month = yield* repo.storeCost({ storeId: store.storeId, since: startOfMonth(now) }).pipe(Effect.orDie)
-      const cap = decimalSetting(yield* setting("ai_monthly_cost_cap_usd"), null)
-      return new AiUsage({
-        object: "ai_usage",
-        store_id: store.storeId,
-        window_days: AI_USAGE_WINDOW_DAYS,
-        ...sumTotals(byFeature),
-        monthly_cost_cap_usd: cap,
-        month_cost_usd: usd(month.cost_micro_usd),
-        by_feature: byFeature.map((row) => ({ feature: row.feature, ...totalsOf(row) }))
-      })
+      return yield* storeOf(storeId, "analytics.read", (store) =>
+        Effect.gen(function*() {
+          const now = yield* currentDate
+          const since = new Date(now.getTime() - AI_USAGE_WINDOW_DAYS * 86_400_000)
+          const byFeature = yield* repo.storeByFeature({ storeId: store.storeId, since }).pipe(Effect.orDie)
+          const month = yield* repo.storeCost({ storeId: store.storeId, since: startOfMonth(now) }).pipe(Effect.orDie)
+          const cap = decimalSetting(yield* setting("ai_monthly_cost_cap_usd"), null)
+          return new AiUsage({
+            object: "ai_usage",
+            store_id: store.storeId,
+            window_days: AI_USAGE_WINDOW_DAYS,
+            ...sumTotals(byFeature),
+            monthly_cost_cap_usd: cap,
+            month_cost_usd: usd(month.cost_micro_usd),
+            by_feature: byFeature.map((row) => ({ feature: row.feature, ...totalsOf(row) }))
+          })
+        }))
     })
 
     const platformUsage = Effect.fn("Ai.platformUsage")(function*() {
-      yield* access.requirePlatformAdmin
-      const now = yield* currentDate
-      const since = new Date(now.getTime() - AI_USAGE_WINDOW_DAYS * 86_400_000)
-      const byFeature = yield* repo.platformByFeature({ since }).pipe(Effect.orDie)
-      const byStore = yield* repo.platformByStore({ since }).pipe(Effect.orDie)
-      return new AiPlatformUsage({
-        object: "ai_usage",
-        window_days: AI_USAGE_WINDOW_DAYS,
-        ...sumTotals(byFeature),
-        by_feature: byFeature.map((row) => ({ feature: row.feature, ...totalsOf(row) })),
-        by_store: byStore.map((row) => ({ store_id: row.store_id as StoreId, ...totalsOf(row) }))
-      })
+      return yield* access.withPlatformAdmin(() =>
+        Effect.gen(function*() {
+          const now = yield* currentDate
+          const since = new Date(now.getTime() - AI_USAGE_WINDOW_DAYS * 86_400_000)
+          const byFeature = yield* repo.platformByFeature({ since }).pipe(Effect.orDie)
+          const byStore = yield* repo.platformByStore({ since }).pipe(Effect.orDie)
+          return new AiPlatformUsage({
+            object: "ai_usage",
+            window_days: AI_USAGE_WINDOW_DAYS,
+            ...sumTotals(byFeature),
+            by_feature: byFeature.map((row) => ({ feature: row.feature, ...totalsOf(row) })),
+            by_store: byStore.map((row) => ({ store_id: row.store_id as StoreId, ...totalsOf(row) }))
+          })
+        }))
     })
 
     const registry = Effect.fn("Ai.registry")(function*() {
-      yield* access.requirePlatformAdmin
-      const chosen = yield* configured
-      const { input, output } = yield* prices
-      const configuredName = Option.getOrElse(yield* text("ai_model"), () => "")
-      return new AiModelList({
-        object: "list",
-        data: [
-          new AiModel({
-            id: "builtin",
-            provider: "builtin",
-            model: BUILTIN_MODEL_NAME,
-            input_cost_per_1k: 0,
-            output_cost_per_1k: 0,
-            configured: true,
-            default: Option.isNone(chosen)
-          }),
-          new AiModel({
-            id: "openai_compatible",
-            provider: "openai_compatible",
-            model: configuredName,
-            input_cost_per_1k: input,
-            output_cost_per_1k: output,
-            configured: Option.isSome(chosen),
-            default: Option.isSome(chosen)
+      return yield* access.withPlatformAdmin(() =>
+        Effect.gen(function*() {
+          const chosen = yield* configured
+          const { input, output } = yield* prices
+          const configuredName = Option.getOrElse(yield* text("ai_model"), () => "")
+          return new AiModelList({
+            object: "list",
+            data: [
+              new AiModel({
+                id: "builtin",
+                provider: "builtin",
+                model: BUILTIN_MODEL_NAME,
+                input_cost_per_1k: 0,
+                output_cost_per_1k: 0,
+                configured: true,
+                default: Option.isNone(chosen)
+              }),
+              new AiModel({
+                id: "openai_compatible",
+                provider: "openai_compatible",
+                model: configuredName,
+                input_cost_per_1k: input,
+                output_cost_per_1k: output,
+                configured: Option.isSome(chosen),
+                default: Option.isSome(chosen)
+              })
+            ]
           })
-        ]
-      })
+        }))
     })
 
     return { marketingCopy, campaignSuggest, analyticsSummary, fraudInsights, assistant, usage, platformUsage, registry } as const

@@ -7,7 +7,7 @@ import type { Permission } from "../../domain/Access.ts"
 import { ApiKey, type ApiKeyMode, ApiKeyWithSecret } from "../../domain/ApiKeys.ts"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { ApiKeyId, StoreId } from "../../domain/Ids.ts"
-import { AccessService, type StoreAccess } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { MailQueue } from "../mail/Queue.ts"
 import * as Templates from "../mail/Templates.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
@@ -56,7 +56,7 @@ const mintKey = (storeId: StoreId, mode: ApiKeyMode, name: string | null) => {
 
 export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/ApiKeysService", {
   effect: Effect.gen(function*() {
-    const repo = yield* ApiKeysRepo
+    const repo = storeData(yield* ApiKeysRepo)
     const keyCache = yield* ApiKeyCache
     const access = yield* AccessService
     const mail = yield* MailQueue
@@ -68,14 +68,14 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
      * The store `storeId` if the signed-in user may do `permission` on it. Keys are managed from a user
      * session only: a leaked key must not be able to mint or rotate keys (a test key minting a live one).
      */
-    const storeFor = (storeId: StoreId, permission: Permission) =>
-      Effect.zipRight(access.currentUser, access.store(storeId, permission))
+    const storeFor = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
 
     /** The key `id` if the signed-in user may manage its store; a key of another tenant is 404 like a missing one. */
-    const manageableKey = (id: ApiKeyId) =>
+    const manageableKey = <A, E, R>(id: ApiKeyId, use: (found: ApiKeyRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(
         access.currentUser,
-        access.owned(repo.findById(id), (key) => key.store_id, "api_key.manage", () => keyNotFound(id))
+        access.withOwned(repo.findById(id), (key) => key.store_id, "api_key.manage", () => keyNotFound(id), use)
       )
 
     /** A new key is a new way into the store: its owners (and the user who made it) hear of it by mail. */
@@ -100,42 +100,50 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
       readonly mode: ApiKeyMode
       readonly name?: string | undefined
     }) {
-      const store = yield* storeFor(input.store_id, "api_key.manage")
-      const { secret, key } = mintKey(store.storeId, input.mode, input.name ?? null)
-      const row = yield* repo.insert(key)
-      yield* noticeNewKey(row, store.principal)
-      return new ApiKeyWithSecret({ ...viewFields(row), secret })
+      return yield* storeFor(input.store_id, "api_key.manage", (store) =>
+        Effect.gen(function*() {
+          const { secret, key } = mintKey(store.storeId, input.mode, input.name ?? null)
+          const row = yield* repo.insert(key)
+          yield* noticeNewKey(row, store.principal)
+          return new ApiKeyWithSecret({ ...viewFields(row), secret })
+        }))
     })
 
     const list = Effect.fn("ApiKeys.list")(function*(storeId: StoreId, params: ListParams) {
-      const store = yield* storeFor(storeId, "api_key.read")
-      const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-      const rows = yield* repo.listByStore(store.storeId, params.limit, after)
-      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
-      return { ...page, data: page.data.map(toApiKey) }
+      return yield* storeFor(storeId, "api_key.read", (store) =>
+        Effect.gen(function*() {
+          const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+          const rows = yield* repo.listByStore(store.storeId, params.limit, after)
+          const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+          return { ...page, data: page.data.map(toApiKey) }
+        }))
     })
 
     const revoke = Effect.fn("ApiKeys.revoke")(function*(id: ApiKeyId) {
-      yield* manageableKey(id)
-      const revoked = yield* repo.revoke(id, yield* currentDate)
-      if (Option.isNone(revoked)) return yield* keyNotFound(id)
-      yield* keyCache.revoked(id)
-      return toApiKey(revoked.value)
+      return yield* manageableKey(id, () =>
+        Effect.gen(function*() {
+          const revoked = yield* repo.revoke(id, yield* currentDate)
+          if (Option.isNone(revoked)) return yield* keyNotFound(id)
+          yield* keyCache.revoked(id)
+          return toApiKey(revoked.value)
+        }))
     })
 
     const rotate = Effect.fn("ApiKeys.rotate")(function*(id: ApiKeyId) {
-      const old = yield* manageableKey(id)
-      const revokedAlready = new InvalidState({
-        message: `API key ${id} is revoked and cannot be rotated; create a new key instead`,
-        param: "id"
-      })
-      if (old.revoked_at !== null) return yield* revokedAlready
-      const { secret, key } = mintKey(old.store_id, old.mode, old.name)
-      const issued = yield* repo.rotate(id, key, yield* currentDate)
-      // Revoked between the read above and the lock (a concurrent revoke or rotate).
-      if (Option.isNone(issued)) return yield* revokedAlready
-      yield* keyCache.revoked(id)
-      return new ApiKeyWithSecret({ ...viewFields(issued.value), secret })
+      return yield* manageableKey(id, (old) =>
+        Effect.gen(function*() {
+          const revokedAlready = new InvalidState({
+            message: `API key ${id} is revoked and cannot be rotated; create a new key instead`,
+            param: "id"
+          })
+          if (old.revoked_at !== null) return yield* revokedAlready
+          const { secret, key } = mintKey(old.store_id, old.mode, old.name)
+          const issued = yield* repo.rotate(id, key, yield* currentDate)
+          // Revoked between the read above and the lock (a concurrent revoke or rotate).
+          if (Option.isNone(issued)) return yield* revokedAlready
+          yield* keyCache.revoked(id)
+          return new ApiKeyWithSecret({ ...viewFields(issued.value), secret })
+        }))
     })
 
     return { create, list, revoke, rotate } as const

@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto"
 import { Billing, PlanChange, SubscriptionInvoice } from "../../domain/Billing.ts"
 import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import { type InvoiceId, isIdOf, type OrganizationId, type PaymentId, type StoreId } from "../../domain/Ids.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, storeData } from "../access/Service.ts"
 import { PaymentsService } from "../payments/Service.ts"
 import { checkoutUrlOf } from "../payments/View.ts"
 import { AppConfig } from "../platform/Config.ts"
@@ -31,9 +31,15 @@ import { BillingRepo, type InvoiceRow } from "./Repo.ts"
 /** How long an invoice's KHQR may be paid; after that, subscribing again makes a new one. */
 const INVOICE_PAYMENT_EXPIRY_SECONDS = 24 * 60 * 60
 
+/**
+ * Subscription invoices are paid to the platform's own billing store: the organization's check is for
+ * its billing, and the payments of that store are the platform's, made and cancelled for it.
+ */
+const platformCharges = "the platform's subscription invoices, paid to its billing store"
+
 export class BillingService extends Effect.Service<BillingService>()("billing/BillingService", {
   effect: Effect.gen(function*() {
-    const repo = yield* BillingRepo
+    const repo = storeData(yield* BillingRepo, "inTransaction")
     const access = yield* AccessService
     const payments = yield* PaymentsService
     const settings = yield* SettingsService
@@ -97,8 +103,7 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
     })
 
     const get = Effect.fn("Billing.get")(function*(orgId: OrganizationId) {
-      yield* access.organization(orgId, "organization.read")
-      return yield* view(orgId)
+      return yield* access.withOrganization(access.organization(orgId, "organization.read"), () => view(orgId))
     })
 
     /** Voids the organization's other open invoices and cancels their payments while still pending. */
@@ -108,83 +113,93 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
           yield* repo.voidInvoice(invoice.id)
           if (invoice.payment_id !== null) {
             yield* payments.applyTransition(invoice.payment_id, "cancel", `billing-void:${invoice.id}`).pipe(
-              Effect.catchAll(() => Effect.void)
+              Effect.catchAll(() => Effect.void),
+              AccessService.asSystem(platformCharges)
             )
           }
         }), { discard: true })
 
     const subscribe = Effect.fn("Billing.subscribe")(function*(orgId: OrganizationId, planId: string) {
-      yield* access.organization(orgId, "billing.manage")
-      const plan = planOf(planId)
-      if (plan === undefined) {
-        return yield* new InvalidRequest({ message: `unknown plan; use one of ${Plans.map((p) => p.id).join(", ")}`, param: "plan_id" })
-      }
-      const now = yield* currentDate
-      const current = yield* repo.subscriptionOf(orgId)
-      const usage = yield* repo.usageOf(orgId, now)
-      for (const key of Object.keys(limitNames) as Array<keyof Usage>) {
-        const limit = limitOf(plan, key)
-        // The month's payments are made already; what the organization holds must fit the new plan.
-        if (key !== "payments_this_month" && usage[key] > limit) {
-          return yield* new InvalidState({
-            message: `The ${plan.name} plan allows ${limit} ${limitNames[key]}; the organization has ${usage[key]}. ` +
-              `Remove ${usage[key] - limit} first`,
-            param: limitNames[key]
+      return yield* access.withOrganization(access.organization(orgId, "billing.manage"), () =>
+        Effect.gen(function*() {
+          const plan = planOf(planId)
+          if (plan === undefined) {
+            return yield* new InvalidRequest({ message: `unknown plan; use one of ${Plans.map((p) => p.id).join(", ")}`, param: "plan_id" })
+          }
+          const now = yield* currentDate
+          const current = yield* repo.subscriptionOf(orgId)
+          const usage = yield* repo.usageOf(orgId, now)
+          for (const key of Object.keys(limitNames) as Array<keyof Usage>) {
+            const limit = limitOf(plan, key)
+            // The month's payments are made already; what the organization holds must fit the new plan.
+            if (key !== "payments_this_month" && usage[key] > limit) {
+              return yield* new InvalidState({
+                message: `The ${plan.name} plan allows ${limit} ${limitNames[key]}; the organization has ${usage[key]}. ` +
+                  `Remove ${usage[key] - limit} first`,
+                param: limitNames[key]
+              })
+            }
+          }
+          const open = yield* repo.openInvoices(orgId)
+          if (plan.id === FREE.id) {
+            if (current.plan_id === FREE.id) {
+              return yield* new InvalidState({ message: "The organization is on the Free plan already", param: "plan_id" })
+            }
+            yield* voidOpenInvoices(open)
+            yield* repo.inTransaction(repo.activate(orgId, plan.id, null, now))
+            return yield* view(orgId)
+          }
+          // An open invoice for this plan whose KHQR can still be paid is the answer again, so a retried
+          // subscribe does not make the organization two QR codes to pay.
+          for (const invoice of open) {
+            if (invoice.plan_id !== plan.id || invoice.payment_id === null) continue
+            const payment = yield* repo.paymentState(invoice.payment_id)
+            if (Option.exists(payment, (p) => (p.status === "pending" || p.status === "scanned") && p.expires_at > now)) {
+              return yield* toInvoice(invoice)
+            }
+          }
+          // Checked before anything changes: a refused subscribe leaves the open invoice as it was.
+          const store = yield* billingStore
+          yield* voidOpenInvoices(open)
+          const id = newId("inv")
+          const payment = yield* payments.createFor(store, {
+            amount: formatAmount(priceMinorOf(plan), "USD"),
+            currency: "USD",
+            reference_id: id,
+            description: `${plan.name} plan, one month`,
+            expires_in: INVOICE_PAYMENT_EXPIRY_SECONDS,
+            metadata: { subscription_invoice_id: id, org_id: orgId, plan_id: plan.id }
+          }).pipe(AccessService.asSystem(platformCharges))
+          const inserted = yield* repo.insertInvoice({
+            id,
+            orgId,
+            planId: plan.id,
+            amount: Number(priceMinorOf(plan)),
+            qrPayload: payment.qr.payload,
+            qrMd5: payment.qr.md5,
+            paymentId: payment.id,
+            livemode: payment.livemode,
+            now
           })
-        }
-      }
-      const open = yield* repo.openInvoices(orgId)
-      if (plan.id === FREE.id) {
-        if (current.plan_id === FREE.id) {
-          return yield* new InvalidState({ message: "The organization is on the Free plan already", param: "plan_id" })
-        }
-        yield* voidOpenInvoices(open)
-        yield* repo.inTransaction(repo.activate(orgId, plan.id, null, now))
-        return yield* view(orgId)
-      }
-      // An open invoice for this plan whose KHQR can still be paid is the answer again, so a retried
-      // subscribe does not make the organization two QR codes to pay.
-      for (const invoice of open) {
-        if (invoice.plan_id !== plan.id || invoice.payment_id === null) continue
-        const payment = yield* repo.paymentState(invoice.payment_id)
-        if (Option.exists(payment, (p) => (p.status === "pending" || p.status === "scanned") && p.expires_at > now)) {
-          return yield* toInvoice(invoice)
-        }
-      }
-      // Checked before anything changes: a refused subscribe leaves the open invoice as it was.
-      const store = yield* billingStore
-      yield* voidOpenInvoices(open)
-      const id = newId("inv")
-      const payment = yield* payments.createFor(store, {
-        amount: formatAmount(priceMinorOf(plan), "USD"),
-        currency: "USD",
-        reference_id: id,
-        description: `${plan.name} plan, one month`,
-        expires_in: INVOICE_PAYMENT_EXPIRY_SECONDS,
-        metadata: { subscription_invoice_id: id, org_id: orgId, plan_id: plan.id }
-      })
-      const inserted = yield* repo.insertInvoice({
-        id,
-        orgId,
-        planId: plan.id,
-        amount: Number(priceMinorOf(plan)),
-        qrPayload: payment.qr.payload,
-        qrMd5: payment.qr.md5,
-        paymentId: payment.id,
-        livemode: payment.livemode,
-        now
-      })
-      if (Option.isNone(inserted)) {
-        // Another subscribe of this organization made its invoice first: ours is not needed.
-        yield* payments.applyTransition(payment.id, "cancel", `billing-unused:${id}`).pipe(Effect.catchAll(() => Effect.void))
-        const winner = (yield* repo.openInvoices(orgId))[0]
-        if (winner !== undefined && winner.plan_id === plan.id) return yield* toInvoice(winner)
-        return yield* new InvalidState({ message: "Another plan change of this organization is in progress; try again", param: "plan_id" })
-      }
-      return yield* toInvoice(inserted.value)
+          if (Option.isNone(inserted)) {
+            // Another subscribe of this organization made its invoice first: ours is not needed.
+            yield* payments.applyTransition(payment.id, "cancel", `billing-unused:${id}`).pipe(
+              Effect.catchAll(() => Effect.void),
+              AccessService.asSystem(platformCharges)
+            )
+            const winner = (yield* repo.openInvoices(orgId))[0]
+            if (winner !== undefined && winner.plan_id === plan.id) return yield* toInvoice(winner)
+            return yield* new InvalidState({ message: "Another plan change of this organization is in progress; try again", param: "plan_id" })
+          }
+          return yield* toInvoice(inserted.value)
+        }))
     })
 
     const invoiceNotFound = (id: string) => new NotFound({ message: `No such subscription invoice: ${id}`, param: "id" })
+
+    /** `use` on the invoice `id` if the signed-in user may manage its organization's billing; any other is 404. */
+    const ownedInvoice = <A, E, R>(id: InvoiceId, use: (invoice: InvoiceRow) => Effect.Effect<A, E, R>) =>
+      access.withOrganizationOwned(repo.findInvoice(id), (found) => found.organization_id, "billing.manage", () => invoiceNotFound(id), use)
 
     /**
      * Pays the invoice's payment as the mock provider would (scanned, then paid) and the invoice with it.
@@ -193,62 +208,64 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
      */
     const simulatePay = Effect.fn("Billing.simulatePay")(function*(id: InvoiceId) {
       yield* access.currentUser
-      const found = yield* repo.findInvoice(id)
-      if (Option.isNone(found)) return yield* invoiceNotFound(id)
-      const invoice = found.value
-      yield* access.organization(invoice.organization_id, "billing.manage").pipe(
-        Effect.catchTag("NotFound", () => Effect.fail(invoiceNotFound(id)))
-      )
-      if (config.production || invoice.livemode) {
-        return yield* new Forbidden({
-          message: "simulate-pay is for the mock provider only; this invoice is paid with its KHQR in a live configuration"
-        })
-      }
-      const already = new InvalidState({ message: `Subscription invoice ${id} is ${invoice.status} already`, param: "id" })
-      if (invoice.status !== "open" || invoice.payment_id === null) return yield* already
-      const paymentId: PaymentId = invoice.payment_id
-      const move = (action: "scan" | "pay") =>
-        payments.applyTransition(paymentId, action, randomUUID()).pipe(
-          Effect.catchTag("InvalidState", (refused) =>
-            Effect.fail(new InvalidState({ message: `Subscription invoice ${id} cannot be paid: ${refused.message}`, param: "id" }))),
-          Effect.catchTag("NotFound", () => Effect.dieMessage(`the payment of invoice ${id} is gone`))
-        )
-      const status = Option.map(yield* repo.paymentState(paymentId), (p) => p.status)
-      if (Option.contains(status, "paid")) return yield* new InvalidState({ message: `Subscription invoice ${id} is paid already`, param: "id" })
-      if (Option.contains(status, "pending")) yield* move("scan")
-      yield* move("pay")
-      // The billing consumer may have paid the invoice from the payment's event already; either way it is paid.
-      yield* repo.payInvoiceOfPayment(paymentId, yield* currentDate)
-      return yield* toInvoice(Option.getOrThrow(yield* repo.findInvoice(id)))
+      return yield* ownedInvoice(id, (invoice) =>
+        Effect.gen(function*() {
+          if (config.production || invoice.livemode) {
+            return yield* new Forbidden({
+              message: "simulate-pay is for the mock provider only; this invoice is paid with its KHQR in a live configuration"
+            })
+          }
+          const already = new InvalidState({ message: `Subscription invoice ${id} is ${invoice.status} already`, param: "id" })
+          if (invoice.status !== "open" || invoice.payment_id === null) return yield* already
+          const paymentId: PaymentId = invoice.payment_id
+          const move = (action: "scan" | "pay") =>
+            payments.applyTransition(paymentId, action, randomUUID()).pipe(
+              Effect.catchTag("InvalidState", (refused) =>
+                Effect.fail(new InvalidState({ message: `Subscription invoice ${id} cannot be paid: ${refused.message}`, param: "id" }))),
+              Effect.catchTag("NotFound", () => Effect.dieMessage(`the payment of invoice ${id} is gone`)),
+              AccessService.asSystem(platformCharges)
+            )
+          const status = Option.map(yield* repo.paymentState(paymentId), (p) => p.status)
+          if (Option.contains(status, "paid")) return yield* new InvalidState({ message: `Subscription invoice ${id} is paid already`, param: "id" })
+          if (Option.contains(status, "pending")) yield* move("scan")
+          yield* move("pay")
+          // The billing consumer may have paid the invoice from the payment's event already; either way it is paid.
+          yield* repo.payInvoiceOfPayment(paymentId, yield* currentDate)
+          return yield* toInvoice(Option.getOrThrow(yield* repo.findInvoice(id)))
+        }))
     })
 
     const history = Effect.fn("Billing.history")(function*(orgId: OrganizationId, params: ListParams) {
-      yield* access.organization(orgId, "organization.read")
-      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-      // The position's id is a plan change's serial number; a cursor we did not make is refused.
-      if (position !== undefined && !/^\d{1,18}$/.test(position.id)) {
-        return yield* new InvalidRequest({ message: "cursor is not valid: pass the next_cursor of the previous page unchanged", param: "cursor" })
-      }
-      const page = toPage(yield* repo.history(orgId, params.limit, position), params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
-      return {
-        ...page,
-        data: page.data.map((row) =>
-          new PlanChange({
-            object: "plan_change",
-            org_id: orgId,
-            from_plan: row.from_plan,
-            to_plan: row.to_plan,
-            invoice_id: row.invoice_id,
-            created_at: row.created_at.toISOString()
-          })
-        )
-      }
+      return yield* access.withOrganization(access.organization(orgId, "organization.read"), () =>
+        Effect.gen(function*() {
+          const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+          // The position's id is a plan change's serial number; a cursor we did not make is refused.
+          if (position !== undefined && !/^\d{1,18}$/.test(position.id)) {
+            return yield* new InvalidRequest({ message: "cursor is not valid: pass the next_cursor of the previous page unchanged", param: "cursor" })
+          }
+          const page = toPage(yield* repo.history(orgId, params.limit, position), params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+          return {
+            ...page,
+            data: page.data.map((row) =>
+              new PlanChange({
+                object: "plan_change",
+                org_id: orgId,
+                from_plan: row.from_plan,
+                to_plan: row.to_plan,
+                invoice_id: row.invoice_id,
+                created_at: row.created_at.toISOString()
+              })
+            )
+          }
+        }))
     })
 
     const invoices = Effect.fn("Billing.invoices")(function*(orgId: OrganizationId, params: ListParams) {
-      yield* access.organization(orgId, "organization.read")
-      const page = yield* pageAfter(params, (position) => repo.invoices(orgId, params.limit, position))
-      return { ...page, data: yield* Effect.forEach(page.data, toInvoice) }
+      return yield* access.withOrganization(access.organization(orgId, "organization.read"), () =>
+        Effect.gen(function*() {
+          const page = yield* pageAfter(params, (position) => repo.invoices(orgId, params.limit, position))
+          return { ...page, data: yield* Effect.forEach(page.data, toInvoice) }
+        }))
     })
 
     const plans = (params: ListParams) => fixedPage(Plans, (plan) => plan.id, params)

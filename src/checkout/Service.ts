@@ -12,6 +12,7 @@ import type { Store } from "../../domain/Stores.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { type PaymentRow, PaymentsRepo } from "../payments/Repo.ts"
+import { AccessService } from "../access/Service.ts"
 import { StoresService } from "../stores/Service.ts"
 import { LiveStatus } from "./LiveStatus.ts"
 
@@ -42,7 +43,10 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
       )
 
     const merchantOf = (payment: PaymentRow) =>
-      Effect.map(stores.getById(payment.store_id).pipe(Effect.orDie), checkoutMerchantOf)
+      Effect.map(
+        stores.getById(payment.store_id).pipe(Effect.orDie, AccessService.forPublicLink("the hosted checkout page of a payment")),
+        checkoutMerchantOf
+      )
 
     const qrImages = (payload: string) =>
       Effect.promise(() =>

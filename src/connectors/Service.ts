@@ -14,7 +14,7 @@ import {
 } from "../../domain/Connectors.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { ConnectorId, EventId, StoreId, WebhookEndpointId } from "../../domain/Ids.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, storeData, touchesStoreData } from "../access/Service.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { maskSecret, SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
@@ -44,7 +44,7 @@ const TEST_WAIT_MILLIS = 5000
 export class ConnectorsService extends Effect.Service<ConnectorsService>()("connectors/ConnectorsService", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const webhooks = yield* WebhooksRepo
+    const webhooks = storeData(yield* WebhooksRepo)
     const access = yield* AccessService
     const box = yield* SecretBox
     const config = yield* AppConfig
@@ -53,15 +53,18 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
     const notFound = (id: string) => new NotFound({ message: `No such connector: ${id}`, param: "connectorId" })
 
     const findRow = (id: ConnectorId) =>
-      Effect.map(
+      touchesStoreData(Effect.map(
         sql<ConnectorRow>`
           SELECT c.id, c.store_id, c.endpoint_id, c.type, c.name, c.config_sealed, c.created_at, e.events, e.enabled
           FROM connectors c JOIN webhook_endpoints e ON e.id = c.endpoint_id WHERE c.id = ${id}`,
         (rows) => Option.fromNullable(rows[0])
-      ).pipe(Effect.orDie)
+      ).pipe(Effect.orDie))
 
-    const owned = (id: ConnectorId) =>
-      Effect.zipRight(access.currentUser, access.owned(findRow(id), (row) => row.store_id, "integration.manage", () => notFound(id)))
+    const owned = <A, E, R>(id: ConnectorId, use: (connector: ConnectorRow) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.withOwned(findRow(id), (row) => row.store_id, "integration.manage", () => notFound(id), use)
+      )
 
     const toView = (row: ConnectorRow, signingSecret?: string) =>
       Effect.gen(function*() {
@@ -114,129 +117,139 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
 
     const install = Effect.fn("Connectors.install")(function*(storeId: StoreId, input: CreateConnector) {
       yield* access.currentUser
-      const store = yield* access.store(storeId, "integration.manage")
-      const item = yield* checkConfig(input.type, input.config)
-      const id = newId("con")
-      const endpointId = newId("we")
-      const now = yield* currentDate
-      const sealed = yield* box.seal(JSON.stringify(input.config))
-      const signingSecret = newSigningSecret()
-      yield* sql.withTransaction(Effect.gen(function*() {
-        yield* webhooks.insertEndpoint({
-          id: endpointId,
-          storeId: store.storeId,
-          url: input.config.url!,
-          events: normalizeEvents(input.events),
-          enabled: input.enabled ?? true,
-          secretSealed: yield* box.seal(signingSecret)
-        })
-        yield* sql`UPDATE webhook_endpoints SET connector = true WHERE id = ${endpointId}`
-        yield* sql`
-          INSERT INTO connectors (id, store_id, endpoint_id, type, name, config_sealed, created_at, updated_at)
-          VALUES (${id}, ${store.storeId}, ${endpointId}, ${item.key}, ${input.name ?? item.name}, ${sealed}, ${now}, ${now})`
-      })).pipe(Effect.orDie)
-      return yield* toView(Option.getOrThrow(yield* findRow(id)), signingSecret)
+      return yield* access.withStore(storeId, "integration.manage", (store) =>
+        Effect.gen(function*() {
+          const item = yield* checkConfig(input.type, input.config)
+          const id = newId("con")
+          const endpointId = newId("we")
+          const now = yield* currentDate
+          const sealed = yield* box.seal(JSON.stringify(input.config))
+          const signingSecret = newSigningSecret()
+          yield* sql.withTransaction(Effect.gen(function*() {
+            yield* webhooks.insertEndpoint({
+              id: endpointId,
+              storeId: store.storeId,
+              url: input.config.url!,
+              events: normalizeEvents(input.events),
+              enabled: input.enabled ?? true,
+              secretSealed: yield* box.seal(signingSecret)
+            })
+            yield* sql`UPDATE webhook_endpoints SET connector = true WHERE id = ${endpointId}`
+            yield* sql`
+              INSERT INTO connectors (id, store_id, endpoint_id, type, name, config_sealed, created_at, updated_at)
+              VALUES (${id}, ${store.storeId}, ${endpointId}, ${item.key}, ${input.name ?? item.name}, ${sealed}, ${now}, ${now})`
+          })).pipe(Effect.orDie)
+          return yield* toView(Option.getOrThrow(yield* findRow(id)), signingSecret)
+        }))
     })
 
     const list = Effect.fn("Connectors.list")(function*(storeId: StoreId, params: ListParams) {
       yield* access.currentUser
-      const store = yield* access.store(storeId, "store.read")
-      const columns = { createdAt: "c.created_at", id: "c.id" }
-      const page = yield* pageAfter(params, (position) =>
-        sql<ConnectorRow>`
-          SELECT c.id, c.store_id, c.endpoint_id, c.type, c.name, c.config_sealed, c.created_at, e.events, e.enabled
-          FROM connectors c JOIN webhook_endpoints e ON e.id = c.endpoint_id
-          WHERE c.store_id = ${store.storeId} AND ${keysetAfter(sql, position, columns)}
-          ORDER BY ${newestFirst(sql, columns)} LIMIT ${params.limit + 1}`.pipe(Effect.orDie))
-      return { ...page, data: yield* Effect.forEach(page.data, (row) => toView(row)) }
+      return yield* access.withStore(storeId, "store.read", (store) =>
+        Effect.gen(function*() {
+          const columns = { createdAt: "c.created_at", id: "c.id" }
+          const page = yield* pageAfter(params, (position) =>
+            touchesStoreData(sql<ConnectorRow>`
+              SELECT c.id, c.store_id, c.endpoint_id, c.type, c.name, c.config_sealed, c.created_at, e.events, e.enabled
+              FROM connectors c JOIN webhook_endpoints e ON e.id = c.endpoint_id
+              WHERE c.store_id = ${store.storeId} AND ${keysetAfter(sql, position, columns)}
+              ORDER BY ${newestFirst(sql, columns)} LIMIT ${params.limit + 1}`.pipe(Effect.orDie)))
+          return { ...page, data: yield* Effect.forEach(page.data, (row) => toView(row)) }
+        }))
     })
 
     const update = Effect.fn("Connectors.update")(function*(id: ConnectorId, changes: UpdateConnector) {
-      const row = yield* owned(id)
-      const now = yield* currentDate
-      let sealed = row.config_sealed
-      let url: string | undefined
-      if (changes.config !== undefined) {
-        const current = JSON.parse(yield* box.open(row.config_sealed).pipe(Effect.orDie)) as Record<string, string>
-        // A secret sent back as it was answered (masked) keeps its value: a client may PUT what it read.
-        const secretKeys = new Set(catalogItem(row.type)?.config_fields.filter((f) => f.secret).map((f) => f.key) ?? [])
-        const given = Object.fromEntries(
-          Object.entries(changes.config).filter(([key, value]) =>
-            !(secretKeys.has(key) && current[key] !== undefined && value === maskSecret(current[key]))
-          )
-        )
-        const merged = { ...current, ...given }
-        yield* checkConfig(row.type, merged)
-        sealed = yield* box.seal(JSON.stringify(merged))
-        url = merged.url
-      }
-      yield* sql.withTransaction(Effect.gen(function*() {
-        yield* webhooks.updateEndpoint(row.endpoint_id, {
-          url,
-          events: changes.events === undefined ? undefined : normalizeEvents(changes.events),
-          enabled: changes.enabled
-        }, now)
-        yield* sql`
-          UPDATE connectors SET name = ${changes.name ?? row.name}, config_sealed = ${sealed}, updated_at = ${now}
-          WHERE id = ${id}`
-      })).pipe(Effect.orDie)
-      return yield* toView(Option.getOrThrow(yield* findRow(id)))
+      return yield* owned(id, (row) =>
+        Effect.gen(function*() {
+          const now = yield* currentDate
+          let sealed = row.config_sealed
+          let url: string | undefined
+          if (changes.config !== undefined) {
+            const current = JSON.parse(yield* box.open(row.config_sealed).pipe(Effect.orDie)) as Record<string, string>
+            // A secret sent back as it was answered (masked) keeps its value: a client may PUT what it read.
+            const secretKeys = new Set(catalogItem(row.type)?.config_fields.filter((f) => f.secret).map((f) => f.key) ?? [])
+            const given = Object.fromEntries(
+              Object.entries(changes.config).filter(([key, value]) =>
+                !(secretKeys.has(key) && current[key] !== undefined && value === maskSecret(current[key]))
+              )
+            )
+            const merged = { ...current, ...given }
+            yield* checkConfig(row.type, merged)
+            sealed = yield* box.seal(JSON.stringify(merged))
+            url = merged.url
+          }
+          yield* sql.withTransaction(Effect.gen(function*() {
+            yield* webhooks.updateEndpoint(row.endpoint_id, {
+              url,
+              events: changes.events === undefined ? undefined : normalizeEvents(changes.events),
+              enabled: changes.enabled
+            }, now)
+            yield* sql`
+              UPDATE connectors SET name = ${changes.name ?? row.name}, config_sealed = ${sealed}, updated_at = ${now}
+              WHERE id = ${id}`
+          })).pipe(Effect.orDie)
+          return yield* toView(Option.getOrThrow(yield* findRow(id)))
+        }))
     })
 
     const remove = Effect.fn("Connectors.remove")(function*(id: ConnectorId) {
-      const row = yield* owned(id)
-      // The connector row goes with its endpoint (ON DELETE CASCADE), as do the queue and records.
-      yield* webhooks.deleteEndpoint(row.endpoint_id)
-      return new DeletedConnector({ id, object: "connector", deleted: true })
+      return yield* owned(id, (row) =>
+        Effect.gen(function*() {
+          // The connector row goes with its endpoint (ON DELETE CASCADE), as do the queue and records.
+          yield* webhooks.deleteEndpoint(row.endpoint_id)
+          return new DeletedConnector({ id, object: "connector", deleted: true })
+        }))
     })
 
     const test = Effect.fn("Connectors.test")(function*(id: ConnectorId) {
-      const row = yield* owned(id)
-      if (!row.enabled) return yield* new InvalidState({ message: `Connector ${id} is disabled; enable it first`, param: "connectorId" })
-      const eventId = newId("evt") as EventId
-      const now = yield* currentDate
-      const body = JSON.stringify({
-        id: eventId,
-        object: "event",
-        type: "test.event",
-        created_at: now.toISOString(),
-        livemode: false,
-        data: { object: { object: "test", connector_id: id, store_id: row.store_id, message: "A test event from the connector's test route." } }
-      })
-      yield* webhooks.enqueue({ endpointId: row.endpoint_id, eventId, eventType: "test.event", body }, now)
-      // The dispatcher is woken by the queue's notice; wait (wall time) for its first attempt's record.
-      const started = Date.now()
-      while (Date.now() - started < TEST_WAIT_MILLIS) {
-        const records = yield* sql<{ id: string; status_code: number | null; error: string | null; created_at: Date }>`
-          SELECT id, status_code, error, created_at FROM webhook_deliveries
-          WHERE endpoint_id = ${row.endpoint_id} AND event_id = ${eventId} ORDER BY created_at LIMIT 1`.pipe(Effect.orDie)
-        const record = records[0]
-        if (record !== undefined) {
+      return yield* owned(id, (row) =>
+        Effect.gen(function*() {
+          if (!row.enabled) return yield* new InvalidState({ message: `Connector ${id} is disabled; enable it first`, param: "connectorId" })
+          const eventId = newId("evt") as EventId
+          const now = yield* currentDate
+          const body = JSON.stringify({
+            id: eventId,
+            object: "event",
+            type: "test.event",
+            created_at: now.toISOString(),
+            livemode: false,
+            data: { object: { object: "test", connector_id: id, store_id: row.store_id, message: "A test event from the connector's test route." } }
+          })
+          yield* webhooks.enqueue({ endpointId: row.endpoint_id, eventId, eventType: "test.event", body }, now)
+          // The dispatcher is woken by the queue's notice; wait (wall time) for its first attempt's record.
+          const started = Date.now()
+          while (Date.now() - started < TEST_WAIT_MILLIS) {
+            const records = yield* sql<{ id: string; status_code: number | null; error: string | null; created_at: Date }>`
+              SELECT id, status_code, error, created_at FROM webhook_deliveries
+              WHERE endpoint_id = ${row.endpoint_id} AND event_id = ${eventId} ORDER BY created_at LIMIT 1`.pipe(Effect.orDie)
+            const record = records[0]
+            if (record !== undefined) {
+              return new ConnectorDelivery({
+                id: record.id,
+                object: "connector_delivery",
+                connector_id: id,
+                event_id: eventId,
+                event_type: "test.event",
+                status: record.error === null ? "delivered" : "failed",
+                status_code: record.status_code,
+                error: record.error,
+                created_at: record.created_at.toISOString()
+              })
+            }
+            yield* Effect.sleep(100).pipe(Effect.withClock(Clock.make()))
+          }
           return new ConnectorDelivery({
-            id: record.id,
+            id: eventId,
             object: "connector_delivery",
             connector_id: id,
             event_id: eventId,
             event_type: "test.event",
-            status: record.error === null ? "delivered" : "failed",
-            status_code: record.status_code,
-            error: record.error,
-            created_at: record.created_at.toISOString()
+            status: "pending",
+            status_code: null,
+            error: null,
+            created_at: now.toISOString()
           })
-        }
-        yield* Effect.sleep(100).pipe(Effect.withClock(Clock.make()))
-      }
-      return new ConnectorDelivery({
-        id: eventId,
-        object: "connector_delivery",
-        connector_id: id,
-        event_id: eventId,
-        event_type: "test.event",
-        status: "pending",
-        status_code: null,
-        error: null,
-        created_at: now.toISOString()
-      })
+        }))
     })
 
     // A console route: a session token, not an API key.

@@ -25,7 +25,7 @@ import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { CustomerId, StoreId } from "../../domain/Ids.ts"
 import type { ConsentActorType } from "../../domain/Customers.ts"
 import type { ListParams } from "../../domain/Lists.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, storeData } from "../access/Service.ts"
 import { PaymentReads } from "../payments/Reads.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
@@ -73,8 +73,8 @@ const flagsOf = (row: CustomerRow): PreferenceFlags => ({
 
 export class CustomersService extends Effect.Service<CustomersService>()("customers/CustomersService", {
   effect: Effect.gen(function*() {
-    const repo = yield* CustomersRepo
-    const payments = yield* PaymentReads
+    const repo = storeData(yield* CustomersRepo, "inTransaction")
+    const payments = storeData(yield* PaymentReads)
     const access = yield* AccessService
     const idempotency = yield* Idempotency
     const publicUrl = yield* PublicBaseUrl
@@ -84,19 +84,20 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
 
     const notFound = (id: string, param = "id") => new NotFound({ message: `No such customer: ${id}`, param })
 
-    /** The customer `id` of the API key's own store and mode; any other customer does not exist. */
-    const customerOfKey = (key: ApiKeyPrincipal, id: CustomerId) =>
-      Effect.flatMap(repo.find(id), (found) =>
-        Option.match(Option.filter(found, (row) => row.store_id === key.storeId && row.livemode === key.livemode), {
-          onNone: () => Effect.fail(notFound(id)),
-          onSome: Effect.succeed
-        }))
+    /** `use` on the customer `id` of the API key's own store and mode; any other customer does not exist. */
+    const customerOfKey = <A, E, R>(id: CustomerId, use: (row: CustomerRow, key: ApiKeyPrincipal) => Effect.Effect<A, E, R>) =>
+      access.withApiKey((key) =>
+        Effect.flatMap(repo.find(id), (found): Effect.Effect<A, E | NotFound, R> =>
+          Option.match(Option.filter(found, (row) => row.store_id === key.storeId && row.livemode === key.livemode), {
+            onNone: () => Effect.fail(notFound(id)),
+            onSome: (row) => use(row, key)
+          })))
 
-    /** The customer `id` if the signed-in user may do `permission` on its store; anything else is 404. */
-    const customerOfUser = (id: CustomerId, permission: Permission) =>
+    /** `use` on the customer `id` if the signed-in user may do `permission` on its store; anything else is 404. */
+    const customerOfUser = <A, E, R>(id: CustomerId, permission: Permission, use: (row: CustomerRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(
         access.currentUser,
-        access.owned(repo.find(id), (row) => row.store_id, permission, () => notFound(id))
+        access.withOwned(repo.find(id), (row) => row.store_id, permission, () => notFound(id), use)
       )
 
     // ---------------------------------------------------------------------------------------------
@@ -164,13 +165,14 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       })
 
     const create = Effect.fn("Customers.create")(function*(input: CreateCustomer, idempotencyKey: string | undefined) {
-      const key = yield* access.currentApiKey
-      return yield* idempotency.once(
-        scopeOf(key, idempotencyKey),
-        requestFingerprint("customers.create", input),
-        201,
-        encodeCustomer,
-        () => createFor(key, input)
+      return yield* access.withApiKey((key) =>
+        idempotency.once(
+          scopeOf(key, idempotencyKey),
+          requestFingerprint("customers.create", input),
+          201,
+          encodeCustomer,
+          () => createFor(key, input)
+        )
       )
     })
 
@@ -186,40 +188,43 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       })
 
     const list = Effect.fn("Customers.list")(function*(params: CustomerListParams) {
-      const key = yield* access.currentApiKey
-      return yield* listPage(key, { email: params.email, externalId: params.external_id }, params)
+      return yield* access.withApiKey((key) => listPage(key, { email: params.email, externalId: params.external_id }, params))
     })
 
     const retrieve = Effect.fn("Customers.retrieve")(function*(id: CustomerId) {
-      return toCustomer(yield* customerOfKey(yield* access.currentApiKey, id), yield* publicLinks.urls)
+      const row = yield* customerOfKey(id, Effect.succeed)
+      return toCustomer(row, yield* publicLinks.urls)
     })
 
     const preferences = Effect.fn("Customers.preferences")(function*(id: CustomerId) {
-      return toPreferences(yield* customerOfKey(yield* access.currentApiKey, id))
+      return toPreferences(yield* customerOfKey(id, Effect.succeed))
     })
 
     /** `GET /dashboard/stores/{storeId}/customers`: a store the user may read, in one mode, maybe searched. */
     const listForStore = Effect.fn("Customers.listForStore")(function*(storeId: StoreId, params: StoreCustomerListParams) {
       yield* access.currentUser
-      const store = yield* access.store(storeId, "customer.read")
       const search = params.search?.trim()
-      return yield* listPage(
-        { storeId: store.storeId, livemode: params.livemode ?? false },
-        { search: search === undefined || search === "" ? undefined : search },
-        params
-      )
+      return yield* access.withStore(storeId, "customer.read", (store) =>
+        listPage(
+          { storeId: store.storeId, livemode: params.livemode ?? false },
+          { search: search === undefined || search === "" ? undefined : search },
+          params
+        ))
     })
 
     const overview = Effect.fn("Customers.overview")(function*(id: CustomerId) {
-      const row = yield* customerOfUser(id, "customer.read")
-      const metrics = yield* payments.customerFigures(row.id)
-      const recent = yield* payments.recentOfCustomer({ customerId: row.id, limit: RECENT_PAYMENTS })
+      const { metrics, recent, row } = yield* customerOfUser(id, "customer.read", (row) =>
+        Effect.all({
+          row: Effect.succeed(row),
+          metrics: payments.customerFigures(row.id),
+          recent: payments.recentOfCustomer({ customerId: row.id, limit: RECENT_PAYMENTS })
+        }))
       return toCustomer360(row, metrics, recent, yield* publicUrl.get, yield* publicLinks.urls)
     })
 
     const consentLog = Effect.fn("Customers.consentLog")(function*(id: CustomerId, params: ListParams) {
-      const row = yield* customerOfUser(id, "customer.read")
-      const page = yield* pageAfter(params, (position) => repo.consentLog(row.id, params.limit, position))
+      const page = yield* customerOfUser(id, "customer.read", (row) =>
+        pageAfter(params, (position) => repo.consentLog(row.id, params.limit, position)))
       return new ConsentEventList({ ...page, data: page.data.map(toConsentEvent) })
     })
 
@@ -285,18 +290,17 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       })
 
     const setPreferences = Effect.fn("Customers.setPreferences")(function*(id: CustomerId, input: SetPreferences) {
-      const key = yield* access.currentApiKey
-      yield* customerOfKey(key, id)
-      return yield* changePreferences(id, input, { type: "api_key", id: key.keyId, defaultSource: "api" })
+      return yield* customerOfKey(id, (_, key) =>
+        changePreferences(id, input, { type: "api_key", id: key.keyId, defaultSource: "api" }))
     })
 
     const setPreferencesAsUser = Effect.fn("Customers.setPreferencesAsUser")(function*(
       id: CustomerId,
       input: SetPreferences
     ) {
-      yield* customerOfUser(id, "customer.write")
-      const user = yield* access.currentUser
-      return yield* changePreferences(id, input, { type: "user", id: user.userId, defaultSource: "dashboard" })
+      return yield* customerOfUser(id, "customer.write", () =>
+        Effect.flatMap(access.currentUser, (user) =>
+          changePreferences(id, input, { type: "user", id: user.userId, defaultSource: "dashboard" })))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -308,7 +312,10 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
      * refunds and ledger of the customer are not touched: they are the merchant's financial records.
      */
     const erase = Effect.fn("Customers.erase")(function*(id: CustomerId) {
-      yield* customerOfUser(id, "customer.erase")
+      return yield* customerOfUser(id, "customer.erase", () => eraseAsUser(id))
+    })
+
+    const eraseAsUser = (id: CustomerId) => Effect.gen(function*() {
       const user = yield* access.currentUser
       const author: ConsentAuthor = { type: "user", id: user.userId, defaultSource: "erasure" }
       return yield* repo.inTransaction(Effect.gen(function*() {
@@ -358,13 +365,11 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       }))
 
     const revokePublicLinks = Effect.fn("Customers.revokePublicLinks")(function*(id: CustomerId) {
-      yield* customerOfKey(yield* access.currentApiKey, id)
-      return yield* revokeLinksOf(id)
+      return yield* customerOfKey(id, () => revokeLinksOf(id))
     })
 
     const revokePublicLinksAsUser = Effect.fn("Customers.revokePublicLinksAsUser")(function*(id: CustomerId) {
-      yield* customerOfUser(id, "customer.write")
-      return yield* revokeLinksOf(id)
+      return yield* customerOfUser(id, "customer.write", () => revokeLinksOf(id))
     })
 
     // ---------------------------------------------------------------------------------------------

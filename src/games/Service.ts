@@ -12,6 +12,7 @@ import { ClusterError } from "@effect/cluster"
 import { Duration, Effect, Option, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import type { Permission } from "../../domain/Access.ts"
+import type { ApiKeyPrincipal } from "../../domain/Auth.ts"
 import { GamePlaysFeedSynced, type GamePlaysFeedFrame, PlayRecorded } from "../../domain/Console.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import { seedCommitment } from "../../domain/GameFairness.ts"
@@ -32,7 +33,7 @@ import {
 import type { CustomerId, GameId, PlayId, PrizeId, StoreId } from "../../domain/Ids.ts"
 import type { ListParams } from "../../domain/Lists.ts"
 import { Schema } from "effect"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
@@ -79,13 +80,15 @@ const decodeNotice = Schema.decodeUnknownOption(Schema.parseJson(Play))
 
 export class GamesService extends Effect.Service<GamesService>()("games/GamesService", {
   effect: Effect.gen(function*() {
-    const repo = yield* GamesRepo
+    const repo = storeData(yield* GamesRepo, "inTransaction")
     const access = yield* AccessService
     const idempotency = yield* Idempotency
     const secrets = yield* SecretBox
     const stores = yield* StoresService
     const changeFeed = yield* ChangeFeed
-    const inventories = yield* GameInventoryEntity.client
+    const inventoryEntity = yield* GameInventoryEntity.client
+    /** A game's inventory entity changes the game's data: it is reached with proof of access like the repo. */
+    const inventories = (id: GameId) => storeData(inventoryEntity(id))
     const publicLinks = yield* PublicLinks
 
     const gameNotFound = (id: string, param = "gameId") => new NotFound({ message: `No such game: ${id}`, param })
@@ -97,28 +100,41 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // Access
     // ---------------------------------------------------------------------------------------------
 
-    const gameOfUser = (id: GameId, permission: Permission) =>
-      Effect.zipRight(access.currentUser, access.owned(repo.findGame(id), (row) => row.store_id, permission, () => gameNotFound(id)))
+    const gameOfUser = <A, E, R>(id: GameId, permission: Permission, use: (found: GameRow) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.withOwned(repo.findGame(id), (row) => row.store_id, permission, () => gameNotFound(id), use)
+      )
 
-    const prizeOfUser = (id: PrizeId, permission: Permission) =>
-      Effect.gen(function*() {
-        yield* access.currentUser
-        const prize = yield* repo.findPrize(id)
-        const game = Option.isNone(prize) ? Option.none<GameRow>() : yield* repo.findGame(prize.value.game_id)
-        yield* access.owned(Effect.succeed(game), (row) => row.store_id, permission, () => prizeNotFound(id))
-        return Option.getOrThrow(prize)
-      })
+    const prizeOfUser = <A, E, R>(id: PrizeId, permission: Permission, use: (prize: PrizeRow) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.withOwned(
+          Effect.gen(function*() {
+            const prize = yield* repo.findPrize(id)
+            if (Option.isNone(prize)) return Option.none<{ readonly prize: PrizeRow; readonly game: GameRow }>()
+            return Option.map(yield* repo.findGame(prize.value.game_id), (game) => ({ prize: prize.value, game }))
+          }),
+          ({ game }) => game.store_id,
+          permission,
+          () => prizeNotFound(id),
+          ({ prize }) => use(prize)
+        )
+      )
 
-    const storeOfUser = (storeId: StoreId, permission: Permission) => Effect.zipRight(access.currentUser, access.store(storeId, permission))
+    const storeOfUser = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
 
-    /** A game of the API key's store; any other does not exist. */
-    const gameOfKey = (id: GameId) =>
-      Effect.gen(function*() {
-        const key = yield* access.currentApiKey
-        const found = Option.filter(yield* repo.findGame(id), (row) => row.store_id === key.storeId)
-        if (Option.isNone(found)) return yield* gameNotFound(id, "id")
-        return { key, game: found.value }
-      })
+    /** `use` on a game of the API key's store; any other does not exist. */
+    const gameOfKey = <A, E, R>(
+      id: GameId,
+      use: (found: { readonly key: ApiKeyPrincipal; readonly game: GameRow }) => Effect.Effect<A, E, R>
+    ) =>
+      access.withApiKey((key) =>
+        Effect.flatMap(repo.findGame(id), (found): Effect.Effect<A, E | NotFound, R> => {
+          const own = Option.filter(found, (row) => row.store_id === key.storeId)
+          return Option.isNone(own) ? Effect.fail(gameNotFound(id, "id")) : use({ key, game: own.value })
+        }))
 
     /** A customer of the store (and mode, when given) who can play; erased customers cannot. */
     const customerOfStore = (id: CustomerId, storeId: StoreId, livemode: boolean | undefined, param: string) =>
@@ -209,103 +225,111 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // ---------------------------------------------------------------------------------------------
 
     const list = Effect.fn("Games.list")(function*(storeId: StoreId, params: ListParams) {
-      yield* storeOfUser(storeId, "customer.read")
-      const page = yield* pageAfter(params, (position) => repo.listGames(storeId, params.limit, position))
-      const prizes = yield* repo.prizesOf(page.data.map((game) => game.id))
-      const data = yield* Effect.forEach(page.data, (game) => gameView(game, prizes.filter((prize) => prize.game_id === game.id)))
-      return new GameList({ ...page, data })
+      return yield* storeOfUser(storeId, "customer.read", () =>
+        Effect.gen(function*() {
+          const page = yield* pageAfter(params, (position) => repo.listGames(storeId, params.limit, position))
+          const prizes = yield* repo.prizesOf(page.data.map((game) => game.id))
+          const data = yield* Effect.forEach(page.data, (game) => gameView(game, prizes.filter((prize) => prize.game_id === game.id)))
+          return new GameList({ ...page, data })
+        }))
     })
 
     const create = Effect.fn("Games.create")(function*(storeId: StoreId, input: CreateGame) {
-      yield* storeOfUser(storeId, "marketing.manage")
-      const startsAt = input.starts_at ?? null
-      const endsAt = input.ends_at ?? null
-      yield* checkWindow(startsAt, endsAt)
-      const prizeInputs = input.prizes ?? []
-      const points = yield* Effect.forEach(prizeInputs, (prize, index) => checkPrize(prize, `prizes.${index}.`))
-      const seed = newSeed()
-      const at = yield* currentDate
-      const id = newId("game")
-      const game = yield* repo.inTransaction(Effect.gen(function*() {
-        const game = yield* repo.insertGame({
-          id,
-          store_id: storeId,
-          name: input.name,
-          type: input.type,
-          active: input.active ?? true,
-          // Omitted is the default; null is unlimited, asked for.
-          max_plays_per_customer: input.max_plays_per_customer === undefined
-            ? DEFAULT_MAX_PLAYS_PER_CUSTOMER
-            : input.max_plays_per_customer,
-          starts_at: startsAt,
-          ends_at: endsAt,
-          seed_sealed: yield* secrets.seal(seed),
-          seed_commitment: yield* seedCommitment(seed),
-          prize_version: 0,
-          deleted_at: null,
-          created_at: at,
-          updated_at: at
-        })
-        // One by one, so each prize's position (the draw order) follows the order sent.
-        for (const [index, prize] of prizeInputs.entries()) {
-          yield* repo.insertPrize({
-            id: newId("prz"),
-            game_id: id,
-            name: prize.name,
-            kind: prize.kind,
-            points: points[index] ?? null,
-            weight: prize.weight,
-            inventory: prize.inventory ?? null,
-            awarded: 0,
-            active: true,
-            created_at: at
-          })
-        }
-        yield* repo.snapshotTable({ gameId: id, at })
-        return game
-      }))
-      return yield* gameView(game)
+      return yield* storeOfUser(storeId, "marketing.manage", () =>
+        Effect.gen(function*() {
+          const startsAt = input.starts_at ?? null
+          const endsAt = input.ends_at ?? null
+          yield* checkWindow(startsAt, endsAt)
+          const prizeInputs = input.prizes ?? []
+          const points = yield* Effect.forEach(prizeInputs, (prize, index) => checkPrize(prize, `prizes.${index}.`))
+          const seed = newSeed()
+          const at = yield* currentDate
+          const id = newId("game")
+          const game = yield* repo.inTransaction(Effect.gen(function*() {
+            const game = yield* repo.insertGame({
+              id,
+              store_id: storeId,
+              name: input.name,
+              type: input.type,
+              active: input.active ?? true,
+              // Omitted is the default; null is unlimited, asked for.
+              max_plays_per_customer: input.max_plays_per_customer === undefined
+                ? DEFAULT_MAX_PLAYS_PER_CUSTOMER
+                : input.max_plays_per_customer,
+              starts_at: startsAt,
+              ends_at: endsAt,
+              seed_sealed: yield* secrets.seal(seed),
+              seed_commitment: yield* seedCommitment(seed),
+              prize_version: 0,
+              deleted_at: null,
+              created_at: at,
+              updated_at: at
+            })
+            // One by one, so each prize's position (the draw order) follows the order sent.
+            for (const [index, prize] of prizeInputs.entries()) {
+              yield* repo.insertPrize({
+                id: newId("prz"),
+                game_id: id,
+                name: prize.name,
+                kind: prize.kind,
+                points: points[index] ?? null,
+                weight: prize.weight,
+                inventory: prize.inventory ?? null,
+                awarded: 0,
+                active: true,
+                created_at: at
+              })
+            }
+            yield* repo.snapshotTable({ gameId: id, at })
+            return game
+          }))
+          return yield* gameView(game)
+        }))
     })
 
     const retrieve = Effect.fn("Games.retrieve")(function*(id: GameId) {
-      return yield* gameView(yield* gameOfUser(id, "customer.read"))
+      return yield* gameOfUser(id, "customer.read", gameView)
     })
 
     const update = Effect.fn("Games.update")(function*(id: GameId, input: UpdateGame) {
-      const current = yield* gameOfUser(id, "marketing.manage")
-      if (current.deleted_at !== null) {
-        return yield* new InvalidState({ message: `Game ${id} was deleted: it can no longer change`, param: "gameId" })
-      }
-      const startsAt = input.starts_at === undefined ? current.starts_at : input.starts_at
-      const endsAt = input.ends_at === undefined ? current.ends_at : input.ends_at
-      yield* checkWindow(startsAt, endsAt)
-      const saved = yield* repo.inTransaction(Effect.gen(function*() {
-        const locked = Option.getOrThrow(yield* repo.lockGame(id))
-        return yield* repo.saveGame({
-          ...locked,
-          name: input.name ?? locked.name,
-          active: input.active ?? locked.active,
-          max_plays_per_customer: input.max_plays_per_customer === undefined
-            ? locked.max_plays_per_customer
-            : input.max_plays_per_customer,
-          starts_at: startsAt,
-          ends_at: endsAt,
-          updated_at: yield* currentDate
-        })
-      }))
-      return yield* gameView(saved)
+      return yield* gameOfUser(id, "marketing.manage", (current) =>
+        Effect.gen(function*() {
+          if (current.deleted_at !== null) {
+            return yield* new InvalidState({ message: `Game ${id} was deleted: it can no longer change`, param: "gameId" })
+          }
+          const startsAt = input.starts_at === undefined ? current.starts_at : input.starts_at
+          const endsAt = input.ends_at === undefined ? current.ends_at : input.ends_at
+          yield* checkWindow(startsAt, endsAt)
+          const saved = yield* repo.inTransaction(Effect.gen(function*() {
+            const locked = Option.getOrThrow(yield* repo.lockGame(id))
+            return yield* repo.saveGame({
+              ...locked,
+              name: input.name ?? locked.name,
+              active: input.active ?? locked.active,
+              max_plays_per_customer: input.max_plays_per_customer === undefined
+                ? locked.max_plays_per_customer
+                : input.max_plays_per_customer,
+              starts_at: startsAt,
+              ends_at: endsAt,
+              updated_at: yield* currentDate
+            })
+          }))
+          return yield* gameView(saved)
+        }))
     })
 
     const remove = Effect.fn("Games.remove")(function*(id: GameId) {
-      const current = yield* gameOfUser(id, "marketing.manage")
-      if (current.deleted_at !== null) return yield* gameView(current)
-      const saved = yield* repo.inTransaction(Effect.gen(function*() {
-        const locked = Option.getOrThrow(yield* repo.lockGame(id))
-        if (locked.deleted_at !== null) return locked
-        const at = yield* currentDate
-        return yield* repo.saveGame({ ...locked, active: false, deleted_at: at, updated_at: at })
-      }))
-      return yield* gameView(saved)
+      return yield* gameOfUser(id, "marketing.manage", (current) =>
+        Effect.gen(function*() {
+          if (current.deleted_at !== null) return yield* gameView(current)
+          const saved = yield* repo.inTransaction(Effect.gen(function*() {
+            const locked = Option.getOrThrow(yield* repo.lockGame(id))
+            if (locked.deleted_at !== null) return locked
+            const at = yield* currentDate
+            return yield* repo.saveGame({ ...locked, active: false, deleted_at: at, updated_at: at })
+          }))
+          return yield* gameView(saved)
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -313,67 +337,73 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // ---------------------------------------------------------------------------------------------
 
     const addPrize = Effect.fn("Games.addPrize")(function*(gameId: GameId, input: PrizeInput) {
-      yield* gameOfUser(gameId, "marketing.manage")
-      const points = yield* checkPrize(input)
-      const prize = yield* changePrizes(gameId, () =>
+      return yield* gameOfUser(gameId, "marketing.manage", () =>
         Effect.gen(function*() {
-          const active = (yield* repo.prizesOf([gameId])).filter((prize) => prize.active)
-          if (active.length >= MAX_PRIZES) {
-            return yield* new InvalidState({ message: `A game has at most ${MAX_PRIZES} prizes`, param: "gameId" })
-          }
-          return yield* repo.insertPrize({
-            id: newId("prz"),
-            game_id: gameId,
-            name: input.name,
-            kind: input.kind,
-            points,
-            weight: input.weight,
-            inventory: input.inventory ?? null,
-            awarded: 0,
-            active: true,
-            created_at: yield* currentDate
-          })
+          const points = yield* checkPrize(input)
+          const prize = yield* changePrizes(gameId, () =>
+            Effect.gen(function*() {
+              const active = (yield* repo.prizesOf([gameId])).filter((prize) => prize.active)
+              if (active.length >= MAX_PRIZES) {
+                return yield* new InvalidState({ message: `A game has at most ${MAX_PRIZES} prizes`, param: "gameId" })
+              }
+              return yield* repo.insertPrize({
+                id: newId("prz"),
+                game_id: gameId,
+                name: input.name,
+                kind: input.kind,
+                points,
+                weight: input.weight,
+                inventory: input.inventory ?? null,
+                awarded: 0,
+                active: true,
+                created_at: yield* currentDate
+              })
+            }))
+          return toPrize(prize)
         }))
-      return toPrize(prize)
     })
 
     const updatePrize = Effect.fn("Games.updatePrize")(function*(prizeId: PrizeId, input: PrizeInput) {
-      const found = yield* prizeOfUser(prizeId, "marketing.manage")
-      const points = yield* checkPrize(input)
-      const saved = yield* changePrizes(found.game_id, () =>
+      return yield* prizeOfUser(prizeId, "marketing.manage", (found) =>
         Effect.gen(function*() {
-          const prize = Option.getOrThrow(yield* repo.findPrize(prizeId))
-          if (!prize.active) {
-            return yield* new InvalidState({ message: `Prize ${prizeId} was deleted (deactivated): it can no longer change`, param: "prizeId" })
-          }
-          const inventory = input.inventory ?? null
-          if (inventory !== null && inventory < prize.awarded) {
-            return yield* new InvalidState({
-              message: `inventory cannot go below the ${prize.awarded} already awarded`,
-              param: "inventory"
-            })
-          }
-          if (prize.awarded > 0 && (input.kind !== prize.kind || points !== prize.points)) {
-            return yield* new InvalidState({
-              message: `Prize ${prizeId} was already awarded: its kind and points cannot change (add a new prize instead)`,
-              param: "kind"
-            })
-          }
-          return yield* repo.savePrize({ ...prize, name: input.name, kind: input.kind, points, weight: input.weight, inventory })
+          const points = yield* checkPrize(input)
+          const saved = yield* changePrizes(found.game_id, () =>
+            Effect.gen(function*() {
+              const prize = Option.getOrThrow(yield* repo.findPrize(prizeId))
+              if (!prize.active) {
+                return yield* new InvalidState({ message: `Prize ${prizeId} was deleted (deactivated): it can no longer change`, param: "prizeId" })
+              }
+              const inventory = input.inventory ?? null
+              if (inventory !== null && inventory < prize.awarded) {
+                return yield* new InvalidState({
+                  message: `inventory cannot go below the ${prize.awarded} already awarded`,
+                  param: "inventory"
+                })
+              }
+              if (prize.awarded > 0 && (input.kind !== prize.kind || points !== prize.points)) {
+                return yield* new InvalidState({
+                  message: `Prize ${prizeId} was already awarded: its kind and points cannot change (add a new prize instead)`,
+                  param: "kind"
+                })
+              }
+              return yield* repo.savePrize({ ...prize, name: input.name, kind: input.kind, points, weight: input.weight, inventory })
+            }))
+          return toPrize(saved)
         }))
-      return toPrize(saved)
     })
 
     const deletePrize = Effect.fn("Games.deletePrize")(function*(prizeId: PrizeId) {
-      const found = yield* prizeOfUser(prizeId, "marketing.manage")
-      const answered = yield* changePrizes(found.game_id, () =>
+      return yield* prizeOfUser(prizeId, "marketing.manage", (found) =>
         Effect.gen(function*() {
-          const prize = Option.getOrThrow(yield* repo.findPrize(prizeId))
-          if (prize.awarded > 0) return yield* repo.savePrize({ ...prize, active: false })
-          yield* repo.deletePrize(prizeId)
-          return prize
+          const answered = yield* changePrizes(found.game_id, () =>
+            Effect.gen(function*() {
+              const prize = Option.getOrThrow(yield* repo.findPrize(prizeId))
+              if (prize.awarded > 0) return yield* repo.savePrize({ ...prize, active: false })
+              yield* repo.deletePrize(prizeId)
+              return prize
+            }))
+          return toPrize(answered)
         }))
-      return toPrize(answered)
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -381,37 +411,45 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // ---------------------------------------------------------------------------------------------
 
     const plays = Effect.fn("Games.plays")(function*(gameId: GameId, params: PlayListParams) {
-      const game = yield* gameOfUser(gameId, "customer.read")
-      const page = yield* pageAfter(params, (position) => repo.listGamePlays(game.id, params.status ?? null, params.limit, position))
-      return new PlayList({ ...page, data: yield* playsOf(page.data) })
+      return yield* gameOfUser(gameId, "customer.read", (game) =>
+        Effect.gen(function*() {
+          const page = yield* pageAfter(params, (position) => repo.listGamePlays(game.id, params.status ?? null, params.limit, position))
+          return new PlayList({ ...page, data: yield* playsOf(page.data) })
+        }))
     })
 
     const stats = Effect.fn("Games.stats")(function*(gameId: GameId) {
-      const game = yield* gameOfUser(gameId, "customer.read")
-      return toStats(yield* repo.stats(game.id), yield* repo.prizesOf([game.id]))
+      return yield* gameOfUser(gameId, "customer.read", (game) =>
+        Effect.gen(function*() {
+          return toStats(yield* repo.stats(game.id), yield* repo.prizesOf([game.id]))
+        }))
     })
 
     const issue = Effect.fn("Games.issue")(function*(gameId: GameId, customerId: CustomerId) {
-      const game = yield* gameOfUser(gameId, "marketing.manage")
-      yield* customerOfStore(customerId, game.store_id, undefined, "customer_id")
-      const outcome = yield* infrastructureDies(inventories(game.id).Issue({ playId: newId("play"), customerId }))
-      return yield* playView(outcome.playId)
+      return yield* gameOfUser(gameId, "marketing.manage", (game) =>
+        Effect.gen(function*() {
+          yield* customerOfStore(customerId, game.store_id, undefined, "customer_id")
+          const outcome = yield* infrastructureDies(inventories(game.id).Issue({ playId: newId("play"), customerId }))
+          return yield* playView(outcome.playId)
+        }))
     })
 
     const playsFeed = Effect.fn("Games.playsFeed")(function*(gameId: GameId) {
-      const game = yield* gameOfUser(gameId, "customer.read")
-      const frames = Stream.unwrapScoped(Effect.map(changeFeed.subscribe(PLAYS_CHANNEL), (notices) =>
-        Stream.concat(
-          Stream.succeed<GamePlaysFeedFrame>(new GamePlaysFeedSynced({ reason: "subscribed" })),
-          Stream.filterMap(notices, (notice): Option.Option<GamePlaysFeedFrame> =>
-            notice._tag === "Resync"
-              ? Option.some(new GamePlaysFeedSynced({ reason: "reconnected" }))
-              : decodeNotice(notice.payload).pipe(
-                Option.filter((play) => play.game_id === game.id),
-                Option.map((play) => new PlayRecorded({ play }))
-              ))
-        )))
-      return Stream.interruptWhen(frames, Effect.sleep(GAME_PLAYS_FEED_LIFETIME))
+      return yield* gameOfUser(gameId, "customer.read", (game) =>
+        Effect.gen(function*() {
+          const frames = Stream.unwrapScoped(Effect.map(changeFeed.subscribe(PLAYS_CHANNEL), (notices) =>
+            Stream.concat(
+              Stream.succeed<GamePlaysFeedFrame>(new GamePlaysFeedSynced({ reason: "subscribed" })),
+              Stream.filterMap(notices, (notice): Option.Option<GamePlaysFeedFrame> =>
+                notice._tag === "Resync"
+                  ? Option.some(new GamePlaysFeedSynced({ reason: "reconnected" }))
+                  : decodeNotice(notice.payload).pipe(
+                    Option.filter((play) => play.game_id === game.id),
+                    Option.map((play) => new PlayRecorded({ play }))
+                  ))
+            )))
+          return Stream.interruptWhen(frames, Effect.sleep(GAME_PLAYS_FEED_LIFETIME))
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -419,35 +457,41 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // ---------------------------------------------------------------------------------------------
 
     const play = Effect.fn("Games.play")(function*(gameId: GameId, input: PlayInput, idempotencyKey: string | undefined) {
-      const { game, key } = yield* gameOfKey(gameId)
-      yield* customerOfStore(input.customer_id, key.storeId, key.livemode, "customer_id")
-      return yield* idempotency.once(
-        scopeOf({ storeId: key.storeId, livemode: key.livemode }, idempotencyKey),
-        requestFingerprint("games.play", { game: game.id, ...input }),
-        201,
-        encodePlay,
-        (token) =>
-          inventories(game.id).Play({ playId: playIdOfToken(token), customerId: input.customer_id }).pipe(
-            infrastructureDies,
-            Effect.flatMap(settle)
+      return yield* gameOfKey(gameId, ({ game, key }) =>
+        Effect.gen(function*() {
+          yield* customerOfStore(input.customer_id, key.storeId, key.livemode, "customer_id")
+          return yield* idempotency.once(
+            scopeOf({ storeId: key.storeId, livemode: key.livemode }, idempotencyKey),
+            requestFingerprint("games.play", { game: game.id, ...input }),
+            201,
+            encodePlay,
+            (token) =>
+              inventories(game.id).Play({ playId: playIdOfToken(token), customerId: input.customer_id }).pipe(
+                infrastructureDies,
+                Effect.flatMap(settle)
+              )
           )
-      )
+        }))
     })
 
     const reveal = Effect.fn("Games.reveal")(function*(playId: PlayId) {
-      const key = yield* access.currentApiKey
-      const found = Option.filter(yield* repo.findPlay(playId), (row) => row.store_id === key.storeId && row.livemode === key.livemode)
-      if (Option.isNone(found)) return yield* playNotFound(playId)
-      const outcome = yield* infrastructureDies(inventories(found.value.game_id).Reveal({ playId }))
-      return yield* settle(outcome)
+      return yield* access.withApiKey((key) =>
+        Effect.gen(function*() {
+          const found = Option.filter(yield* repo.findPlay(playId), (row) => row.store_id === key.storeId && row.livemode === key.livemode)
+          if (Option.isNone(found)) return yield* playNotFound(playId)
+          const outcome = yield* infrastructureDies(inventories(found.value.game_id).Reveal({ playId }))
+          return yield* settle(outcome)
+        }))
     })
 
     const customerPlays = Effect.fn("Games.customerPlays")(function*(customerId: CustomerId, params: PlayListParams) {
-      const key = yield* access.currentApiKey
-      const found = Option.filter(yield* repo.findCustomer(customerId), (row) => row.store_id === key.storeId && row.livemode === key.livemode)
-      if (Option.isNone(found)) return yield* customerNotFound(customerId, "id")
-      const page = yield* pageAfter(params, (position) => repo.listCustomerPlays(customerId, params.status ?? null, params.limit, position))
-      return new PlayList({ ...page, data: yield* playsOf(page.data) })
+      return yield* access.withApiKey((key) =>
+        Effect.gen(function*() {
+          const found = Option.filter(yield* repo.findCustomer(customerId), (row) => row.store_id === key.storeId && row.livemode === key.livemode)
+          if (Option.isNone(found)) return yield* customerNotFound(customerId, "id")
+          const page = yield* pageAfter(params, (position) => repo.listCustomerPlays(customerId, params.status ?? null, params.limit, position))
+          return new PlayList({ ...page, data: yield* playsOf(page.data) })
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -487,7 +531,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         })
         : null
       return toHostedGame(game, prizes, yield* storeOf(game.store_id), yield* disclosedSeed(game), now, player)
-    })
+    }, AccessService.forPublicLink("the hosted game page; the player is named only by their customer link"))
 
     /** The play `playId` as its card shows it, with its game and store (the play was just recorded). */
     const hostedPlayOf = (playId: PlayId) =>
@@ -518,20 +562,20 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
       const outcome = yield* infrastructureDies(inventories(game.id).Play({ playId: newId("play"), customerId }))
       yield* credit(outcome)
       return yield* hostedPlayOf(outcome.playId)
-    })
+    }, AccessService.forPublicLink("a play from the hosted game page, by the customer's own link"))
 
     const hostedPlayView = Effect.fn("Games.hostedPlayView")(function*(playId: PlayId, token: string | undefined) {
       const card = yield* cardOf(playId, token)
       const game = Option.getOrThrow(yield* repo.findGame(card.game_id))
       return toHostedPlay(card, game, yield* storeOf(game.store_id), yield* publicLinks.urls)
-    })
+    }, AccessService.forPublicLink("a game card, opened by its card link"))
 
     const hostedReveal = Effect.fn("Games.hostedReveal")(function*(playId: PlayId, token: string | undefined) {
       const card = yield* cardOf(playId, token)
       const outcome = yield* infrastructureDies(inventories(card.game_id).Reveal({ playId }))
       yield* credit(outcome)
       return yield* hostedPlayOf(playId)
-    })
+    }, AccessService.forPublicLink("a scratch card revealed by its card link"))
 
     /** The store's instant games open for play now (for the customer's wallet, which links to them). */
     const openInstantGames = Effect.fn("Games.openInstantGames")(function*(storeId: StoreId, limit: number) {

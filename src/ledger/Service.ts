@@ -15,7 +15,7 @@ import type {
 } from "../../domain/Ledger.ts"
 import { Currencies } from "../../domain/Money.ts"
 import type { StoreId } from "../../domain/Ids.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { pageAfter } from "../platform/Pagination.ts"
@@ -53,77 +53,86 @@ const trialBalanceOf = (scope: Scope, livemode: boolean, totals: ReadonlyArray<A
 
 export class LedgerService extends Effect.Service<LedgerService>()("ledger/LedgerService", {
   effect: Effect.gen(function*() {
-    const repo = yield* LedgerRepo
+    const repo = storeData(yield* LedgerRepo)
     const access = yield* AccessService
 
-    const readableStore = (storeId: StoreId) => Effect.zipRight(access.currentUser, access.store(storeId, "analytics.read"))
+    const readableStore = <A, E, R>(storeId: StoreId, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, "analytics.read", use))
 
     const trialBalance = Effect.fn("Ledger.trialBalance")(function*(storeId: StoreId, livemode = false) {
-      const store = yield* readableStore(storeId)
-      return trialBalanceOf(store.storeId, livemode, yield* repo.accountTotals(store.storeId, livemode))
+      return yield* readableStore(storeId, (store) =>
+        Effect.gen(function*() {
+          return trialBalanceOf(store.storeId, livemode, yield* repo.accountTotals(store.storeId, livemode))
+        }))
     })
 
     const platformTrialBalance = Effect.fn("Ledger.platformTrialBalance")(function*(livemode = false) {
-      yield* access.requirePlatformAdmin
-      return trialBalanceOf(null, livemode, yield* repo.accountTotals(null, livemode))
+      return yield* access.withPlatformAdmin(() =>
+        Effect.gen(function*() {
+          return trialBalanceOf(null, livemode, yield* repo.accountTotals(null, livemode))
+        }))
     })
 
     const journals = Effect.fn("Ledger.journals")(function*(storeId: StoreId, params: JournalListParams) {
-      const store = yield* readableStore(storeId)
-      const livemode = params.livemode ?? false
-      const page = yield* pageAfter(params, (position) => repo.entriesPage(store.storeId, livemode, params.limit, position))
-      const lines = yield* repo.linesOf(page.data.map((entry) => entry.id))
-      const data: Array<JournalEntry> = page.data.map((entry) => ({
-        id: entry.id,
-        object: "journal_entry",
-        store_id: entry.store_id,
-        livemode: entry.livemode,
-        kind: entry.kind,
-        payment_id: entry.payment_id,
-        refund_id: entry.refund_id,
-        memo: entry.memo,
-        lines: lines.filter((line) => line.entry_id === entry.id).map((line) => ({
-          account: line.account,
-          currency: entry.currency,
-          debit: formatAmount(line.debit, entry.currency),
-          credit: formatAmount(line.credit, entry.currency)
-        })),
-        created_at: entry.created_at.toISOString()
-      }))
-      return { ...page, data }
+      return yield* readableStore(storeId, (store) =>
+        Effect.gen(function*() {
+          const livemode = params.livemode ?? false
+          const page = yield* pageAfter(params, (position) => repo.entriesPage(store.storeId, livemode, params.limit, position))
+          const lines = yield* repo.linesOf(page.data.map((entry) => entry.id))
+          const data: Array<JournalEntry> = page.data.map((entry) => ({
+            id: entry.id,
+            object: "journal_entry",
+            store_id: entry.store_id,
+            livemode: entry.livemode,
+            kind: entry.kind,
+            payment_id: entry.payment_id,
+            refund_id: entry.refund_id,
+            memo: entry.memo,
+            lines: lines.filter((line) => line.entry_id === entry.id).map((line) => ({
+              account: line.account,
+              currency: entry.currency,
+              debit: formatAmount(line.debit, entry.currency),
+              credit: formatAmount(line.credit, entry.currency)
+            })),
+            created_at: entry.created_at.toISOString()
+          }))
+          return { ...page, data }
+        }))
     })
 
     const ledger = Effect.fn("Ledger.ledger")(function*(storeId: StoreId, params: RangeParams) {
-      const store = yield* readableStore(storeId)
-      const range = yield* dayRange(params)
-      const livemode = params.livemode ?? false
-      const rows = yield* repo.ledgerLines({
-        storeId: store.storeId,
-        livemode,
-        from: range.start,
-        until: range.end,
-        limit: MAX_LEDGER_LINES
-      })
-      return {
-        object: "ledger",
-        store_id: store.storeId,
-        livemode,
-        from: range.from,
-        to: range.to,
-        data: rows.map((row) => ({
-          entry_id: row.entry_id,
-          date: row.created_at.toISOString().slice(0, 10),
-          account: row.account,
-          currency: row.currency,
-          debit: formatAmount(row.debit, row.currency),
-          credit: formatAmount(row.credit, row.currency),
-          balance: formatAmount(row.balance, row.currency),
-          payment_id: row.payment_id,
-          refund_id: row.refund_id,
-          memo: row.memo,
-          created_at: row.created_at.toISOString()
+      return yield* readableStore(storeId, (store) =>
+        Effect.gen(function*() {
+          const range = yield* dayRange(params)
+          const livemode = params.livemode ?? false
+          const rows = yield* repo.ledgerLines({
+            storeId: store.storeId,
+            livemode,
+            from: range.start,
+            until: range.end,
+            limit: MAX_LEDGER_LINES
+          })
+          return {
+            object: "ledger",
+            store_id: store.storeId,
+            livemode,
+            from: range.from,
+            to: range.to,
+            data: rows.map((row) => ({
+              entry_id: row.entry_id,
+              date: row.created_at.toISOString().slice(0, 10),
+              account: row.account,
+              currency: row.currency,
+              debit: formatAmount(row.debit, row.currency),
+              credit: formatAmount(row.credit, row.currency),
+              balance: formatAmount(row.balance, row.currency),
+              payment_id: row.payment_id,
+              refund_id: row.refund_id,
+              memo: row.memo,
+              created_at: row.created_at.toISOString()
+            }))
+          } satisfies Ledger
         }))
-      } satisfies Ledger
     })
 
     /** Every paid payment and refund against its entry, and every entry against its lines and source. */
@@ -216,13 +225,11 @@ export class LedgerService extends Effect.Service<LedgerService>()("ledger/Ledge
       })
 
     const reconcile = Effect.fn("Ledger.reconcile")(function*(storeId: StoreId) {
-      const store = yield* readableStore(storeId)
-      return yield* reconcileScope(store.storeId)
+      return yield* readableStore(storeId, (store) => reconcileScope(store.storeId))
     })
 
     const platformReconcile = Effect.fn("Ledger.platformReconcile")(function*() {
-      yield* access.requirePlatformAdmin
-      return yield* reconcileScope(null)
+      return yield* access.withPlatformAdmin(() => reconcileScope(null))
     })
 
     const linesOfMissing = (posting: MissingPosting) =>
@@ -242,24 +249,26 @@ export class LedgerService extends Effect.Service<LedgerService>()("ledger/Ledge
         })
 
     const backfill = Effect.fn("Ledger.backfill")(function*() {
-      yield* access.requirePlatformAdmin
-      const postable = yield* repo.countPostable
-      const missing = yield* repo.missingPostings
-      let created = 0
-      // Payments first (the list is by time, and a payment is paid before it is refunded): a refund's
-      // share reversal reads what its payment's entry moved.
-      for (const posting of missing) {
-        const posted = yield* repo.postOnce({
-          id: newId("je"),
-          posting,
-          memo: posting.kind === "payment"
-            ? `payment ${posting.payment_id} paid (backfilled)`
-            : `refund ${posting.id} of payment ${posting.payment_id} (backfilled)`,
-          lines: yield* linesOfMissing(posting)
-        })
-        if (posted) created++
-      }
-      return { object: "ledger_backfill", created, skipped: postable - created } satisfies LedgerBackfill
+      return yield* access.withPlatformAdmin(() =>
+        Effect.gen(function*() {
+          const postable = yield* repo.countPostable
+          const missing = yield* repo.missingPostings
+          let created = 0
+          // Payments first (the list is by time, and a payment is paid before it is refunded): a refund's
+          // share reversal reads what its payment's entry moved.
+          for (const posting of missing) {
+            const posted = yield* repo.postOnce({
+              id: newId("je"),
+              posting,
+              memo: posting.kind === "payment"
+                ? `payment ${posting.payment_id} paid (backfilled)`
+                : `refund ${posting.id} of payment ${posting.payment_id} (backfilled)`,
+              lines: yield* linesOfMissing(posting)
+            })
+            if (posted) created++
+          }
+          return { object: "ledger_backfill", created, skipped: postable - created } satisfies LedgerBackfill
+        }))
     })
 
     return { trialBalance, platformTrialBalance, journals, ledger, reconcile, platformReconcile, backfill } as const

@@ -20,7 +20,7 @@ import {
   PublicPaymentLink,
   type UpdateLink
 } from "../../domain/Links.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { checkoutMerchantOf } from "../checkout/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { formatAmount, parseAmount } from "../platform/Money.ts"
@@ -73,7 +73,8 @@ const toPaymentLink = (link: LinkRow, baseUrl: string, now: Date) =>
 
 export class LinksService extends Effect.Service<LinksService>()("links/LinksService", {
   effect: Effect.gen(function*() {
-    const repo = yield* LinksRepo
+    // `withLockedLink` only takes the lock: what it runs reads and writes through this guarded view.
+    const repo = storeData(yield* LinksRepo, "withLockedLink")
     const access = yield* AccessService
     const stores = yield* StoresService
     const payments = yield* PaymentsService
@@ -85,18 +86,19 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
       Effect.zipWith(publicUrl.get, currentDate, (baseUrl, now) => toPaymentLink(link, baseUrl, now))
 
     /** The store, if the signed-in user may do `permission` on it; console routes take no API key. */
-    const storeFor = (storeId: StoreId, permission: Permission) =>
-      Effect.zipRight(access.currentUser, access.store(storeId, permission))
+    const storeFor = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
 
     /** The link `id`, not deleted, if the signed-in user may change its store; anything else is 404. */
-    const manageableLink = (id: LinkId) =>
+    const manageableLink = <A, E, R>(id: LinkId, use: (link: LinkRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(
         access.currentUser,
-        access.owned(
+        access.withOwned(
           Effect.map(repo.find(id), Option.filter((link) => link.deleted_at === null)),
           (link) => link.store_id,
           "payment.write",
-          () => linkNotFound(id)
+          () => linkNotFound(id),
+          use
         )
       )
 
@@ -104,88 +106,96 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
       value === undefined ? Effect.succeed(null) : parseAmount(value, currency, param)
 
     const create = Effect.fn("Links.create")(function*(storeId: StoreId, input: CreateLink) {
-      const store = yield* storeFor(storeId, "payment.write")
-      const invalid = (message: string, param: string) => new InvalidRequest({ message, param })
-      const amount = yield* optionalAmount(input.amount, input.currency, "amount")
-      const minAmount = yield* optionalAmount(input.min_amount, input.currency, "min_amount")
-      const maxAmount = yield* optionalAmount(input.max_amount, input.currency, "max_amount")
-      if (input.kind === "invoice" && amount === null) {
-        return yield* invalid("An invoice needs a fixed amount", "amount")
-      }
-      if (amount !== null && minAmount !== null) {
-        return yield* invalid("min_amount applies only when the payer chooses the amount: omit amount or min_amount", "min_amount")
-      }
-      if (amount !== null && maxAmount !== null) {
-        return yield* invalid("max_amount applies only when the payer chooses the amount: omit amount or max_amount", "max_amount")
-      }
-      if (minAmount !== null && maxAmount !== null && minAmount > maxAmount) {
-        return yield* invalid("max_amount must not be below min_amount", "max_amount")
-      }
-      if (input.kind === "link" && input.customer_email !== undefined) {
-        return yield* invalid("customer_email is for invoices; create the link with kind \"invoice\"", "customer_email")
-      }
-      if (input.kind === "link" && input.due_date !== undefined) {
-        return yield* invalid("due_date is for invoices; create the link with kind \"invoice\"", "due_date")
-      }
-      const expiresAt = input.expires_at === undefined ? null : new Date(input.expires_at)
-      if (expiresAt !== null && expiresAt.getTime() <= (yield* Clock.currentTimeMillis)) {
-        return yield* invalid("expires_at must be in the future", "expires_at")
-      }
-      const livemode = input.livemode ?? false
-      if (livemode) {
-        const current = yield* stores.getById(store.storeId)
-        if (!current.live_mode) {
-          return yield* new InvalidState({
-            message: "This store is not in live mode: activate live mode before creating live links",
-            param: "livemode"
+      return yield* storeFor(storeId, "payment.write", (store) =>
+        Effect.gen(function*() {
+          const invalid = (message: string, param: string) => new InvalidRequest({ message, param })
+          const amount = yield* optionalAmount(input.amount, input.currency, "amount")
+          const minAmount = yield* optionalAmount(input.min_amount, input.currency, "min_amount")
+          const maxAmount = yield* optionalAmount(input.max_amount, input.currency, "max_amount")
+          if (input.kind === "invoice" && amount === null) {
+            return yield* invalid("An invoice needs a fixed amount", "amount")
+          }
+          if (amount !== null && minAmount !== null) {
+            return yield* invalid("min_amount applies only when the payer chooses the amount: omit amount or min_amount", "min_amount")
+          }
+          if (amount !== null && maxAmount !== null) {
+            return yield* invalid("max_amount applies only when the payer chooses the amount: omit amount or max_amount", "max_amount")
+          }
+          if (minAmount !== null && maxAmount !== null && minAmount > maxAmount) {
+            return yield* invalid("max_amount must not be below min_amount", "max_amount")
+          }
+          if (input.kind === "link" && input.customer_email !== undefined) {
+            return yield* invalid("customer_email is for invoices; create the link with kind \"invoice\"", "customer_email")
+          }
+          if (input.kind === "link" && input.due_date !== undefined) {
+            return yield* invalid("due_date is for invoices; create the link with kind \"invoice\"", "due_date")
+          }
+          const expiresAt = input.expires_at === undefined ? null : new Date(input.expires_at)
+          if (expiresAt !== null && expiresAt.getTime() <= (yield* Clock.currentTimeMillis)) {
+            return yield* invalid("expires_at must be in the future", "expires_at")
+          }
+          const livemode = input.livemode ?? false
+          if (livemode) {
+            const current = yield* stores.getById(store.storeId)
+            if (!current.live_mode) {
+              return yield* new InvalidState({
+                message: "This store is not in live mode: activate live mode before creating live links",
+                param: "livemode"
+              })
+            }
+          }
+          const row = yield* repo.insert({
+            id: input.kind === "invoice" ? newId("inv") : newId("lnk"),
+            kind: input.kind,
+            storeId: store.storeId,
+            livemode,
+            title: input.title,
+            description: input.description ?? null,
+            amount,
+            minAmount,
+            maxAmount,
+            currency: input.currency,
+            referenceId: input.reference_id ?? null,
+            customerEmail: input.customer_email ?? null,
+            dueDate: input.due_date ?? null,
+            expiresAt
           })
-        }
-      }
-      const row = yield* repo.insert({
-        id: input.kind === "invoice" ? newId("inv") : newId("lnk"),
-        kind: input.kind,
-        storeId: store.storeId,
-        livemode,
-        title: input.title,
-        description: input.description ?? null,
-        amount,
-        minAmount,
-        maxAmount,
-        currency: input.currency,
-        referenceId: input.reference_id ?? null,
-        customerEmail: input.customer_email ?? null,
-        dueDate: input.due_date ?? null,
-        expiresAt
-      })
-      return yield* view(row)
+          return yield* view(row)
+        }))
     })
 
     const list = Effect.fn("Links.list")(function*(storeId: StoreId, params: LinkListParams) {
-      const store = yield* storeFor(storeId, "payment.read")
-      const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-      const rows = yield* repo.listByStore(store.storeId, { kind: params.kind, active: params.active }, params.limit, after)
-      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
-      const baseUrl = yield* publicUrl.get
-      const now = yield* currentDate
-      return new PaymentLinkList({ ...page, data: page.data.map((row) => toPaymentLink(row, baseUrl, now)) })
+      return yield* storeFor(storeId, "payment.read", (store) =>
+        Effect.gen(function*() {
+          const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+          const rows = yield* repo.listByStore(store.storeId, { kind: params.kind, active: params.active }, params.limit, after)
+          const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+          const baseUrl = yield* publicUrl.get
+          const now = yield* currentDate
+          return new PaymentLinkList({ ...page, data: page.data.map((row) => toPaymentLink(row, baseUrl, now)) })
+        }))
     })
 
     const update = Effect.fn("Links.update")(function*(id: LinkId, input: UpdateLink) {
-      yield* manageableLink(id)
-      const updated = yield* repo.update(id, {
-        active: input.active,
-        title: input.title,
-        description: input.description
-      })
-      // Deleted between the check and the update.
-      if (Option.isNone(updated)) return yield* linkNotFound(id)
-      return yield* view(updated.value)
+      return yield* manageableLink(id, () =>
+        Effect.gen(function*() {
+          const updated = yield* repo.update(id, {
+            active: input.active,
+            title: input.title,
+            description: input.description
+          })
+          // Deleted between the check and the update.
+          if (Option.isNone(updated)) return yield* linkNotFound(id)
+          return yield* view(updated.value)
+        }))
     })
 
     const remove = Effect.fn("Links.remove")(function*(id: LinkId) {
-      yield* manageableLink(id)
-      if (!(yield* repo.remove(id))) return yield* linkNotFound(id)
-      return new DeletedPaymentLink({ id, object: "payment_link", deleted: true })
+      return yield* manageableLink(id, () =>
+        Effect.gen(function*() {
+          if (!(yield* repo.remove(id))) return yield* linkNotFound(id)
+          return new DeletedPaymentLink({ id, object: "payment_link", deleted: true })
+        }))
     })
 
     /** The link as the public may see it: a deleted link does not exist. */
@@ -217,7 +227,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
         merchant: checkoutMerchantOf(store),
         pay_url: `${baseUrl}/links/${link.id}/pay`
       })
-    })
+    }, AccessService.forPublicLink("a payment link's public page, opened by its link"))
 
     /** The amount a payer pays through `link`, in minor units, or why that amount is not allowed. */
     const amountToPay = (link: LinkRow, requested: string | undefined) =>
@@ -320,7 +330,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
             currency: payment.currency
           })
         }))
-    })
+    }, AccessService.forPublicLink("a payer paying through a payment link"))
 
     return { create, list, update, remove, publicView, pay } as const
   }),

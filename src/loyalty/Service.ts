@@ -12,6 +12,7 @@ import { Duration, Effect, Option, Schema, Stream } from "effect"
 import { PointsEntryAdded, WalletFeedSynced, type WalletFeedFrame } from "../../domain/Console.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import type { Permission } from "../../domain/Access.ts"
+import type { ApiKeyPrincipal } from "../../domain/Auth.ts"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { CustomerId, RedemptionId, RewardId, StoreId, TierId } from "../../domain/Ids.ts"
 import type { ListParams } from "../../domain/Lists.ts"
@@ -44,7 +45,7 @@ import {
 } from "../../domain/Loyalty.ts"
 import { GamesService } from "../games/Service.ts"
 import { StoresService } from "../stores/Service.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
 import { maskName } from "../platform/Text.ts"
@@ -56,7 +57,7 @@ import { currentDate } from "../platform/Time.ts"
 import { randomUUID } from "node:crypto"
 import { CustomerWalletEntity } from "./Entity.ts"
 import { valueOf } from "./Points.ts"
-import { LoyaltyRepo, POINTS_CHANNEL, type WalletRow } from "./Repo.ts"
+import { LoyaltyRepo, POINTS_CHANNEL, type RedemptionRow, type RewardRow, type TierRow, type WalletRow } from "./Repo.ts"
 import {
   tierOf,
   toPointsEntry,
@@ -95,10 +96,12 @@ export const WALLET_FEED_LIFETIME = Duration.minutes(15)
 
 export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/LoyaltyService", {
   effect: Effect.gen(function*() {
-    const repo = yield* LoyaltyRepo
+    const repo = storeData(yield* LoyaltyRepo, "inTransaction")
     const access = yield* AccessService
     const idempotency = yield* Idempotency
-    const wallets = yield* CustomerWalletEntity.client
+    const walletEntity = yield* CustomerWalletEntity.client
+    /** A wallet's entity changes the wallet's data: it is reached with proof of access like the repo. */
+    const wallets = (id: CustomerId) => storeData(walletEntity(id))
     const encodeRedemption = Schema.encodeSync(Redemption)
     const stores = yield* StoresService
     const changeFeed = yield* ChangeFeed
@@ -116,24 +119,26 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
     <T extends { readonly store_id: StoreId; readonly livemode: boolean }>(row: T) =>
       row.store_id === key.storeId && row.livemode === key.livemode
 
-    /** The wallet of a customer of the API key's store and mode; any other customer does not exist. */
-    const walletOfKey = (id: CustomerId) =>
-      Effect.gen(function*() {
-        const key = yield* access.currentApiKey
-        const found = Option.filter(yield* repo.findWallet(id), ofKey(key))
-        if (Option.isNone(found)) return yield* customerNotFound(id)
-        return { key, wallet: found.value }
-      })
+    /** `use` on the wallet of a customer of the API key's store and mode; any other customer does not exist. */
+    const walletOfKey = <A, E, R>(
+      id: CustomerId,
+      use: (found: { readonly key: ApiKeyPrincipal; readonly wallet: WalletRow }) => Effect.Effect<A, E, R>
+    ) =>
+      access.withApiKey((key) =>
+        Effect.flatMap(repo.findWallet(id), (found): Effect.Effect<A, E | NotFound, R> => {
+          const own = Option.filter(found, ofKey(key))
+          return Option.isNone(own) ? Effect.fail(customerNotFound(id)) : use({ key, wallet: own.value })
+        }))
 
-    /** The wallet `id` if the signed-in user may do `permission` on its store; anything else is 404. */
-    const walletOfUser = (id: CustomerId, permission: Permission) =>
+    /** `use` on the wallet `id` if the signed-in user may do `permission` on its store; anything else is 404. */
+    const walletOfUser = <A, E, R>(id: CustomerId, permission: Permission, use: (wallet: WalletRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(
         access.currentUser,
-        access.owned(repo.findWallet(id), (row) => row.store_id, permission, () => customerNotFound(id, "id"))
+        access.withOwned(repo.findWallet(id), (row) => row.store_id, permission, () => customerNotFound(id, "id"), use)
       )
 
-    const storeOfUser = (storeId: StoreId, permission: Permission) =>
-      Effect.zipRight(access.currentUser, access.store(storeId, permission))
+    const storeOfUser = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
 
     // ---------------------------------------------------------------------------------------------
     // Redemptions (merchant API)
@@ -161,36 +166,44 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
       )
 
     const redeemPoints = Effect.fn("Loyalty.redeemPoints")(function*(input: ApiRedeem, idempotencyKey: string | undefined) {
-      const { wallet } = yield* walletOfKey(input.customer_id)
-      return yield* redeemOnce("loyalty.redeem", wallet, idempotencyKey, input, {
-        rewardId: null,
-        points: input.points,
-        reason: input.reason ?? null
-      })
+      return yield* walletOfKey(input.customer_id, ({ wallet }) =>
+        Effect.gen(function*() {
+          return yield* redeemOnce("loyalty.redeem", wallet, idempotencyKey, input, {
+            rewardId: null,
+            points: input.points,
+            reason: input.reason ?? null
+          })
+        }))
     })
 
     const redeemReward = Effect.fn("Loyalty.redeemReward")(function*(input: RedeemReward, idempotencyKey: string | undefined) {
-      const { wallet } = yield* walletOfKey(input.customer_id)
-      const reward = Option.filter(yield* repo.findReward(input.reward_id), (row) => row.store_id === wallet.store_id)
-      if (Option.isNone(reward)) return yield* rewardNotFound(input.reward_id)
-      return yield* redeemOnce("loyalty.redemptions.create", wallet, idempotencyKey, input, {
-        rewardId: reward.value.id,
-        points: null,
-        reason: null
-      })
+      return yield* walletOfKey(input.customer_id, ({ wallet }) =>
+        Effect.gen(function*() {
+          const reward = Option.filter(yield* repo.findReward(input.reward_id), (row) => row.store_id === wallet.store_id)
+          if (Option.isNone(reward)) return yield* rewardNotFound(input.reward_id)
+          return yield* redeemOnce("loyalty.redemptions.create", wallet, idempotencyKey, input, {
+            rewardId: reward.value.id,
+            points: null,
+            reason: null
+          })
+        }))
     })
 
     const activeRewards = Effect.fn("Loyalty.activeRewards")(function*(params: ListParams) {
-      const key = yield* access.currentApiKey
-      const page = yield* pageAfter(params, (position) => repo.listRewards(key.storeId, true, params.limit, position))
-      return new RewardList({ ...page, data: page.data.map(toReward) })
+      return yield* access.withApiKey((key) =>
+        Effect.gen(function*() {
+          const page = yield* pageAfter(params, (position) => repo.listRewards(key.storeId, true, params.limit, position))
+          return new RewardList({ ...page, data: page.data.map(toReward) })
+        }))
     })
 
     const redemption = Effect.fn("Loyalty.redemption")(function*(id: RedemptionId) {
-      const key = yield* access.currentApiKey
-      const found = Option.filter(yield* repo.findRedemption(id), ofKey(key))
-      if (Option.isNone(found)) return yield* redemptionNotFound(id)
-      return toRedemption(found.value)
+      return yield* access.withApiKey((key) =>
+        Effect.gen(function*() {
+          const found = Option.filter(yield* repo.findRedemption(id), ofKey(key))
+          if (Option.isNone(found)) return yield* redemptionNotFound(id)
+          return toRedemption(found.value)
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -198,56 +211,66 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
     // ---------------------------------------------------------------------------------------------
 
     const program = Effect.fn("Loyalty.program")(function*(storeId: StoreId) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      return toProgram(yield* repo.program(store.storeId))
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          return toProgram(yield* repo.program(store.storeId))
+        }))
     })
 
     const configure = Effect.fn("Loyalty.configure")(function*(storeId: StoreId, input: UpdateProgram) {
-      const store = yield* storeOfUser(storeId, "marketing.manage")
-      const current = yield* repo.program(store.storeId)
-      return toProgram(yield* repo.saveProgram({
-        store_id: store.storeId,
-        active: input.active ?? current.active,
-        points_per_usd: input.points_per_unit?.USD ?? current.points_per_usd,
-        points_per_khr: input.points_per_unit?.KHR ?? current.points_per_khr,
-        at: yield* currentDate
-      }))
+      return yield* storeOfUser(storeId, "marketing.manage", (store) =>
+        Effect.gen(function*() {
+          const current = yield* repo.program(store.storeId)
+          return toProgram(yield* repo.saveProgram({
+            store_id: store.storeId,
+            active: input.active ?? current.active,
+            points_per_usd: input.points_per_unit?.USD ?? current.points_per_usd,
+            points_per_khr: input.points_per_unit?.KHR ?? current.points_per_khr,
+            at: yield* currentDate
+          }))
+        }))
     })
 
     const customerLoyalty = Effect.fn("Loyalty.customerLoyalty")(function*(id: CustomerId, params: ListParams) {
-      const wallet = yield* walletOfUser(id, "customer.read")
-      const tiers = yield* repo.tiersOf(wallet.store_id)
-      const tier = tierOf(tiers, wallet.lifetime_points).current
-      const page = yield* pageAfter(params, (position) => repo.listEntries(wallet.id, params.limit, position))
-      return new CustomerLoyalty({
-        object: "customer_loyalty",
-        customer_id: wallet.id,
-        points_balance: wallet.points_balance,
-        lifetime_points: wallet.lifetime_points,
-        tier: tier === null ? null : toTierSummary(tier),
-        entries: new PointsEntryList({ ...page, data: page.data.map(toPointsEntry) })
-      })
+      return yield* walletOfUser(id, "customer.read", (wallet) =>
+        Effect.gen(function*() {
+          const tiers = yield* repo.tiersOf(wallet.store_id)
+          const tier = tierOf(tiers, wallet.lifetime_points).current
+          const page = yield* pageAfter(params, (position) => repo.listEntries(wallet.id, params.limit, position))
+          return new CustomerLoyalty({
+            object: "customer_loyalty",
+            customer_id: wallet.id,
+            points_balance: wallet.points_balance,
+            lifetime_points: wallet.lifetime_points,
+            tier: tier === null ? null : toTierSummary(tier),
+            entries: new PointsEntryList({ ...page, data: page.data.map(toPointsEntry) })
+          })
+        }))
     })
 
     const adjust = Effect.fn("Loyalty.adjust")(function*(id: CustomerId, input: Adjust) {
-      const wallet = yield* walletOfUser(id, "customer.write")
-      const entry = yield* wallets(wallet.id).Adjust({ requestKey: randomUUID(), points: input.points, reason: input.reason }).pipe(infrastructureDies)
-      return toPointsEntry(entry)
+      return yield* walletOfUser(id, "customer.write", (wallet) =>
+        Effect.gen(function*() {
+          const entry = yield* wallets(wallet.id).Adjust({ requestKey: randomUUID(), points: input.points, reason: input.reason }).pipe(infrastructureDies)
+          return toPointsEntry(entry)
+        }))
     })
 
     const liability = Effect.fn("Loyalty.liability")(function*(storeId: StoreId, params: LiabilityParams) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      const livemode = params.livemode ?? false
-      const { points } = yield* repo.outstanding({ storeId: store.storeId, livemode })
-      return new LoyaltyLiability({
-        object: "loyalty_liability",
-        store_id: store.storeId,
-        livemode,
-        outstanding_points: Number(points),
-        point_value: params.point_value,
-        currency: params.currency,
-        amount: formatAmount(valueOf(points, params.point_value, params.currency), params.currency)
-      })
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const livemode = params.livemode ?? false
+          const { points } = yield* repo.outstanding({ storeId: store.storeId, livemode })
+          return new LoyaltyLiability({
+            object: "loyalty_liability",
+            store_id: store.storeId,
+            livemode,
+            outstanding_points: Number(points),
+            point_value: params.point_value,
+            currency: params.currency,
+            amount: formatAmount(valueOf(points, params.point_value, params.currency), params.currency)
+          })
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -257,55 +280,66 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
     const thresholdTaken = (threshold: number) =>
       new InvalidState({ message: `Another tier of this store has the threshold ${threshold}`, param: "threshold" })
 
-    const tierOfUser = (id: TierId, permission: Permission) =>
-      Effect.zipRight(access.currentUser, access.owned(repo.findTier(id), (row) => row.store_id, permission, () => tierNotFound(id)))
+    const tierOfUser = <A, E, R>(id: TierId, permission: Permission, use: (found: TierRow) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.withOwned(repo.findTier(id), (row) => row.store_id, permission, () => tierNotFound(id), use)
+      )
 
     const tiers = Effect.fn("Loyalty.tiers")(function*(storeId: StoreId, params: ListParams) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      const page = yield* pageAfter(params, (position) => repo.listTiers(store.storeId, params.limit, position))
-      return new TierList({ ...page, data: page.data.map(toTier) })
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const page = yield* pageAfter(params, (position) => repo.listTiers(store.storeId, params.limit, position))
+          return new TierList({ ...page, data: page.data.map(toTier) })
+        }))
     })
 
     const createTier = Effect.fn("Loyalty.createTier")(function*(storeId: StoreId, input: CreateTier) {
-      const store = yield* storeOfUser(storeId, "marketing.manage")
-      const inserted = yield* repo.insertTier({
-        id: newId("tier"),
-        store_id: store.storeId,
-        name: input.name,
-        threshold: input.threshold,
-        earn_multiplier: input.earn_multiplier ?? "1",
-        created_at: yield* currentDate
-      })
-      if (Option.isNone(inserted)) return yield* thresholdTaken(input.threshold)
-      return toTier(inserted.value)
+      return yield* storeOfUser(storeId, "marketing.manage", (store) =>
+        Effect.gen(function*() {
+          const inserted = yield* repo.insertTier({
+            id: newId("tier"),
+            store_id: store.storeId,
+            name: input.name,
+            threshold: input.threshold,
+            earn_multiplier: input.earn_multiplier ?? "1",
+            created_at: yield* currentDate
+          })
+          if (Option.isNone(inserted)) return yield* thresholdTaken(input.threshold)
+          return toTier(inserted.value)
+        }))
     })
 
     const updateTier = Effect.fn("Loyalty.updateTier")(function*(id: TierId, input: UpdateTier) {
-      const current = yield* tierOfUser(id, "marketing.manage")
-      const updated = yield* repo.updateTier({
-        ...current,
-        name: input.name ?? current.name,
-        threshold: input.threshold ?? current.threshold,
-        earn_multiplier: input.earn_multiplier ?? current.earn_multiplier
-      })
-      if (Option.isNone(updated)) return yield* thresholdTaken(input.threshold ?? current.threshold)
-      return toTier(updated.value)
+      return yield* tierOfUser(id, "marketing.manage", (current) =>
+        Effect.gen(function*() {
+          const updated = yield* repo.updateTier({
+            ...current,
+            name: input.name ?? current.name,
+            threshold: input.threshold ?? current.threshold,
+            earn_multiplier: input.earn_multiplier ?? current.earn_multiplier
+          })
+          if (Option.isNone(updated)) return yield* thresholdTaken(input.threshold ?? current.threshold)
+          return toTier(updated.value)
+        }))
     })
 
     const deleteTier = Effect.fn("Loyalty.deleteTier")(function*(id: TierId) {
-      const current = yield* tierOfUser(id, "marketing.manage")
-      yield* repo.deleteTier(current.id)
-      return toTier(current)
+      return yield* tierOfUser(id, "marketing.manage", (current) =>
+        Effect.gen(function*() {
+          yield* repo.deleteTier(current.id)
+          return toTier(current)
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
     // Rewards
     // ---------------------------------------------------------------------------------------------
 
-    const rewardOfUser = (id: RewardId, permission: Permission) =>
+    const rewardOfUser = <A, E, R>(id: RewardId, permission: Permission, use: (found: RewardRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(
         access.currentUser,
-        access.owned(repo.findReward(id), (row) => row.store_id, permission, () => rewardNotFound(id, "id"))
+        access.withOwned(repo.findReward(id), (row) => row.store_id, permission, () => rewardNotFound(id, "id"), use)
       )
 
     /** The reward, locked until the transaction ends; deleted since it was found: 404 as for any missing one. */
@@ -316,90 +350,104 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
       )
 
     const rewards = Effect.fn("Loyalty.rewards")(function*(storeId: StoreId, params: ListParams) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      const page = yield* pageAfter(params, (position) => repo.listRewards(store.storeId, false, params.limit, position))
-      return new RewardList({ ...page, data: page.data.map(toReward) })
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const page = yield* pageAfter(params, (position) => repo.listRewards(store.storeId, false, params.limit, position))
+          return new RewardList({ ...page, data: page.data.map(toReward) })
+        }))
     })
 
     const createReward = Effect.fn("Loyalty.createReward")(function*(storeId: StoreId, input: CreateReward) {
-      const store = yield* storeOfUser(storeId, "marketing.manage")
-      return toReward(yield* repo.insertReward({
-        id: newId("rwd"),
-        store_id: store.storeId,
-        name: input.name,
-        description: input.description ?? null,
-        points_cost: input.points_cost,
-        stock: input.stock ?? null,
-        active: input.active ?? true,
-        created_at: yield* currentDate
-      }))
+      return yield* storeOfUser(storeId, "marketing.manage", (store) =>
+        Effect.gen(function*() {
+          return toReward(yield* repo.insertReward({
+            id: newId("rwd"),
+            store_id: store.storeId,
+            name: input.name,
+            description: input.description ?? null,
+            points_cost: input.points_cost,
+            stock: input.stock ?? null,
+            active: input.active ?? true,
+            created_at: yield* currentDate
+          }))
+        }))
     })
 
     const updateReward = Effect.fn("Loyalty.updateReward")(function*(id: RewardId, input: UpdateReward) {
-      yield* rewardOfUser(id, "marketing.manage")
-      // Under the reward's lock: a stock set here is not undone by a redemption that read the old one.
-      return yield* repo.inTransaction(Effect.gen(function*() {
-        const current = yield* lockReward(id)
-        return toReward(yield* repo.updateReward({
-          ...current,
-          name: input.name ?? current.name,
-          description: input.description === undefined ? current.description : input.description,
-          points_cost: input.points_cost ?? current.points_cost,
-          stock: input.stock === undefined ? current.stock : input.stock,
-          active: input.active ?? current.active
+      return yield* rewardOfUser(id, "marketing.manage", () =>
+        Effect.gen(function*() {
+          // Under the reward's lock: a stock set here is not undone by a redemption that read the old one.
+          return yield* repo.inTransaction(Effect.gen(function*() {
+            const current = yield* lockReward(id)
+            return toReward(yield* repo.updateReward({
+              ...current,
+              name: input.name ?? current.name,
+              description: input.description === undefined ? current.description : input.description,
+              points_cost: input.points_cost ?? current.points_cost,
+              stock: input.stock === undefined ? current.stock : input.stock,
+              active: input.active ?? current.active
+            }))
+          }))
         }))
-      }))
     })
 
     const deleteReward = Effect.fn("Loyalty.deleteReward")(function*(id: RewardId) {
-      yield* rewardOfUser(id, "marketing.manage")
-      // Under the reward's lock, which a redemption's stock update also takes: a reward is deleted only
-      // if no redemption of it committed or is under way.
-      return yield* repo.inTransaction(Effect.gen(function*() {
-        const current = yield* lockReward(id)
-        if (yield* repo.hasRedemptions(current.id)) {
-          return toReward(yield* repo.updateReward({ ...current, active: false }))
-        }
-        yield* repo.deleteReward(current.id)
-        return toReward(current)
-      }))
+      return yield* rewardOfUser(id, "marketing.manage", () =>
+        Effect.gen(function*() {
+          // Under the reward's lock, which a redemption's stock update also takes: a reward is deleted only
+          // if no redemption of it committed or is under way.
+          return yield* repo.inTransaction(Effect.gen(function*() {
+            const current = yield* lockReward(id)
+            if (yield* repo.hasRedemptions(current.id)) {
+              return toReward(yield* repo.updateReward({ ...current, active: false }))
+            }
+            yield* repo.deleteReward(current.id)
+            return toReward(current)
+          }))
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
     // Redemptions (console)
     // ---------------------------------------------------------------------------------------------
 
-    const redemptionOfUser = (id: RedemptionId, permission: Permission) =>
+    const redemptionOfUser = <A, E, R>(id: RedemptionId, permission: Permission, use: (found: RedemptionRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(
         access.currentUser,
-        access.owned(repo.findRedemption(id), (row) => row.store_id, permission, () => redemptionNotFound(id))
+        access.withOwned(repo.findRedemption(id), (row) => row.store_id, permission, () => redemptionNotFound(id), use)
       )
 
     const redemptions = Effect.fn("Loyalty.redemptions")(function*(storeId: StoreId, params: StoreRedemptionListParams) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      const livemode = params.livemode ?? false
-      const page = yield* pageAfter(params, (position) => repo.listRedemptions(store.storeId, livemode, params.limit, position))
-      return new RedemptionList({ ...page, data: page.data.map(toRedemption) })
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const livemode = params.livemode ?? false
+          const page = yield* pageAfter(params, (position) => repo.listRedemptions(store.storeId, livemode, params.limit, position))
+          return new RedemptionList({ ...page, data: page.data.map(toRedemption) })
+        }))
     })
 
     const notIssued = (id: RedemptionId, status: string, verb: string) =>
       new InvalidState({ message: `Redemption ${id} is ${status}: only an issued redemption can be ${verb}`, param: "id" })
 
     const fulfill = Effect.fn("Loyalty.fulfill")(function*(id: RedemptionId) {
-      const current = yield* redemptionOfUser(id, "customer.write")
-      const fulfilled = yield* repo.fulfil({ id, at: yield* currentDate })
-      if (Option.isNone(fulfilled)) {
-        const now = Option.getOrElse(yield* repo.findRedemption(id), () => current)
-        return yield* notIssued(id, now.status, "fulfilled")
-      }
-      return toRedemption(fulfilled.value)
+      return yield* redemptionOfUser(id, "customer.write", (current) =>
+        Effect.gen(function*() {
+          const fulfilled = yield* repo.fulfil({ id, at: yield* currentDate })
+          if (Option.isNone(fulfilled)) {
+            const now = Option.getOrElse(yield* repo.findRedemption(id), () => current)
+            return yield* notIssued(id, now.status, "fulfilled")
+          }
+          return toRedemption(fulfilled.value)
+        }))
     })
 
     const cancel = Effect.fn("Loyalty.cancel")(function*(id: RedemptionId) {
-      const current = yield* redemptionOfUser(id, "customer.write")
-      if (current.status !== "issued") return yield* notIssued(id, current.status, "cancelled")
-      const cancelled = yield* wallets(current.customer_id).CancelRedemption({ redemptionId: id, requestKey: randomUUID() }).pipe(infrastructureDies)
-      return toRedemption(cancelled)
+      return yield* redemptionOfUser(id, "customer.write", (current) =>
+        Effect.gen(function*() {
+          if (current.status !== "issued") return yield* notIssued(id, current.status, "cancelled")
+          const cancelled = yield* wallets(current.customer_id).CancelRedemption({ redemptionId: id, requestKey: randomUUID() }).pipe(infrastructureDies)
+          return toRedemption(cancelled)
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -449,7 +497,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
           ? null
           : new WalletReferral({ code: row.referral_code, share_url: `${baseUrl}/r/${encodeURIComponent(row.referral_code)}` })
       })
-    })
+    }, AccessService.forPublicLink("the customer's wallet, opened by the customer's own link"))
 
     // ---------------------------------------------------------------------------------------------
     // The console's live wallet feed
@@ -459,19 +507,21 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
 
     /** A customer's points entries as they commit, for as long as WALLET_FEED_LIFETIME. */
     const walletFeed = Effect.fn("Loyalty.walletFeed")(function*(customerId: CustomerId) {
-      yield* walletOfUser(customerId, "customer.read")
-      const frames = Stream.unwrapScoped(Effect.map(changeFeed.subscribe(POINTS_CHANNEL), (notices) =>
-        Stream.concat(
-          Stream.succeed<WalletFeedFrame>(new WalletFeedSynced({ reason: "subscribed" })),
-          Stream.filterMap(notices, (notice): Option.Option<WalletFeedFrame> =>
-            notice._tag === "Resync"
-              ? Option.some(new WalletFeedSynced({ reason: "reconnected" }))
-              : decodeNotice(notice.payload).pipe(
-                Option.filter((entry) => entry.customer_id === customerId),
-                Option.map((entry) => new PointsEntryAdded({ entry }))
-              ))
-        )))
-      return Stream.interruptWhen(frames, Effect.sleep(WALLET_FEED_LIFETIME))
+      return yield* walletOfUser(customerId, "customer.read", () =>
+        Effect.gen(function*() {
+          const frames = Stream.unwrapScoped(Effect.map(changeFeed.subscribe(POINTS_CHANNEL), (notices) =>
+            Stream.concat(
+              Stream.succeed<WalletFeedFrame>(new WalletFeedSynced({ reason: "subscribed" })),
+              Stream.filterMap(notices, (notice): Option.Option<WalletFeedFrame> =>
+                notice._tag === "Resync"
+                  ? Option.some(new WalletFeedSynced({ reason: "reconnected" }))
+                  : decodeNotice(notice.payload).pipe(
+                    Option.filter((entry) => entry.customer_id === customerId),
+                    Option.map((entry) => new PointsEntryAdded({ entry }))
+                  ))
+            )))
+          return Stream.interruptWhen(frames, Effect.sleep(WALLET_FEED_LIFETIME))
+        }))
     })
 
     return {

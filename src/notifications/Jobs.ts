@@ -4,12 +4,15 @@
  */
 import { Singleton } from "@effect/cluster"
 import { Duration, Effect, Layer } from "effect"
+import { AccessService } from "../access/Service.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { NotificationsService } from "./Service.ts"
 
 export const applyNotificationEvent = (event: OutboxEvent) =>
   Effect.flatMap(NotificationsService, (notifications) =>
-    notifications.notify(event.storeId, event.eventId, event.type, event.object))
+    notifications.notify(event.storeId, event.eventId, event.type, event.object).pipe(
+      AccessService.asSystem("notifying a store's channels of one of its events")
+    ))
 
 /** The consumer's name in `outbox_pending`, and the events it is subscribed to. */
 export const NOTIFICATIONS_CONSUMER = "notifications"
@@ -32,7 +35,10 @@ export const NotificationRetriesLive = Singleton.make(
   Effect.gen(function*() {
     const notifications = yield* NotificationsService
     while (true) {
-      yield* notifications.retryDue.pipe(Effect.catchAllCause((cause) => Effect.logWarning("notification retries failed", cause)))
+      yield* notifications.retryDue.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("notification retries failed", cause)),
+        AccessService.asSystem("retrying the stores' failed notifications")
+      )
       yield* Effect.sleep(RETRY_POLL)
     }
   })

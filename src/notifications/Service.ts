@@ -15,7 +15,7 @@ import {
 } from "../../domain/Notifications.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { NotificationId, StoreId } from "../../domain/Ids.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, touchesStoreData } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
 import { SettingsService } from "../settings/Service.ts"
@@ -81,10 +81,10 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
     const channels = yield* makeChannels
 
     const configOf = (storeId: StoreId, channel: MessageChannelName) =>
-      Effect.map(
+      touchesStoreData(Effect.map(
         sql<ConfigRow>`SELECT channel, destination, events, enabled FROM notification_configs WHERE store_id = ${storeId} AND channel = ${channel}`,
         (rows): ConfigRow => rows[0] ?? { channel, destination: null, events: DEFAULT_EVENTS, enabled: false }
-      ).pipe(Effect.orDie)
+      ).pipe(Effect.orDie))
 
     const saveConfig = (storeId: StoreId, config: ConfigRow) =>
       Effect.gen(function*() {
@@ -95,11 +95,11 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
           })
         }
         const now = yield* currentDate
-        yield* sql`
+        yield* touchesStoreData(sql`
           INSERT INTO notification_configs (store_id, channel, destination, events, enabled, updated_at)
           VALUES (${storeId}, ${config.channel}, ${config.destination}, ${[...new Set(config.events)]}::text[], ${config.enabled}, ${now})
           ON CONFLICT (store_id, channel) DO UPDATE SET destination = EXCLUDED.destination, events = EXCLUDED.events,
-            enabled = EXCLUDED.enabled, updated_at = EXCLUDED.updated_at`.pipe(Effect.orDie)
+            enabled = EXCLUDED.enabled, updated_at = EXCLUDED.updated_at`.pipe(Effect.orDie))
       })
 
     const merge = (current: ConfigRow, changes: { destination?: string | undefined; events?: ReadonlyArray<string> | undefined; enabled?: boolean | undefined }): ConfigRow => ({
@@ -115,8 +115,8 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
     const channelView = (row: ConfigRow) =>
       new ChannelConfig({ object: "channel_config", channel: row.channel as (typeof MessageChannels)[number], enabled: row.enabled, destination: row.destination, events: row.events })
 
-    const storeFor = (storeId: StoreId, write: boolean) =>
-      Effect.zipRight(access.currentUser, access.store(storeId, write ? "integration.manage" : "store.read"))
+    const storeFor = <A, E, R>(storeId: StoreId, write: boolean, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, write ? "integration.manage" : "store.read", use))
 
     /** One attempt at a recorded message; the record is updated with the outcome and the next attempt. */
     const attempt = (row: MessageRow) =>
@@ -140,10 +140,10 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
     const send = (storeId: StoreId, channel: MessageChannelName, destination: string, eventId: string, eventType: string, text: string) =>
       Effect.gen(function*() {
         const now = yield* currentDate
-        const rows = yield* sql<MessageRow>`
+        const rows = yield* touchesStoreData(sql<MessageRow>`
           INSERT INTO notification_messages (id, store_id, channel, destination, event_id, event_type, text, status, next_attempt_at, created_at)
           VALUES (${newId("ntf")}, ${storeId}, ${channel}, ${destination}, ${eventId}, ${eventType}, ${text}, 'pending', ${now}, ${now})
-          ON CONFLICT (store_id, channel, event_id) DO NOTHING RETURNING *`.pipe(Effect.orDie)
+          ON CONFLICT (store_id, channel, event_id) DO NOTHING RETURNING *`.pipe(Effect.orDie))
         const inserted = rows[0]
         return inserted === undefined ? undefined : yield* attempt(inserted)
       })
@@ -165,50 +165,56 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
 
     return {
       telegram: Effect.fn("Notifications.telegram")(function*(storeId: StoreId) {
-        const store = yield* storeFor(storeId, false)
-        return telegramView(store.storeId, yield* configOf(store.storeId, "telegram"))
+        return yield* storeFor(storeId, false, (store) =>
+          Effect.gen(function*() {
+            return telegramView(store.storeId, yield* configOf(store.storeId, "telegram"))
+          }))
       }),
       updateTelegram: Effect.fn("Notifications.updateTelegram")(function*(storeId: StoreId, changes: UpdateTelegram) {
-        const store = yield* storeFor(storeId, true)
-        const next = merge(yield* configOf(store.storeId, "telegram"), { destination: changes.chat_id, events: changes.events, enabled: changes.enabled })
-        yield* saveConfig(store.storeId, next)
-        return telegramView(store.storeId, next)
+        return yield* storeFor(storeId, true, (store) =>
+          Effect.gen(function*() {
+            const next = merge(yield* configOf(store.storeId, "telegram"), { destination: changes.chat_id, events: changes.events, enabled: changes.enabled })
+            yield* saveConfig(store.storeId, next)
+            return telegramView(store.storeId, next)
+          }))
       }),
       testTelegram: Effect.fn("Notifications.testTelegram")(function*(storeId: StoreId) {
-        const store = yield* storeFor(storeId, true)
-        return yield* sendTest(store.storeId, "telegram")
+        return yield* storeFor(storeId, true, (store) => sendTest(store.storeId, "telegram"))
       }),
       channels: Effect.fn("Notifications.channels")(function*(storeId: StoreId, params: ListParams) {
-        const store = yield* storeFor(storeId, false)
-        const all = yield* Effect.forEach(MessageChannels, (channel) => Effect.map(configOf(store.storeId, channel), channelView))
-        return yield* fixedPage(all, (config) => config.channel, params)
+        return yield* storeFor(storeId, false, (store) =>
+          Effect.gen(function*() {
+            const all = yield* Effect.forEach(MessageChannels, (channel) => Effect.map(configOf(store.storeId, channel), channelView))
+            return yield* fixedPage(all, (config) => config.channel, params)
+          }))
       }),
       updateChannel: Effect.fn("Notifications.updateChannel")(function*(storeId: StoreId, changes: UpdateChannel) {
-        const store = yield* storeFor(storeId, true)
-        const next = merge(yield* configOf(store.storeId, changes.channel), changes)
-        yield* saveConfig(store.storeId, next)
-        return channelView(next)
+        return yield* storeFor(storeId, true, (store) =>
+          Effect.gen(function*() {
+            const next = merge(yield* configOf(store.storeId, changes.channel), changes)
+            yield* saveConfig(store.storeId, next)
+            return channelView(next)
+          }))
       }),
       testChannel: Effect.fn("Notifications.testChannel")(function*(storeId: StoreId, channel: string) {
-        const store = yield* storeFor(storeId, true)
-        return yield* sendTest(store.storeId, yield* requireChannel(channel))
+        return yield* storeFor(storeId, true, (store) => Effect.flatMap(requireChannel(channel), (name) => sendTest(store.storeId, name)))
       }),
       /** Sends an event's message on every enabled channel of its store subscribed to its type (idempotent). */
       notify: (storeId: StoreId, eventId: string, eventType: string, object: unknown) =>
         Effect.gen(function*() {
-          const configs = yield* sql<ConfigRow>`
+          const configs = yield* touchesStoreData(sql<ConfigRow>`
             SELECT channel, destination, events, enabled FROM notification_configs
-            WHERE store_id = ${storeId} AND enabled AND destination IS NOT NULL AND ${eventType} = ANY (events)`.pipe(Effect.orDie)
+            WHERE store_id = ${storeId} AND enabled AND destination IS NOT NULL AND ${eventType} = ANY (events)`.pipe(Effect.orDie))
           yield* Effect.forEach(configs, (config) =>
             send(storeId, config.channel, config.destination!, eventId, eventType, renderMessage(eventType, object)), { discard: true })
         }),
       /** One attempt at each failed message whose retry is due; answers how many were tried. */
       retryDue: Effect.gen(function*() {
         const now = yield* currentDate
-        const due = yield* sql<MessageRow>`
+        const due = yield* touchesStoreData(sql<MessageRow>`
           SELECT * FROM notification_messages WHERE status = 'pending' AND next_attempt_at <= ${now}
             AND (attempts > 0 OR created_at <= ${new Date(now.getTime() - UNATTEMPTED_GRACE_MILLIS)})
-          ORDER BY next_attempt_at LIMIT 100`.pipe(Effect.orDie)
+          ORDER BY next_attempt_at LIMIT 100`.pipe(Effect.orDie))
         yield* Effect.forEach(due, attempt, { concurrency: 8, discard: true })
         return due.length
       })

@@ -22,7 +22,7 @@ import {
 } from "../../domain/Payments.ts"
 import type { ListParams } from "../../domain/Lists.ts"
 import { AppConfig } from "../platform/Config.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { AccountsService } from "../accounts/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { newId } from "../platform/Ids.ts"
@@ -91,7 +91,7 @@ export const thresholdInMinorUnits = (threshold: string, currency: Currency): bi
 
 export class PaymentsService extends Effect.Service<PaymentsService>()("payments/PaymentsService", {
   effect: Effect.gen(function*() {
-    const repo = yield* PaymentsRepo
+    const repo = storeData(yield* PaymentsRepo, "inTransaction")
     const stores = yield* StoresService
     const paymentSettings = yield* StorePaymentSettings
     const customers = yield* CustomersService
@@ -100,7 +100,9 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     const idempotency = yield* Idempotency
     const publicUrl = yield* PublicBaseUrl
     const config = yield* AppConfig
-    const entity = yield* PaymentEntity.client
+    const paymentEntity = yield* PaymentEntity.client
+    /** A payment's entity changes the payment's data: it is reached with proof of access like the repo. */
+    const entity = (id: PaymentId) => storeData(paymentEntity(id))
     const changeFeed = yield* ChangeFeed
     const limits = yield* PlanLimits
     const reads = yield* PaymentReads
@@ -109,44 +111,47 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     const encodePayment = Schema.encodeSync(Payment)
     const encodeRefund = Schema.encodeSync(Refund)
 
-    const requireApiKey = access.currentApiKey
-
     const notFound = (id: PaymentId) => new NotFound({ message: `No such payment: ${id}`, param: "id" })
 
     /**
-     * The payments of a store in one mode, if the caller may `permission` them: a user any store they may,
-     * an API key only its own store (AccessService) and its own mode.
+     * `use`, on the payments of a store in one mode, if the caller may `permission` them: a user any store
+     * they may, an API key only its own store (AccessService) and its own mode.
      */
-    const storeMode = (storeId: StoreId, livemode: boolean, permission: Permission) =>
-      Effect.gen(function*() {
-        const granted = yield* access.store(storeId, permission)
-        if (granted.principal._tag === "ApiKey" && granted.principal.livemode !== livemode) {
-          return yield* new Forbidden({
-            message: `A ${granted.principal.livemode ? "live" : "test"}-mode API key cannot see ${livemode ? "live" : "test"}-mode payments`
-          })
-        }
-        return granted
-      })
+    const storeMode = <A, E, R>(
+      storeId: StoreId,
+      livemode: boolean,
+      permission: Permission,
+      use: (granted: StoreAccess) => Effect.Effect<A, E, R>
+    ) =>
+      access.withStore(storeId, permission, (granted): Effect.Effect<A, E | Forbidden, R> =>
+        granted.principal._tag === "ApiKey" && granted.principal.livemode !== livemode
+          ? Effect.fail(
+            new Forbidden({
+              message: `A ${granted.principal.livemode ? "live" : "test"}-mode API key cannot see ${livemode ? "live" : "test"}-mode payments`
+            })
+          )
+          : use(granted))
 
     /**
-     * The payment `id` if the caller may act on it: an API key sees its own store's payments of its own
-     * mode; a user sees the payments of stores they may `permission`. Anything else does not exist.
+     * `use`, on the payment `id`, if the caller may act on it: an API key sees its own store's payments of
+     * its own mode; a user sees the payments of stores they may `permission`. Anything else does not exist.
      */
-    const accessiblePayment = (id: PaymentId, permission: "payment.read" | "payment.write" | "payment.refund") =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        if (principal._tag === "User") {
-          return yield* access.owned(repo.find(id), (payment) => payment.store_id, permission, () => notFound(id))
-        }
-        // An API key is the merchant's backend: every payment route is open to it, refunds included (which
-        // the Developer role it acts with elsewhere does not grant), but only on its store's payments of its mode.
-        const own = Option.filter(
-          yield* repo.find(id),
-          (payment) => payment.store_id === principal.storeId && payment.livemode === principal.livemode
-        )
-        if (Option.isNone(own)) return yield* notFound(id)
-        return own.value
-      })
+    const accessiblePayment = <A, E, R>(
+      id: PaymentId,
+      permission: "payment.read" | "payment.write" | "payment.refund",
+      use: (payment: PaymentRow) => Effect.Effect<A, E, R>
+    ) =>
+      Effect.flatMap(CurrentPrincipal, (principal) =>
+        principal._tag === "User"
+          ? access.withOwned(repo.find(id), (payment) => payment.store_id, permission, () => notFound(id), use)
+          : // An API key is the merchant's backend: every payment route is open to it, refunds included (which
+            // the Developer role it acts with elsewhere does not grant), but only on its store's payments of its mode.
+            access.withApiKey((key) =>
+              Effect.flatMap(repo.find(id), (found): Effect.Effect<A, E | NotFound, R> => {
+                const own = Option.filter(found, (payment) => payment.store_id === key.storeId && payment.livemode === key.livemode)
+                return Option.isNone(own) ? Effect.fail(notFound(id)) : use(own.value)
+              })
+            ))
 
     /** The merchant account a payment of this store is paid into. */
     const merchantFor = Effect.fn("Payments.merchantFor")(function*(key: PaymentOwner) {
@@ -248,13 +253,14 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       })
 
     const create = Effect.fn("Payments.create")(function*(input: CreatePayment, idempotencyKey: string | undefined) {
-      const key = yield* requireApiKey
-      return yield* idempotency.once(
-        scopeOf(key, idempotencyKey),
-        requestFingerprint("payments.create", input),
-        201,
-        encodePayment,
-        () => createFor(key, input)
+      return yield* access.withApiKey((key) =>
+        idempotency.once(
+          scopeOf(key, idempotencyKey),
+          requestFingerprint("payments.create", input),
+          201,
+          encodePayment,
+          () => createFor(key, input)
+        )
       )
     })
 
@@ -267,19 +273,19 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       input: CreatePayment,
       idempotencyKey: string | undefined
     ) {
-      yield* storeMode(storeId, false, "payment.write")
       const owner = { storeId, livemode: false }
-      return yield* idempotency.once(
-        scopeOf(owner, idempotencyKey),
-        requestFingerprint("payments.create", input),
-        201,
-        encodePayment,
-        () => createFor(owner, input)
-      )
+      return yield* storeMode(storeId, false, "payment.write", () =>
+        idempotency.once(
+          scopeOf(owner, idempotencyKey),
+          requestFingerprint("payments.create", input),
+          201,
+          encodePayment,
+          () => createFor(owner, input)
+        ))
     })
 
     const retrieve = Effect.fn("Payments.retrieve")(function*(id: PaymentId) {
-      return yield* view(yield* accessiblePayment(id, "payment.read"))
+      return yield* accessiblePayment(id, "payment.read", view)
     })
 
     /** A page of a store's payments of one mode, newest first; the caller has authorized the store. */
@@ -309,8 +315,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       if (principal._tag === "ApiKey") {
         const storeId = params.store_id ?? principal.storeId
         const livemode = params.livemode ?? principal.livemode
-        yield* storeMode(storeId, livemode, "payment.read")
-        return yield* pageOf(storeId, livemode, params)
+        return yield* storeMode(storeId, livemode, "payment.read", () => pageOf(storeId, livemode, params))
       }
       if (params.store_id === undefined) {
         return yield* new InvalidRequest({
@@ -327,14 +332,12 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       livemode: boolean,
       params: PaymentListParams
     ) {
-      yield* storeMode(storeId, livemode, "payment.read")
-      return yield* pageOf(storeId, livemode, params)
+      return yield* storeMode(storeId, livemode, "payment.read", () => pageOf(storeId, livemode, params))
     })
 
     /** A store's payments of one mode in figures (PaymentsRepo.summary). */
     const summary = Effect.fn("Payments.summary")(function*(storeId: StoreId, livemode: boolean) {
-      yield* storeMode(storeId, livemode, "payment.read")
-      const rows = yield* repo.summary(storeId, livemode)
+      const rows = yield* storeMode(storeId, livemode, "payment.read", () => repo.summary(storeId, livemode))
       const byStatus = Object.fromEntries(PaymentStatus.literals.map((status) => [status, 0])) as Record<PaymentStatus, number>
       const volume: { [C in Currency]?: { readonly paid: string; readonly refunded: string } } = {}
       let total = 0
@@ -365,7 +368,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
      * once subscribed, then each change, for PAYMENT_FEED_LIFETIME.
      */
     const feed = Effect.fn("Payments.feed")(function*(storeId: StoreId, livemode: boolean) {
-      yield* storeMode(storeId, livemode, "payment.read")
+      yield* storeMode(storeId, livemode, "payment.read", () => Effect.void)
       const frames = Stream.unwrapScoped(Effect.map(
         subscribePaymentChanges(changeFeed, ofStore(storeId, livemode)),
         (notices) =>
@@ -400,20 +403,18 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       )
 
     const cancel = Effect.fn("Payments.cancel")(function*(id: PaymentId) {
-      yield* accessiblePayment(id, "payment.write")
-      return yield* applyTransition(id, "cancel", randomUUID())
+      return yield* accessiblePayment(id, "payment.write", () => applyTransition(id, "cancel", randomUUID()))
     })
 
     const simulate = Effect.fn("Payments.simulate")(function*(
       id: PaymentId,
       status: "scanned" | "paid" | "failed" | "expired"
     ) {
-      const key = yield* requireApiKey
+      const key = yield* access.currentApiKey
       if (key.livemode) {
         return yield* new Forbidden({ message: "Simulate works with test-mode keys only" })
       }
-      yield* accessiblePayment(id, "payment.write")
-      return yield* applyTransition(id, simulateActions[status], randomUUID())
+      return yield* accessiblePayment(id, "payment.write", () => applyTransition(id, simulateActions[status], randomUUID()))
     })
 
     /** `simulate` for a user of the console: any test-mode payment of a store they may write. */
@@ -421,11 +422,11 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       id: PaymentId,
       status: "scanned" | "paid" | "failed" | "expired"
     ) {
-      const payment = yield* accessiblePayment(id, "payment.write")
-      if (payment.livemode) {
-        return yield* new Forbidden({ message: "Only test-mode payments can be simulated" })
-      }
-      return yield* applyTransition(id, simulateActions[status], randomUUID())
+      return yield* accessiblePayment(id, "payment.write", (payment) =>
+        Effect.zipRight(
+          payment.livemode ? Effect.fail(new Forbidden({ message: "Only test-mode payments can be simulated" })) : Effect.void,
+          applyTransition(id, simulateActions[status], randomUUID())
+        ))
     })
 
     const highValueRefused = (currency: Currency, threshold: string) =>
@@ -470,13 +471,13 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
           : Effect.fail(refused))
 
     /**
-     * What a refund needs before it is sent: the payment (authorized), the amount asked for and, for a
-     * large one, the caller's clearance; then the idempotency scope, the request's fingerprint and the
-     * operation itself.
+     * What a refund needs before it is sent: the payment (authorized by the caller), the amount asked for
+     * and, for a large one, the caller's clearance; then the idempotency scope, the request's fingerprint
+     * and the operation itself.
      */
-    const prepareRefund = (id: PaymentId, input: CreateRefund, idempotencyKey: string | undefined) =>
+    const prepareRefund = (payment: PaymentRow, input: CreateRefund, idempotencyKey: string | undefined) =>
       Effect.gen(function*() {
-        const payment = yield* accessiblePayment(id, "payment.refund")
+        const id = payment.id
         const requested = input.amount === undefined ? null : yield* parseAmount(input.amount, payment.currency)
         if (requested === 0n) return yield* new InvalidRequest({ message: "amount must be greater than zero", param: "amount" })
         const refundedTotalLimit = yield* authorizeHighValue(
@@ -521,14 +522,19 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       input: CreateRefund,
       idempotencyKey: string | undefined
     ) {
-      const prepared = yield* prepareRefund(id, input, idempotencyKey)
-      return yield* idempotency.once(prepared.scope, prepared.fingerprint, 201, encodeRefund, prepared.operation)
+      return yield* accessiblePayment(id, "payment.refund", (payment) =>
+        Effect.flatMap(
+          prepareRefund(payment, input, idempotencyKey),
+          (prepared) => idempotency.once(prepared.scope, prepared.fingerprint, 201, encodeRefund, prepared.operation)
+        ))
     })
 
     const refunds = Effect.fn("Payments.refunds")(function*(id: PaymentId, params: ListParams) {
-      yield* accessiblePayment(id, "payment.read")
-      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-      const rows = yield* repo.listRefunds(id, params.limit, position)
+      const rows = yield* accessiblePayment(id, "payment.read", () =>
+        Effect.flatMap(
+          params.cursor === undefined ? Effect.succeed(undefined) : decodeCursor(params.cursor),
+          (position) => repo.listRefunds(id, params.limit, position)
+        ))
       const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
       return new RefundList({ ...page, data: page.data.map(toRefund) }, CHECKED_ON_ENCODE)
     })

@@ -20,7 +20,7 @@ import {
   SIMULATION_WINDOW_DAYS,
   type UpdatePromotion
 } from "../../domain/Promotions.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { formatAmount, parseAmount } from "../platform/Money.ts"
 import { Outbox } from "../platform/Outbox.ts"
@@ -83,19 +83,21 @@ const eventOf: Partial<Record<MoveAction, string>> = { activate: "promotion.acti
 
 export class PromotionsService extends Effect.Service<PromotionsService>()("promotions/PromotionsService", {
   effect: Effect.gen(function*() {
-    const repo = yield* PromotionsRepo
+    const repo = storeData(yield* PromotionsRepo, "inTransaction")
     const access = yield* AccessService
     const segments = yield* SegmentsService
     const outbox = yield* Outbox
 
-    const storeOfUser = (storeId: StoreId, permission: Permission) =>
-      Effect.zipRight(access.currentUser, access.store(storeId, permission))
-    const promotionOfUser = (id: PromotionId, permission: Permission) =>
-      Effect.gen(function*() {
-        const user = yield* access.currentUser
-        const row = yield* access.owned(repo.find(id), (row) => row.store_id, permission, () => promotionNotFound(id))
-        return { row, userId: user.userId }
-      })
+    const storeOfUser = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
+    const promotionOfUser = <A, E, R>(
+      id: PromotionId,
+      permission: Permission,
+      use: (found: { readonly row: PromotionRow; readonly userId: UserId }) => Effect.Effect<A, E, R>
+    ) =>
+      Effect.flatMap(access.currentUser, (user) =>
+        access.withOwned(repo.find(id), (row) => row.store_id, permission, () => promotionNotFound(id), (row) =>
+          use({ row, userId: user.userId })))
 
     /**
      * Why a guarded write changed nothing: the promotion is gone (404), or it is now in a status `refuse`
@@ -154,13 +156,15 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
       })
 
     const list = Effect.fn("Promotions.list")(function*(storeId: StoreId, params: ListParams) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      const page = yield* pageAfter(params, (position) => repo.list(store.storeId, params.limit, position))
-      const audits = yield* repo.auditsOf(page.data.map((row) => row.id))
-      return new PromotionList({
-        ...page,
-        data: page.data.map((row) => toPromotion(row, audits.filter((entry) => entry.promotion_id === row.id)))
-      })
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const page = yield* pageAfter(params, (position) => repo.list(store.storeId, params.limit, position))
+          const audits = yield* repo.auditsOf(page.data.map((row) => row.id))
+          return new PromotionList({
+            ...page,
+            data: page.data.map((row) => toPromotion(row, audits.filter((entry) => entry.promotion_id === row.id)))
+          })
+        }))
     })
 
     /**
@@ -176,135 +180,142 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         }))
 
     const create = Effect.fn("Promotions.create")(function*(storeId: StoreId, input: CreatePromotion) {
-      const store = yield* storeOfUser(storeId, "marketing.manage")
-      const userId = (yield* access.currentUser).userId
-      yield* checkWindow(input.starts_at, input.ends_at)
-      const segmentId = input.segment_id ?? null
-      if (segmentId !== null) yield* segments.ofStore(store.storeId, segmentId)
-      const minimum = yield* minimumOf(input.min_amount ?? null)
-      const now = yield* currentDate
-      const row = yield* repo.inTransaction(Effect.gen(function*() {
-        const row = yield* repo.insert({
-          id: newId("promo"),
-          store_id: store.storeId,
-          name: input.name,
-          segment_id: segmentId,
-          bonus_points: input.bonus_points,
-          min_amount: minimum.amount,
-          min_currency: minimum.currency,
-          starts_at: input.starts_at,
-          ends_at: input.ends_at,
-          status: "draft",
-          rejection_reason: null,
-          submitted_by: null,
-          approved_by: null,
-          created_at: now,
-          updated_at: now
-        })
-        yield* repo.insertAudit({
-          promotion_id: row.id,
-          action: "create",
-          from_status: null,
-          to_status: "draft",
-          user_id: userId,
-          reason: null,
-          at: now
-        })
-        return row
-      }))
-      return yield* withAudit(row)
+      return yield* storeOfUser(storeId, "marketing.manage", (store) =>
+        Effect.gen(function*() {
+          const userId = (yield* access.currentUser).userId
+          yield* checkWindow(input.starts_at, input.ends_at)
+          const segmentId = input.segment_id ?? null
+          if (segmentId !== null) yield* segments.ofStore(store.storeId, segmentId)
+          const minimum = yield* minimumOf(input.min_amount ?? null)
+          const now = yield* currentDate
+          const row = yield* repo.inTransaction(Effect.gen(function*() {
+            const row = yield* repo.insert({
+              id: newId("promo"),
+              store_id: store.storeId,
+              name: input.name,
+              segment_id: segmentId,
+              bonus_points: input.bonus_points,
+              min_amount: minimum.amount,
+              min_currency: minimum.currency,
+              starts_at: input.starts_at,
+              ends_at: input.ends_at,
+              status: "draft",
+              rejection_reason: null,
+              submitted_by: null,
+              approved_by: null,
+              created_at: now,
+              updated_at: now
+            })
+            yield* repo.insertAudit({
+              promotion_id: row.id,
+              action: "create",
+              from_status: null,
+              to_status: "draft",
+              user_id: userId,
+              reason: null,
+              at: now
+            })
+            return row
+          }))
+          return yield* withAudit(row)
+        }))
     })
 
     const update = Effect.fn("Promotions.update")(function*(id: PromotionId, input: UpdatePromotion) {
-      const { row: current, userId } = yield* promotionOfUser(id, "marketing.manage")
-      if (!allows("update", current.status)) return yield* refused("update", current.status)
-      const startsAt = input.starts_at ?? current.starts_at
-      const endsAt = input.ends_at ?? current.ends_at
-      yield* checkWindow(startsAt, endsAt)
-      const segmentId = input.segment_id === undefined ? current.segment_id : input.segment_id
-      if (segmentId !== null && segmentId !== current.segment_id) yield* segments.ofStore(current.store_id, segmentId)
-      const minimum = input.min_amount === undefined
-        ? { amount: current.min_amount, currency: current.min_currency }
-        : yield* minimumOf(input.min_amount)
-      const at = yield* currentDate
-      const updated = yield* repo.inTransaction(Effect.gen(function*() {
-        const row = yield* repo.updateFields({
-          id: current.id,
-          name: input.name ?? current.name,
-          segment_id: segmentId,
-          bonus_points: input.bonus_points ?? current.bonus_points,
-          min_amount: minimum.amount,
-          min_currency: minimum.currency,
-          starts_at: startsAt,
-          ends_at: endsAt,
-          status: transitions.update.to,
-          rejection_reason: null,
-          updated_at: at
-        }, transitions.update.from)
-        if (Option.isSome(row)) {
-          yield* repo.insertAudit({
-            promotion_id: current.id,
-            action: "update",
-            from_status: current.status,
-            to_status: transitions.update.to,
-            user_id: userId,
-            reason: null,
-            at
-          })
-        }
-        return row
-      }))
-      if (Option.isNone(updated)) return yield* refusedNow(current.id, (status) => refused("update", status))
-      return yield* withAudit(updated.value)
+      return yield* promotionOfUser(id, "marketing.manage", ({ row: current, userId }) =>
+        Effect.gen(function*() {
+          if (!allows("update", current.status)) return yield* refused("update", current.status)
+          const startsAt = input.starts_at ?? current.starts_at
+          const endsAt = input.ends_at ?? current.ends_at
+          yield* checkWindow(startsAt, endsAt)
+          const segmentId = input.segment_id === undefined ? current.segment_id : input.segment_id
+          if (segmentId !== null && segmentId !== current.segment_id) yield* segments.ofStore(current.store_id, segmentId)
+          const minimum = input.min_amount === undefined
+            ? { amount: current.min_amount, currency: current.min_currency }
+            : yield* minimumOf(input.min_amount)
+          const at = yield* currentDate
+          const updated = yield* repo.inTransaction(Effect.gen(function*() {
+            const row = yield* repo.updateFields({
+              id: current.id,
+              name: input.name ?? current.name,
+              segment_id: segmentId,
+              bonus_points: input.bonus_points ?? current.bonus_points,
+              min_amount: minimum.amount,
+              min_currency: minimum.currency,
+              starts_at: startsAt,
+              ends_at: endsAt,
+              status: transitions.update.to,
+              rejection_reason: null,
+              updated_at: at
+            }, transitions.update.from)
+            if (Option.isSome(row)) {
+              yield* repo.insertAudit({
+                promotion_id: current.id,
+                action: "update",
+                from_status: current.status,
+                to_status: transitions.update.to,
+                user_id: userId,
+                reason: null,
+                at
+              })
+            }
+            return row
+          }))
+          if (Option.isNone(updated)) return yield* refusedNow(current.id, (status) => refused("update", status))
+          return yield* withAudit(updated.value)
+        }))
     })
 
     const remove = Effect.fn("Promotions.remove")(function*(id: PromotionId) {
-      const { row: current } = yield* promotionOfUser(id, "marketing.manage")
-      const answer = yield* withAudit(current)
-      if (!(yield* repo.remove(current.id, undeletable))) {
-        return yield* refusedNow(current.id, (status) =>
-          new InvalidState({ message: `A ${status} promotion cannot be deleted; end it first`, param: "status" }))
-      }
-      return answer
+      return yield* promotionOfUser(id, "marketing.manage", ({ row: current }) =>
+        Effect.gen(function*() {
+          const answer = yield* withAudit(current)
+          if (!(yield* repo.remove(current.id, undeletable))) {
+            return yield* refusedNow(current.id, (status) =>
+              new InvalidState({ message: `A ${status} promotion cannot be deleted; end it first`, param: "status" }))
+          }
+          return answer
+        }))
     })
 
     const submit = Effect.fn("Promotions.submit")(function*(id: PromotionId) {
-      const { row, userId } = yield* promotionOfUser(id, "marketing.manage")
-      return yield* applyMove(row, "submit", userId, { submittedBy: userId })
+      return yield* promotionOfUser(id, "marketing.manage", ({ row, userId }) => applyMove(row, "submit", userId, { submittedBy: userId }))
     })
 
     /** Four eyes: an Owner (promotion.approve), and never the user who submitted it. */
     const decide = (id: PromotionId, action: "approve" | "reject", reason?: string) =>
       Effect.gen(function*() {
-        const { row, userId } = yield* promotionOfUser(id, "promotion.approve")
-        if (row.submitted_by === userId) {
-          return yield* new Forbidden({ message: `A promotion cannot be ${action === "approve" ? "approved" : "rejected"} by the user who submitted it` })
-        }
-        return yield* applyMove(row, action, userId, action === "approve" ? { approvedBy: userId } : { reason: reason ?? "" })
+        return yield* promotionOfUser(id, "promotion.approve", ({ row, userId }) =>
+          Effect.gen(function*() {
+            if (row.submitted_by === userId) {
+              return yield* new Forbidden({ message: `A promotion cannot be ${action === "approve" ? "approved" : "rejected"} by the user who submitted it` })
+            }
+            return yield* applyMove(row, action, userId, action === "approve" ? { approvedBy: userId } : { reason: reason ?? "" })
+          }))
       })
 
     const approve = Effect.fn("Promotions.approve")((id: PromotionId) => decide(id, "approve"))
     const reject = Effect.fn("Promotions.reject")((id: PromotionId, reason: string) => decide(id, "reject", reason))
 
     const activate = Effect.fn("Promotions.activate")(function*(id: PromotionId) {
-      const { row, userId } = yield* promotionOfUser(id, "marketing.manage")
-      if (allows("activate", row.status) && row.ends_at.getTime() <= (yield* currentDate).getTime()) {
-        return yield* new InvalidState({
-          message: `The promotion's end date (${row.ends_at.toISOString()}) has passed; it cannot be activated`,
-          param: "ends_at"
-        })
-      }
-      return yield* applyMove(row, "activate", userId)
+      return yield* promotionOfUser(id, "marketing.manage", ({ row, userId }) =>
+        Effect.gen(function*() {
+          if (allows("activate", row.status) && row.ends_at.getTime() <= (yield* currentDate).getTime()) {
+            return yield* new InvalidState({
+              message: `The promotion's end date (${row.ends_at.toISOString()}) has passed; it cannot be activated`,
+              param: "ends_at"
+            })
+          }
+          return yield* applyMove(row, "activate", userId)
+        }))
     })
 
     const pause = Effect.fn("Promotions.pause")(function*(id: PromotionId) {
-      const { row, userId } = yield* promotionOfUser(id, "marketing.manage")
-      return yield* applyMove(row, "pause", userId)
+      return yield* promotionOfUser(id, "marketing.manage", ({ row, userId }) => applyMove(row, "pause", userId))
     })
 
     const end = Effect.fn("Promotions.end")(function*(id: PromotionId) {
-      const { row, userId } = yield* promotionOfUser(id, "marketing.manage")
-      return yield* applyMove(row, "end", userId)
+      return yield* promotionOfUser(id, "marketing.manage", ({ row, userId }) => applyMove(row, "end", userId))
     })
 
     /** Ends the active and paused promotions whose end date passed (no user: the audit entry names none). */
@@ -314,26 +325,28 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         discard: true
       })
       return due.length
-    })
+    }, AccessService.asSystem("ending the promotions whose end date passed"))
 
     const simulate = Effect.fn("Promotions.simulate")(function*(id: PromotionId, params: ModeParams) {
-      const { row } = yield* promotionOfUser(id, "customer.read")
-      const segment = row.segment_id === null ? Option.none() : yield* segments.find(row.segment_id)
-      const result = yield* repo.simulate({
-        storeId: row.store_id,
-        livemode: params.livemode ?? false,
-        now: yield* currentDate,
-        segment: Option.getOrNull(segment),
-        minAmount: row.min_amount,
-        minCurrency: row.min_currency
-      })
-      return new PromotionSimulation({
-        object: "promotion_simulation",
-        window_days: SIMULATION_WINDOW_DAYS,
-        eligible_customers: result.eligibleCustomers,
-        qualifying_payments: result.qualifyingPayments,
-        estimated_bonus_points: result.qualifyingPayments * row.bonus_points
-      })
+      return yield* promotionOfUser(id, "customer.read", ({ row }) =>
+        Effect.gen(function*() {
+          const segment = row.segment_id === null ? Option.none() : yield* segments.find(row.segment_id)
+          const result = yield* repo.simulate({
+            storeId: row.store_id,
+            livemode: params.livemode ?? false,
+            now: yield* currentDate,
+            segment: Option.getOrNull(segment),
+            minAmount: row.min_amount,
+            minCurrency: row.min_currency
+          })
+          return new PromotionSimulation({
+            object: "promotion_simulation",
+            window_days: SIMULATION_WINDOW_DAYS,
+            eligible_customers: result.eligibleCustomers,
+            qualifying_payments: result.qualifyingPayments,
+            estimated_bonus_points: result.qualifyingPayments * row.bonus_points
+          })
+        }))
     })
 
     return { list, create, update, remove, submit, approve, reject, activate, pause, end, endOverdue, simulate } as const

@@ -29,7 +29,7 @@ import {
   type ReviewReferral,
   type UpdateReferralProgram
 } from "../../domain/Referrals.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { maskName } from "../platform/Text.ts"
 import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
 import { Outbox } from "../platform/Outbox.ts"
@@ -48,7 +48,7 @@ const CODE_ATTEMPTS = 5
 
 export class ReferralsService extends Effect.Service<ReferralsService>()("referrals/ReferralsService", {
   effect: Effect.gen(function*() {
-    const repo = yield* ReferralsRepo
+    const repo = storeData(yield* ReferralsRepo, "inTransaction")
     const access = yield* AccessService
     const idempotency = yield* Idempotency
     const outbox = yield* Outbox
@@ -60,19 +60,21 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
     const referralNotFound = (id: string) => new NotFound({ message: `No such referral: ${id}`, param: "referralId" })
     const codeNotFound = (code: string) => new NotFound({ message: `No such referral code: ${code}`, param: "code" })
 
-    const customerOfKey = (id: CustomerId) =>
-      Effect.gen(function*() {
-        const key = yield* access.currentApiKey
-        const found = Option.filter(yield* repo.findCustomer(id), (row) => row.store_id === key.storeId && row.livemode === key.livemode)
-        if (Option.isNone(found)) return yield* customerNotFound(id)
-        return found.value
-      })
+    const customerOfKey = <A, E, R>(id: CustomerId, use: (customer: ReferralCustomerRow) => Effect.Effect<A, E, R>) =>
+      access.withApiKey((key) =>
+        Effect.flatMap(repo.findCustomer(id), (found): Effect.Effect<A, E | NotFound, R> => {
+          const own = Option.filter(found, (row) => row.store_id === key.storeId && row.livemode === key.livemode)
+          return Option.isNone(own) ? Effect.fail(customerNotFound(id)) : use(own.value)
+        }))
 
-    const customerOfUser = (id: CustomerId, permission: Permission, param: string) =>
-      Effect.zipRight(access.currentUser, access.owned(repo.findCustomer(id), (row) => row.store_id, permission, () => customerNotFound(id, param)))
+    const customerOfUser = <A, E, R>(id: CustomerId, permission: Permission, param: string, use: (found: ReferralCustomerRow) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.withOwned(repo.findCustomer(id), (row) => row.store_id, permission, () => customerNotFound(id, param), use)
+      )
 
-    const storeOfUser = (storeId: StoreId, permission: Permission) =>
-      Effect.zipRight(access.currentUser, access.store(storeId, permission))
+    const storeOfUser = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
 
     // ---------------------------------------------------------------------------------------------
     // Codes and QR
@@ -105,15 +107,15 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
       })
 
     const code = Effect.fn("Referrals.code")(function*(id: CustomerId) {
-      return yield* codeView(yield* customerOfKey(id))
+      return yield* customerOfKey(id, codeView)
     })
 
     const qr = Effect.fn("Referrals.qr")(function*(id: CustomerId) {
-      return yield* qrView(yield* customerOfKey(id))
+      return yield* customerOfKey(id, qrView)
     })
 
     const qrForUser = Effect.fn("Referrals.qrForUser")(function*(id: CustomerId) {
-      return yield* qrView(yield* customerOfUser(id, "customer.read", "customerId"))
+      return yield* customerOfUser(id, "customer.read", "customerId", qrView)
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -127,7 +129,7 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
     const joinPath = Effect.fn("Referrals.joinPath")(function*(code: string) {
       const referrer = yield* referrerOfCode(code)
       return `/r/${encodeURIComponent(referrer.referral_code ?? code)}/join`
-    })
+    }, AccessService.forPublicLink("a referral share link, opened by its code"))
 
     /** The join page's content; each view counts as one visit of the share link. */
     const invite = Effect.fn("Referrals.invite")(function*(code: string) {
@@ -146,30 +148,34 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
         how_to_join: `Give the code ${shown} when you sign up at ${store.name}, then pay with KHQR` +
           (points > 0 ? `: your first payment earns you ${points} points.` : ".")
       })
-    })
+    }, AccessService.forPublicLink("the join page of a referral share link, opened by its code"))
 
     // ---------------------------------------------------------------------------------------------
     // Program
     // ---------------------------------------------------------------------------------------------
 
     const program = Effect.fn("Referrals.program")(function*(storeId: StoreId) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      return toProgram(yield* repo.program(store.storeId))
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          return toProgram(yield* repo.program(store.storeId))
+        }))
     })
 
     const configure = Effect.fn("Referrals.configure")(function*(storeId: StoreId, input: UpdateReferralProgram) {
-      const store = yield* storeOfUser(storeId, "marketing.manage")
-      const current = yield* repo.program(store.storeId)
-      return toProgram(yield* repo.saveProgram({
-        store_id: store.storeId,
-        active: input.active ?? current.active,
-        referrer_points: input.referrer_points ?? current.referrer_points,
-        referee_points: input.referee_points ?? current.referee_points,
-        commission_percent: input.commission_percent === undefined ? current.commission_percent : String(Number(input.commission_percent)),
-        commission_window_days: input.commission_window_days ?? current.commission_window_days,
-        max_referrals_per_day: input.max_referrals_per_day ?? current.max_referrals_per_day,
-        at: yield* currentDate
-      }))
+      return yield* storeOfUser(storeId, "marketing.manage", (store) =>
+        Effect.gen(function*() {
+          const current = yield* repo.program(store.storeId)
+          return toProgram(yield* repo.saveProgram({
+            store_id: store.storeId,
+            active: input.active ?? current.active,
+            referrer_points: input.referrer_points ?? current.referrer_points,
+            referee_points: input.referee_points ?? current.referee_points,
+            commission_percent: input.commission_percent === undefined ? current.commission_percent : String(Number(input.commission_percent)),
+            commission_window_days: input.commission_window_days ?? current.commission_window_days,
+            max_referrals_per_day: input.max_referrals_per_day ?? current.max_referrals_per_day,
+            at: yield* currentDate
+          }))
+        }))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -177,70 +183,76 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
     // ---------------------------------------------------------------------------------------------
 
     const listOf = (flaggedOnly: boolean) => (storeId: StoreId, params: ReferralListParams) =>
-      Effect.gen(function*() {
-        const store = yield* storeOfUser(storeId, "customer.read")
-        const livemode = params.livemode ?? false
-        const page = yield* pageAfter(params, (position) => repo.listReferrals(store.storeId, livemode, flaggedOnly, params.limit, position))
-        return new ReferralList({ ...page, data: page.data.map(toReferral) })
-      })
+      storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const livemode = params.livemode ?? false
+          const page = yield* pageAfter(params, (position) => repo.listReferrals(store.storeId, livemode, flaggedOnly, params.limit, position))
+          return new ReferralList({ ...page, data: page.data.map(toReferral) })
+        }))
     const list = Effect.fn("Referrals.list")(listOf(false))
     const flagged = Effect.fn("Referrals.flagged")(listOf(true))
 
     const commissions = Effect.fn("Referrals.commissions")(function*(storeId: StoreId, params: CommissionListParams) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      const livemode = params.livemode ?? false
-      const page = yield* pageAfter(params, (position) =>
-        repo.listCommissions(store.storeId, livemode, params.status ?? null, params.limit, position))
-      return new CommissionList({ ...page, data: page.data.map(toCommission) })
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const livemode = params.livemode ?? false
+          const page = yield* pageAfter(params, (position) =>
+            repo.listCommissions(store.storeId, livemode, params.status ?? null, params.limit, position))
+          return new CommissionList({ ...page, data: page.data.map(toCommission) })
+        }))
     })
 
     const summary = Effect.fn("Referrals.summary")(function*(storeId: StoreId, params: ModeParams) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      const livemode = params.livemode ?? false
-      const rows = yield* repo.referrerTotals({ storeId: store.storeId, livemode })
-      const referrers = new Map<CustomerId, { referrals: number; rows: Array<typeof rows[number]> }>()
-      for (const row of rows) {
-        const entry = referrers.get(row.referrer_id) ?? { referrals: row.referrals, rows: [] }
-        entry.rows.push(row)
-        referrers.set(row.referrer_id, entry)
-      }
-      return new CommissionSummary({
-        object: "commission_summary",
-        store_id: store.storeId,
-        livemode,
-        data: Array.from(referrers, ([referrer_id, entry]) => {
-          const sums = byStatus(entry.rows)
-          return new ReferrerCommissions({
-            referrer_id,
-            accrued: toTotals(sums.accrued),
-            paid: toTotals(sums.paid),
-            held: toTotals(sums.held),
-            referrals: entry.referrals
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const livemode = params.livemode ?? false
+          const rows = yield* repo.referrerTotals({ storeId: store.storeId, livemode })
+          const referrers = new Map<CustomerId, { referrals: number; rows: Array<typeof rows[number]> }>()
+          for (const row of rows) {
+            const entry = referrers.get(row.referrer_id) ?? { referrals: row.referrals, rows: [] }
+            entry.rows.push(row)
+            referrers.set(row.referrer_id, entry)
+          }
+          return new CommissionSummary({
+            object: "commission_summary",
+            store_id: store.storeId,
+            livemode,
+            data: Array.from(referrers, ([referrer_id, entry]) => {
+              const sums = byStatus(entry.rows)
+              return new ReferrerCommissions({
+                referrer_id,
+                accrued: toTotals(sums.accrued),
+                paid: toTotals(sums.paid),
+                held: toTotals(sums.held),
+                referrals: entry.referrals
+              })
+            })
           })
-        })
-      })
+        }))
     })
 
     const report = Effect.fn("Referrals.report")(function*(storeId: StoreId, params: ModeParams) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      const livemode = params.livemode ?? false
-      const funnel = yield* repo.funnel({ storeId: store.storeId, livemode })
-      const sums = byStatus(yield* repo.commissionTotals({ storeId: store.storeId, livemode }))
-      return new ReferralReport({
-        object: "referral_report",
-        store_id: store.storeId,
-        livemode,
-        funnel: new ReferralFunnel({
-          ...funnel,
-          conversion_rate: funnel.referrals === 0 ? 0 : Math.round((funnel.converted / funnel.referrals) * 10_000) / 10_000
-        }),
-        commissions: new CommissionTotals({
-          held: toTotals(sums.held),
-          accrued: toTotals(sums.accrued),
-          paid: toTotals(sums.paid),
-          voided: toTotals(sums.voided)
-        })
-      })
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const livemode = params.livemode ?? false
+          const funnel = yield* repo.funnel({ storeId: store.storeId, livemode })
+          const sums = byStatus(yield* repo.commissionTotals({ storeId: store.storeId, livemode }))
+          return new ReferralReport({
+            object: "referral_report",
+            store_id: store.storeId,
+            livemode,
+            funnel: new ReferralFunnel({
+              ...funnel,
+              conversion_rate: funnel.referrals === 0 ? 0 : Math.round((funnel.converted / funnel.referrals) * 10_000) / 10_000
+            }),
+            commissions: new CommissionTotals({
+              held: toTotals(sums.held),
+              accrued: toTotals(sums.accrued),
+              paid: toTotals(sums.paid),
+              voided: toTotals(sums.voided)
+            })
+          })
+        }))
     })
 
     const payoutNow = (storeId: StoreId, livemode: boolean, referrerId: CustomerId | null) =>
@@ -260,48 +272,52 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
       input: PayoutCommissions,
       idempotencyKey: string | undefined
     ) {
-      const store = yield* storeOfUser(storeId, "customer.write")
-      const livemode = input.livemode ?? false
-      if (input.referrer_id !== undefined) {
-        const referrer = Option.filter(yield* repo.findCustomer(input.referrer_id), (row) => row.store_id === store.storeId)
-        if (Option.isNone(referrer)) return yield* customerNotFound(input.referrer_id, "referrer_id")
-      }
-      return yield* idempotency.once(
-        scopeOf({ storeId: store.storeId, livemode }, idempotencyKey),
-        requestFingerprint("commissions.payout", input),
-        201,
-        encodePayout,
-        () => payoutNow(store.storeId, livemode, input.referrer_id ?? null)
-      )
+      return yield* storeOfUser(storeId, "customer.write", (store) =>
+        Effect.gen(function*() {
+          const livemode = input.livemode ?? false
+          if (input.referrer_id !== undefined) {
+            const referrer = Option.filter(yield* repo.findCustomer(input.referrer_id), (row) => row.store_id === store.storeId)
+            if (Option.isNone(referrer)) return yield* customerNotFound(input.referrer_id, "referrer_id")
+          }
+          return yield* idempotency.once(
+            scopeOf({ storeId: store.storeId, livemode }, idempotencyKey),
+            requestFingerprint("commissions.payout", input),
+            201,
+            encodePayout,
+            () => payoutNow(store.storeId, livemode, input.referrer_id ?? null)
+          )
+        }))
     })
 
     const review = Effect.fn("Referrals.review")(function*(storeId: StoreId, referralId: ReferralId, input: ReviewReferral) {
-      const store = yield* storeOfUser(storeId, "customer.write")
-      const user = yield* access.currentUser
-      const reviewed = yield* repo.inTransaction(Effect.gen(function*() {
-        const found = Option.filter(yield* repo.lockReferral(referralId), (row) => row.store_id === store.storeId)
-        if (Option.isNone(found)) return yield* referralNotFound(referralId)
-        const referral = found.value
-        if (referral.status !== "flagged") {
-          return yield* new InvalidState({
-            message: `Referral ${referralId} is ${referral.status}: only a flagged referral can be reviewed`,
-            param: "referralId"
-          })
-        }
-        const cleared = input.decision === "clear"
-        if (cleared) yield* repo.moveCommissions(referral.id, ["held"], "accrued")
-        else yield* repo.moveCommissions(referral.id, ["held", "accrued"], "voided")
-        return yield* repo.saveReferral({
-          ...referral,
-          status: cleared ? (referral.converted_at === null ? "pending" : "converted") : "voided",
-          reviewed_by: user.userId,
-          reviewed_at: yield* currentDate,
-          review_decision: input.decision,
-          review_note: input.note ?? null
-        })
-      }))
-      yield* releasePoints(reviewed).pipe(Effect.orDie)
-      return toReferral(reviewed)
+      return yield* storeOfUser(storeId, "customer.write", (store) =>
+        Effect.gen(function*() {
+          const user = yield* access.currentUser
+          const reviewed = yield* repo.inTransaction(Effect.gen(function*() {
+            const found = Option.filter(yield* repo.lockReferral(referralId), (row) => row.store_id === store.storeId)
+            if (Option.isNone(found)) return yield* referralNotFound(referralId)
+            const referral = found.value
+            if (referral.status !== "flagged") {
+              return yield* new InvalidState({
+                message: `Referral ${referralId} is ${referral.status}: only a flagged referral can be reviewed`,
+                param: "referralId"
+              })
+            }
+            const cleared = input.decision === "clear"
+            if (cleared) yield* repo.moveCommissions(referral.id, ["held"], "accrued")
+            else yield* repo.moveCommissions(referral.id, ["held", "accrued"], "voided")
+            return yield* repo.saveReferral({
+              ...referral,
+              status: cleared ? (referral.converted_at === null ? "pending" : "converted") : "voided",
+              reviewed_by: user.userId,
+              reviewed_at: yield* currentDate,
+              review_decision: input.decision,
+              review_note: input.note ?? null
+            })
+          }))
+          yield* releasePoints(reviewed).pipe(Effect.orDie)
+          return toReferral(reviewed)
+        }))
     })
 
     return {

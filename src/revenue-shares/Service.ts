@@ -10,7 +10,7 @@ import type { CreateRevenueShare, RevenueShare, UpdateRevenueShare } from "../..
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import { RevenueShareId, StoreId } from "../../domain/Ids.ts"
 import type { ListParams } from "../../domain/Lists.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, storeData, touchesStoreData } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, pageAfter } from "../platform/Pagination.ts"
 import { currentDate } from "../platform/Time.ts"
@@ -49,7 +49,7 @@ export class RevenueSharesService extends Effect.Service<RevenueSharesService>()
     const sql = yield* SqlClient.SqlClient
     const access = yield* AccessService
 
-    const page = SqlSchema.findAll({
+    const pageQuery = SqlSchema.findAll({
       Request: Schema.Struct({ storeId: StoreId, limit: Schema.Number, position: Schema.optional(Schema.Any) }),
       Result: ShareRow,
       execute: ({ limit, position, storeId }) =>
@@ -57,17 +57,18 @@ export class RevenueSharesService extends Effect.Service<RevenueSharesService>()
             WHERE store_id = ${storeId} AND ${keysetAfter(sql, position as PagePosition | undefined)}
             ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
     })
-    const find = SqlSchema.findOne({
+    const findQuery = SqlSchema.findOne({
       Request: RevenueShareId,
       Result: ShareRow,
       execute: (id) => sql`SELECT ${sql.literal(COLUMNS)} FROM revenue_shares WHERE id = ${id}`
     })
-    const activeOthers = SqlSchema.findAll({
+    const activeOthersQuery = SqlSchema.findAll({
       Request: Schema.Struct({ storeId: StoreId, except: Schema.String }),
       Result: Schema.Struct({ percent: Schema.String }),
       execute: ({ except, storeId }) =>
         sql`SELECT percent::text AS percent FROM revenue_shares WHERE store_id = ${storeId} AND active AND id <> ${except}`
     })
+    const { activeOthers, find, page } = storeData({ page: pageQuery, find: findQuery, activeOthers: activeOthersQuery })
 
     const notFound = (id: string) => new NotFound({ message: `No such revenue share: ${id}`, param: "shareId" })
 
@@ -86,60 +87,69 @@ export class RevenueSharesService extends Effect.Service<RevenueSharesService>()
         }
       })
 
-    const inTransaction = transactionOf(sql)
+    /** The writes below are statements of this service's own, run in a transaction that requires the proof. */
+    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => touchesStoreData(transactionOf(sql)(effect))
 
     const list = Effect.fn("RevenueShares.list")(function*(storeId: StoreId, params: ListParams) {
       yield* access.currentUser
-      const store = yield* access.store(storeId, "analytics.read")
-      const result = yield* pageAfter(params, (position) => Effect.orDie(page({ storeId: store.storeId, limit: params.limit, position })))
-      return { ...result, data: result.data.map(toWire) }
+      return yield* access.withStore(storeId, "analytics.read", (store) =>
+        Effect.gen(function*() {
+          const result = yield* pageAfter(params, (position) => Effect.orDie(page({ storeId: store.storeId, limit: params.limit, position })))
+          return { ...result, data: result.data.map(toWire) }
+        }))
     })
 
     const create = Effect.fn("RevenueShares.create")(function*(storeId: StoreId, input: CreateRevenueShare) {
       yield* access.currentUser
-      const store = yield* access.store(storeId, "marketing.manage")
-      const id = newId("rs")
-      const at = yield* currentDate
-      const active = input.active ?? true
-      const row = yield* inTransaction(Effect.gen(function*() {
-        if (active) yield* checkRoom(store.storeId, id, input.percent)
-        const [inserted] = yield* sql<ShareRow>`
-          INSERT INTO revenue_shares (id, store_id, party, percent, active, created_at, updated_at)
-          VALUES (${id}, ${store.storeId}, ${input.party}, ${input.percent}::numeric, ${active}, ${at}, ${at})
-          RETURNING ${sql.literal(COLUMNS)}`
-        return inserted!
-      }))
-      return toWire(row)
+      return yield* access.withStore(storeId, "marketing.manage", (store) =>
+        Effect.gen(function*() {
+          const id = newId("rs")
+          const at = yield* currentDate
+          const active = input.active ?? true
+          const row = yield* inTransaction(Effect.gen(function*() {
+            if (active) yield* checkRoom(store.storeId, id, input.percent)
+            const [inserted] = yield* sql<ShareRow>`
+              INSERT INTO revenue_shares (id, store_id, party, percent, active, created_at, updated_at)
+              VALUES (${id}, ${store.storeId}, ${input.party}, ${input.percent}::numeric, ${active}, ${at}, ${at})
+              RETURNING ${sql.literal(COLUMNS)}`
+            return inserted!
+          }))
+          return toWire(row)
+        }))
     })
 
-    const owned = (id: RevenueShareId) =>
+    const owned = <A, E, R>(id: RevenueShareId, use: (share: ShareRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(
         access.currentUser,
-        access.owned(Effect.orDie(find(id)), (row) => row.store_id, "marketing.manage", () => notFound(id))
+        access.withOwned(Effect.orDie(find(id)), (row) => row.store_id, "marketing.manage", () => notFound(id), use)
       )
 
     const update = Effect.fn("RevenueShares.update")(function*(id: RevenueShareId, input: UpdateRevenueShare) {
-      const current = yield* owned(id)
-      const at = yield* currentDate
-      const row = yield* inTransaction(Effect.gen(function*() {
-        const percent = input.percent ?? current.percent
-        const active = input.active ?? current.active
-        if (active) yield* checkRoom(current.store_id, id, percent)
-        const [updated] = yield* sql<ShareRow>`
-          UPDATE revenue_shares SET party = ${input.party ?? current.party}, percent = ${percent}::numeric,
-            active = ${active}, updated_at = ${at}
-          WHERE id = ${id}
-          RETURNING ${sql.literal(COLUMNS)}`
-        return Option.fromNullable(updated)
-      }))
-      if (Option.isNone(row)) return yield* notFound(id)
-      return toWire(row.value)
+      return yield* owned(id, (current) =>
+        Effect.gen(function*() {
+          const at = yield* currentDate
+          const row = yield* inTransaction(Effect.gen(function*() {
+            const percent = input.percent ?? current.percent
+            const active = input.active ?? current.active
+            if (active) yield* checkRoom(current.store_id, id, percent)
+            const [updated] = yield* sql<ShareRow>`
+              UPDATE revenue_shares SET party = ${input.party ?? current.party}, percent = ${percent}::numeric,
+                active = ${active}, updated_at = ${at}
+              WHERE id = ${id}
+              RETURNING ${sql.literal(COLUMNS)}`
+            return Option.fromNullable(updated)
+          }))
+          if (Option.isNone(row)) return yield* notFound(id)
+          return toWire(row.value)
+        }))
     })
 
     const remove = Effect.fn("RevenueShares.delete")(function*(id: RevenueShareId) {
-      yield* owned(id)
-      yield* Effect.orDie(sql`DELETE FROM revenue_shares WHERE id = ${id}`)
-      return { id, object: "revenue_share" as const, deleted: true as const }
+      return yield* owned(id, () =>
+        Effect.gen(function*() {
+          yield* touchesStoreData(Effect.orDie(sql`DELETE FROM revenue_shares WHERE id = ${id}`))
+          return { id, object: "revenue_share" as const, deleted: true as const }
+        }))
     })
 
     return { list, create, update, remove } as const

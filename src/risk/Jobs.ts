@@ -9,6 +9,7 @@
  */
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { CustomerId, PaymentId, StoreId } from "../../domain/Ids.ts"
+import { AccessService } from "../access/Service.ts"
 import { parseAmount } from "../platform/Money.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { SettingsService } from "../settings/Service.ts"
@@ -138,7 +139,7 @@ export const applyRiskEvent = (event: OutboxEvent) =>
         })
       }
     }
-  })
+  }).pipe(AccessService.asSystem("the risk rules, opening cases from the store's payment and referral events"))
 
 /** The consumer's name in `outbox_pending`. */
 export const RISK_CONSUMER = "risk"

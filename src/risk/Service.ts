@@ -7,7 +7,7 @@ import { Effect, Option } from "effect"
 import type { RiskCase, RiskCaseListParams, RiskStatus, RiskSummary, UpdateRiskCase } from "../../domain/Risk.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { RiskCaseId, StoreId } from "../../domain/Ids.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { Outbox } from "../platform/Outbox.ts"
 import { pageAfter } from "../platform/Pagination.ts"
@@ -40,7 +40,7 @@ export const toRiskCase = (row: RiskCaseRow): RiskCase => ({
 
 export class RiskService extends Effect.Service<RiskService>()("risk/RiskService", {
   effect: Effect.gen(function*() {
-    const repo = yield* RiskRepo
+    const repo = storeData(yield* RiskRepo, "inTransaction")
     const access = yield* AccessService
     const outbox = yield* Outbox
 
@@ -66,7 +66,8 @@ export class RiskService extends Effect.Service<RiskService>()("risk/RiskService
         return Option.map(opened, toRiskCase)
       }))
 
-    const readable = (storeId: StoreId) => Effect.zipRight(access.currentUser, access.store(storeId, "analytics.read"))
+    const readable = <A, E, R>(storeId: StoreId, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, "analytics.read", use))
 
     /** The cases of a store, newest first; for callers that authorized the store (the AI's fraud insights). */
     const casesOf = (storeId: StoreId, params: RiskCaseListParams) =>
@@ -77,48 +78,51 @@ export class RiskService extends Effect.Service<RiskService>()("risk/RiskService
       })
 
     const cases = Effect.fn("Risk.cases")(function*(storeId: StoreId, params: RiskCaseListParams) {
-      const store = yield* readable(storeId)
-      return yield* casesOf(store.storeId, params)
+      return yield* readable(storeId, (store) => casesOf(store.storeId, params))
     })
 
     const summary = Effect.fn("Risk.summary")(function*(storeId: StoreId, livemode = false) {
-      const store = yield* readable(storeId)
-      const counts = yield* repo.countsByStatus({ storeId: store.storeId, livemode })
-      const of = (status: RiskStatus) => counts.find((row) => row.status === status)?.n ?? 0
-      return {
-        object: "risk_summary",
-        store_id: store.storeId,
-        livemode,
-        open: of("open"),
-        investigating: of("investigating"),
-        resolved: of("resolved"),
-        dismissed: of("dismissed"),
-        total: counts.reduce((total, row) => total + row.n, 0)
-      } satisfies RiskSummary
+      return yield* readable(storeId, (store) =>
+        Effect.gen(function*() {
+          const counts = yield* repo.countsByStatus({ storeId: store.storeId, livemode })
+          const of = (status: RiskStatus) => counts.find((row) => row.status === status)?.n ?? 0
+          return {
+            object: "risk_summary",
+            store_id: store.storeId,
+            livemode,
+            open: of("open"),
+            investigating: of("investigating"),
+            resolved: of("resolved"),
+            dismissed: of("dismissed"),
+            total: counts.reduce((total, row) => total + row.n, 0)
+          } satisfies RiskSummary
+        }))
     })
 
     const update = Effect.fn("Risk.update")(function*(id: RiskCaseId, input: UpdateRiskCase) {
       yield* access.currentUser
-      yield* access.owned(repo.find(id), (row) => row.store_id, "risk.manage", () => notFound(id))
-      if (NEEDS_RESOLUTION.has(input.status) && input.resolution === undefined) {
-        return yield* new InvalidRequest({ message: `A ${input.status} case needs a resolution`, param: "resolution" })
-      }
-      const at = yield* currentDate
-      const updated = yield* repo.inTransaction(Effect.gen(function*() {
-        const current = yield* Effect.flatMap(repo.findForUpdate(id), Option.match({
-          onNone: () => Effect.fail(notFound(id)),
-          onSome: Effect.succeed
+      return yield* access.withOwned(repo.find(id), (row) => row.store_id, "risk.manage", () => notFound(id), () =>
+        Effect.gen(function*() {
+          if (NEEDS_RESOLUTION.has(input.status) && input.resolution === undefined) {
+            return yield* new InvalidRequest({ message: `A ${input.status} case needs a resolution`, param: "resolution" })
+          }
+          const at = yield* currentDate
+          const updated = yield* repo.inTransaction(Effect.gen(function*() {
+            const current = yield* Effect.flatMap(repo.findForUpdate(id), Option.match({
+              onNone: () => Effect.fail(notFound(id)),
+              onSome: Effect.succeed
+            }))
+            if (!RISK_CASE_MOVES[current.status].includes(input.status)) {
+              return yield* new InvalidState({
+                message: `Risk case ${id} is ${current.status} and cannot become ${input.status}` +
+                  (RISK_CASE_MOVES[current.status].length === 0 ? ": a closed case stays closed" : ""),
+                param: "status"
+              })
+            }
+            return yield* repo.setStatus({ id, status: input.status, resolution: input.resolution ?? current.resolution, at })
+          }))
+          return toRiskCase(updated)
         }))
-        if (!RISK_CASE_MOVES[current.status].includes(input.status)) {
-          return yield* new InvalidState({
-            message: `Risk case ${id} is ${current.status} and cannot become ${input.status}` +
-              (RISK_CASE_MOVES[current.status].length === 0 ? ": a closed case stays closed" : ""),
-            param: "status"
-          })
-        }
-        return yield* repo.setStatus({ id, status: input.status, resolution: input.resolution ?? current.resolution, at })
-      }))
-      return toRiskCase(updated)
     })
 
     return { open, cases, casesOf, summary, update } as const

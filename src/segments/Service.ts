@@ -18,7 +18,7 @@ import {
   SegmentPreview,
   type UpdateSegment
 } from "../../domain/Promotions.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { CustomersRepo } from "../customers/Repo.ts"
 import { toCustomer } from "../customers/View.ts"
 import { newId } from "../platform/Ids.ts"
@@ -43,17 +43,17 @@ export const segmentNotFound = (id: string, param = "id") => new NotFound({ mess
 
 export class SegmentsService extends Effect.Service<SegmentsService>()("segments/SegmentsService", {
   effect: Effect.gen(function*() {
-    const repo = yield* SegmentsRepo
+    const repo = storeData(yield* SegmentsRepo)
     const access = yield* AccessService
-    const customers = yield* CustomersRepo
+    const customers = storeData(yield* CustomersRepo)
     const publicLinks = yield* PublicLinks
 
-    const storeOfUser = (storeId: StoreId, permission: Permission) =>
-      Effect.zipRight(access.currentUser, access.store(storeId, permission))
-    const segmentOfUser = (id: SegmentId, permission: Permission) =>
+    const storeOfUser = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
+    const segmentOfUser = <A, E, R>(id: SegmentId, permission: Permission, use: (found: SegmentRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(
         access.currentUser,
-        access.owned(repo.find(id), (row) => row.store_id, permission, () => segmentNotFound(id))
+        access.withOwned(repo.find(id), (row) => row.store_id, permission, () => segmentNotFound(id), use)
       )
 
     /**
@@ -93,55 +93,64 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
       repo.contains({ storeId, livemode, now: at }, ruleSet, customerId)
 
     const list = Effect.fn("Segments.list")(function*(storeId: StoreId, params: ListParams) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      const page = yield* pageAfter(params, (position) => repo.list(store.storeId, params.limit, position))
-      return new SegmentList({ ...page, data: page.data.map(toSegment) })
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          const page = yield* pageAfter(params, (position) => repo.list(store.storeId, params.limit, position))
+          return new SegmentList({ ...page, data: page.data.map(toSegment) })
+        }))
     })
 
     const create = Effect.fn("Segments.create")(function*(storeId: StoreId, input: CreateSegment) {
-      const store = yield* storeOfUser(storeId, "marketing.manage")
-      yield* checkTiers(store.storeId, input.rules)
-      const now = yield* currentDate
-      return toSegment(yield* repo.insert({
-        id: newId("seg"),
-        store_id: store.storeId,
-        name: input.name,
-        match: input.match,
-        rules: input.rules,
-        created_at: now,
-        updated_at: now
-      }))
+      return yield* storeOfUser(storeId, "marketing.manage", (store) =>
+        Effect.gen(function*() {
+          yield* checkTiers(store.storeId, input.rules)
+          const now = yield* currentDate
+          return toSegment(yield* repo.insert({
+            id: newId("seg"),
+            store_id: store.storeId,
+            name: input.name,
+            match: input.match,
+            rules: input.rules,
+            created_at: now,
+            updated_at: now
+          }))
+        }))
     })
 
     const update = Effect.fn("Segments.update")(function*(id: SegmentId, input: UpdateSegment) {
-      const current = yield* segmentOfUser(id, "marketing.manage")
-      if (input.rules !== undefined) yield* checkTiers(current.store_id, input.rules)
-      return toSegment(yield* repo.update({
-        ...current,
-        name: input.name ?? current.name,
-        match: input.match ?? current.match,
-        rules: input.rules ?? current.rules,
-        updated_at: yield* currentDate
-      }))
+      return yield* segmentOfUser(id, "marketing.manage", (current) =>
+        Effect.gen(function*() {
+          if (input.rules !== undefined) yield* checkTiers(current.store_id, input.rules)
+          return toSegment(yield* repo.update({
+            ...current,
+            name: input.name ?? current.name,
+            match: input.match ?? current.match,
+            rules: input.rules ?? current.rules,
+            updated_at: yield* currentDate
+          }))
+        }))
     })
 
     const remove = Effect.fn("Segments.remove")(function*(id: SegmentId) {
-      const current = yield* segmentOfUser(id, "marketing.manage")
-      if (!(yield* repo.remove(current.id))) {
-        return yield* new InvalidState({ message: `Segment ${id} is used by a promotion that has not ended`, param: "id" })
-      }
-      return toSegment(current)
+      return yield* segmentOfUser(id, "marketing.manage", (current) =>
+        Effect.gen(function*() {
+          if (!(yield* repo.remove(current.id))) {
+            return yield* new InvalidState({ message: `Segment ${id} is used by a promotion that has not ended`, param: "id" })
+          }
+          return toSegment(current)
+        }))
     })
 
     const previewRules = Effect.fn("Segments.previewRules")(function*(storeId: StoreId, params: ModeParams, input: PreviewRules) {
-      const store = yield* storeOfUser(storeId, "customer.read")
-      yield* checkTiers(store.storeId, input.rules)
-      return yield* previewOf(store.storeId, params.livemode ?? false, input)
+      return yield* storeOfUser(storeId, "customer.read", (store) =>
+        Effect.gen(function*() {
+          yield* checkTiers(store.storeId, input.rules)
+          return yield* previewOf(store.storeId, params.livemode ?? false, input)
+        }))
     })
 
     const preview = Effect.fn("Segments.preview")(function*(id: SegmentId, params: ModeParams) {
-      const segment = yield* segmentOfUser(id, "customer.read")
-      return yield* previewOf(segment.store_id, params.livemode ?? false, segment)
+      return yield* segmentOfUser(id, "customer.read", (segment) => previewOf(segment.store_id, params.livemode ?? false, segment))
     })
 
     /** The segment of the store, for a promotion naming it; anything else is 404 naming segment_id. */

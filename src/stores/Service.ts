@@ -20,7 +20,7 @@ import {
   type UpdateBranch,
   type UpdateBranding
 } from "../../domain/Stores.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, storeData } from "../access/Service.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
@@ -59,7 +59,8 @@ export const toBranch = (row: BranchRow): Branch =>
 
 export class StoresService extends Effect.Service<StoresService>()("stores/StoresService", {
   effect: Effect.gen(function*() {
-    const repo = yield* StoresRepo
+    // `storesOfUser` lists only the stores of the signed-in user's own memberships: the query is the check.
+    const repo = storeData(yield* StoresRepo, "storesOfUser")
     const access = yield* AccessService
     const secrets = yield* SecretBox
     const verification = yield* VerificationService
@@ -70,20 +71,19 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     const branchNotFound = (branchId: BranchId) => new NotFound({ message: `No such branch: ${branchId}`, param: "id" })
 
     /** The store, if the signed-in user may do `permission` on it. These are console routes: API keys are refused. */
-    const authorizedStore = (storeId: StoreId, permission: Permission) =>
-      Effect.gen(function*() {
-        yield* access.currentUser
-        yield* access.store(storeId, permission)
-        const row = yield* repo.findStore(storeId)
-        if (Option.isNone(row)) return yield* storeNotFound(storeId)
-        return row.value
-      })
-
-    /** The branch, if the signed-in user may do `permission` on its store; another tenant's branch is 404 too. */
-    const authorizedBranch = (branchId: BranchId, permission: Permission) =>
+    const authorizedStore = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(
         access.currentUser,
-        access.owned(repo.findBranch(branchId), (branch) => branch.store_id, permission, () => branchNotFound(branchId))
+        access.withStore(storeId, permission, () =>
+          Effect.flatMap(repo.findStore(storeId), (row): Effect.Effect<A, E | NotFound, R> =>
+            Option.isNone(row) ? Effect.fail(storeNotFound(storeId)) : use(row.value)))
+      )
+
+    /** The branch, if the signed-in user may do `permission` on its store; another tenant's branch is 404 too. */
+    const authorizedBranch = <A, E, R>(branchId: BranchId, permission: Permission, use: (found: BranchRow) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(
+        access.currentUser,
+        access.withOwned(repo.findBranch(branchId), (branch) => branch.store_id, permission, () => branchNotFound(branchId), use)
       )
 
     const orNotFound = <A>(found: Option.Option<A>, notFound: NotFound) =>
@@ -97,8 +97,11 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       readonly name: string
       readonly organization_id?: OrganizationId | undefined
     }) {
-      const { organizationId } = yield* access.organizationOrFirst(input.organization_id, "store.create")
-      const inserted = yield* limits.withRoom(organizationId, "stores", repo.insertStore({ id: newId("str"), organizationId, name: input.name }))
+      const inserted = yield* access.withOrganization(
+        access.organizationOrFirst(input.organization_id, "store.create"),
+        ({ organizationId }) =>
+          limits.withRoom(organizationId, "stores", repo.insertStore({ id: newId("str"), organizationId, name: input.name }))
+      )
       return toStore(inserted)
     })
 
@@ -111,64 +114,70 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     })
 
     const retrieve = Effect.fn("Stores.retrieve")(function*(storeId: StoreId) {
-      return toStore(yield* authorizedStore(storeId, "store.read"))
+      return toStore(yield* authorizedStore(storeId, "store.read", Effect.succeed))
     })
 
     const updateBranding = Effect.fn("Stores.updateBranding")(function*(storeId: StoreId, input: UpdateBranding) {
-      yield* authorizedStore(storeId, "store.update")
-      // PUT replaces the branding as a whole; colours are kept in one spelling so they compare equal.
-      const updated = yield* repo.updateBranding(storeId, {
-        display_name: input.display_name ?? null,
-        primary_color: input.primary_color?.toLowerCase() ?? null,
-        accent_color: input.accent_color?.toLowerCase() ?? null,
-        logo_url: input.logo_url ?? null
-      })
-      return toStore(yield* orNotFound(updated, storeNotFound(storeId)))
+      return yield* authorizedStore(storeId, "store.update", () =>
+        Effect.gen(function*() {
+          // PUT replaces the branding as a whole; colours are kept in one spelling so they compare equal.
+          const updated = yield* repo.updateBranding(storeId, {
+            display_name: input.display_name ?? null,
+            primary_color: input.primary_color?.toLowerCase() ?? null,
+            accent_color: input.accent_color?.toLowerCase() ?? null,
+            logo_url: input.logo_url ?? null
+          })
+          return toStore(yield* orNotFound(updated, storeNotFound(storeId)))
+        }))
     })
 
     const setCredentials = Effect.fn("Stores.setCredentials")(function*(storeId: StoreId, input: ProviderCredentials) {
-      yield* authorizedStore(storeId, "store.credentials.manage")
-      const credentials = new ProviderCredentials({
-        bakong_account_id: input.bakong_account_id,
-        merchant_name: input.merchant_name,
-        merchant_city: input.merchant_city,
-        acquiring_bank: input.acquiring_bank
-      })
-      const sealed = yield* secrets.seal(JSON.stringify(credentials))
-      const updated = yield* repo.updateCredentials(storeId, sealed, {
-        bakong_account_id: maskBakongAccountId(credentials.bakong_account_id),
-        merchant_name: credentials.merchant_name,
-        merchant_city: credentials.merchant_city,
-        acquiring_bank: credentials.acquiring_bank
-      })
-      yield* paymentSettings.changed(storeId)
-      return toStore(yield* orNotFound(updated, storeNotFound(storeId)))
+      return yield* authorizedStore(storeId, "store.credentials.manage", () =>
+        Effect.gen(function*() {
+          const credentials = new ProviderCredentials({
+            bakong_account_id: input.bakong_account_id,
+            merchant_name: input.merchant_name,
+            merchant_city: input.merchant_city,
+            acquiring_bank: input.acquiring_bank
+          })
+          const sealed = yield* secrets.seal(JSON.stringify(credentials))
+          const updated = yield* repo.updateCredentials(storeId, sealed, {
+            bakong_account_id: maskBakongAccountId(credentials.bakong_account_id),
+            merchant_name: credentials.merchant_name,
+            merchant_city: credentials.merchant_city,
+            acquiring_bank: credentials.acquiring_bank
+          })
+          yield* paymentSettings.changed(storeId)
+          return toStore(yield* orNotFound(updated, storeNotFound(storeId)))
+        }))
     })
 
     const setLiveMode = Effect.fn("Stores.setLiveMode")(function*(storeId: StoreId, liveMode: boolean) {
-      const store = yield* authorizedStore(storeId, "store.live_mode.manage")
-      if (liveMode && !store.live_mode) {
-        const missing: Array<string> = []
-        if (store.credentials_summary === null) {
-          missing.push("payment-provider credentials (set them with PUT /stores/{id}/credentials)")
-        }
-        const status = yield* verification.latestStatus(store.organization_id)
-        if (Option.getOrUndefined(status) !== "approved") {
-          const current = Option.match(status, { onNone: () => "not submitted", onSome: (s) => s })
-          missing.push(`an approved merchant verification of the organization (its verification is ${current})`)
-        }
-        if (missing.length > 0) {
-          return yield* new InvalidState({ message: `Live mode cannot be switched on: it needs ${missing.join(" and ")}` })
-        }
-      }
-      const updated = yield* repo.setLiveMode(storeId, liveMode)
-      yield* paymentSettings.changed(storeId)
-      if (Option.isSome(updated)) return toStore(updated.value)
-      // The store was checked above; only a concurrent change can get here.
-      return yield* new InvalidState({ message: "The store changed while switching live mode; try again" })
+      return yield* authorizedStore(storeId, "store.live_mode.manage", (store) =>
+        Effect.gen(function*() {
+          if (liveMode && !store.live_mode) {
+            const missing: Array<string> = []
+            if (store.credentials_summary === null) {
+              missing.push("payment-provider credentials (set them with PUT /stores/{id}/credentials)")
+            }
+            const status = yield* verification.latestStatus(store.organization_id)
+            if (Option.getOrUndefined(status) !== "approved") {
+              const current = Option.match(status, { onNone: () => "not submitted", onSome: (s) => s })
+              missing.push(`an approved merchant verification of the organization (its verification is ${current})`)
+            }
+            if (missing.length > 0) {
+              return yield* new InvalidState({ message: `Live mode cannot be switched on: it needs ${missing.join(" and ")}` })
+            }
+          }
+          const updated = yield* repo.setLiveMode(storeId, liveMode)
+          yield* paymentSettings.changed(storeId)
+          if (Option.isSome(updated)) return toStore(updated.value)
+          // The store was checked above; only a concurrent change can get here.
+          return yield* new InvalidState({ message: "The store changed while switching live mode; try again" })
+        }))
     })
 
-    /** The store, without any authorization: for other areas (checkout, payments) that have checked already. */
+    /** The store, for other areas (checkout, payments) that have checked access already and hold the proof. */
     const getById = Effect.fn("Stores.getById")(function*(storeId: StoreId) {
       return toStore(yield* orNotFound(yield* repo.findStore(storeId), storeNotFound(storeId)))
     })
@@ -186,43 +195,51 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     // -------------------------------------------------------------------------------------------
 
     const createBranch = Effect.fn("Stores.createBranch")(function*(storeId: StoreId, input: CreateBranch) {
-      yield* authorizedStore(storeId, "store.update")
-      return toBranch(
-        yield* repo.insertBranch({
-          id: newId("br"),
-          storeId,
-          name: input.name,
-          address: input.address ?? null,
-          phone: input.phone ?? null
-        })
-      )
+      return yield* authorizedStore(storeId, "store.update", () =>
+        Effect.gen(function*() {
+          return toBranch(
+            yield* repo.insertBranch({
+              id: newId("br"),
+              storeId,
+              name: input.name,
+              address: input.address ?? null,
+              phone: input.phone ?? null
+            })
+          )
+        }))
     })
 
     const listBranches = Effect.fn("Stores.listBranches")(function*(storeId: StoreId, params: ListParams) {
-      yield* authorizedStore(storeId, "store.read")
-      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-      const rows = yield* repo.branchesOfStore(storeId, params.limit, position)
-      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
-      return new BranchList({ ...page, data: page.data.map(toBranch) })
+      return yield* authorizedStore(storeId, "store.read", () =>
+        Effect.gen(function*() {
+          const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+          const rows = yield* repo.branchesOfStore(storeId, params.limit, position)
+          const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+          return new BranchList({ ...page, data: page.data.map(toBranch) })
+        }))
     })
 
     const updateBranch = Effect.fn("Stores.updateBranch")(function*(branchId: BranchId, input: UpdateBranch) {
-      yield* authorizedBranch(branchId, "store.update")
-      const updated = yield* repo.updateBranch(branchId, input)
-      return toBranch(yield* orNotFound(updated, branchNotFound(branchId)))
+      return yield* authorizedBranch(branchId, "store.update", () =>
+        Effect.gen(function*() {
+          const updated = yield* repo.updateBranch(branchId, input)
+          return toBranch(yield* orNotFound(updated, branchNotFound(branchId)))
+        }))
     })
 
     /** Deletes a branch, or deactivates it when it has history, so that the records pointing at it still resolve. */
     const deleteBranch = Effect.fn("Stores.deleteBranch")(function*(branchId: BranchId) {
-      yield* authorizedBranch(branchId, "store.update")
-      if (yield* repo.deleteBranchWithoutHistory(branchId)) {
-        return new DeletedBranch({ id: branchId, object: "branch", deleted: true })
-      }
-      const deactivated = yield* repo.deactivateBranch(branchId)
-      return toBranch(yield* orNotFound(deactivated, branchNotFound(branchId)))
+      return yield* authorizedBranch(branchId, "store.update", () =>
+        Effect.gen(function*() {
+          if (yield* repo.deleteBranchWithoutHistory(branchId)) {
+            return new DeletedBranch({ id: branchId, object: "branch", deleted: true })
+          }
+          const deactivated = yield* repo.deactivateBranch(branchId)
+          return toBranch(yield* orNotFound(deactivated, branchNotFound(branchId)))
+        }))
     })
 
-    /** The branch, without any authorization (for payments, which check that it belongs to their store). */
+    /** The branch, for payments under their own access proof (they check that it belongs to their store). */
     const findBranch = Effect.fn("Stores.findBranch")(function*(branchId: BranchId) {
       return Option.map(yield* repo.findBranch(branchId), toBranch)
     })

@@ -15,7 +15,7 @@ import {
   VerificationNotSubmitted,
   type VerificationStatus
 } from "../../domain/Verification.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, storeData } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { VerificationRepo, type VerificationRow } from "./Repo.ts"
@@ -38,35 +38,39 @@ export const toVerification = (row: VerificationRow): Verification =>
 
 export class VerificationService extends Effect.Service<VerificationService>()("verification/VerificationService", {
   effect: Effect.gen(function*() {
-    const repo = yield* VerificationRepo
+    const repo = storeData(yield* VerificationRepo)
     const access = yield* AccessService
 
     const submit = Effect.fn("Verification.submit")(function*(input: SubmitVerification) {
-      const { organizationId, principal: user } = yield* access.organizationOrFirst(input.organization_id, "verification.submit")
-      const inserted = yield* repo.insertPending({
-        id: newId("kyc"),
-        organizationId,
-        businessName: input.business_name,
-        registrationNumber: input.registration_number,
-        contact: { name: input.contact.name, email: input.contact.email, phone: input.contact.phone ?? null },
-        documents: input.documents.map(({ type, url }) => ({ type, url })),
-        submittedBy: user.userId
-      })
-      if (Option.isNone(inserted)) {
-        return yield* new InvalidState({
-          message: "This organization already has a verification under review; wait for its decision before submitting again"
-        })
-      }
-      return toVerification(inserted.value)
+      const checked = access.organizationOrFirst(input.organization_id, "verification.submit")
+      return yield* access.withOrganization(checked, ({ organizationId, principal: user }) =>
+        Effect.gen(function*() {
+          const inserted = yield* repo.insertPending({
+            id: newId("kyc"),
+            organizationId,
+            businessName: input.business_name,
+            registrationNumber: input.registration_number,
+            contact: { name: input.contact.name, email: input.contact.email, phone: input.contact.phone ?? null },
+            documents: input.documents.map(({ type, url }) => ({ type, url })),
+            submittedBy: user.userId
+          })
+          if (Option.isNone(inserted)) {
+            return yield* new InvalidState({
+              message: "This organization already has a verification under review; wait for its decision before submitting again"
+            })
+          }
+          return toVerification(inserted.value)
+        }))
     })
 
     /** Like submit, the user's first organization when none is named. */
     const status = Effect.fn("Verification.status")(function*(requestedOrganizationId: OrganizationId | undefined) {
-      const { organizationId } = yield* access.organizationOrFirst(requestedOrganizationId, "organization.read").pipe(
+      const checked = access.organizationOrFirst(requestedOrganizationId, "organization.read").pipe(
         // The query parameter is `org_id`; the error names it as the caller wrote it.
         Effect.catchTag("NotFound", (error) => Effect.fail(new NotFound({ message: error.message, param: "org_id" })))
       )
-      const latest = yield* repo.latestOf(organizationId)
+      const { latest, organizationId } = yield* access.withOrganization(checked, ({ organizationId }) =>
+        Effect.map(repo.latestOf(organizationId), (latest) => ({ latest, organizationId })))
       return Option.match(latest, {
         onNone: (): Verification | VerificationNotSubmitted =>
           new VerificationNotSubmitted({
@@ -78,31 +82,35 @@ export class VerificationService extends Effect.Service<VerificationService>()("
       })
     })
 
-    /** The status of the organization's latest submission, None when it never submitted one (no authorization: internal). */
+    /** The status of the organization's latest submission, None when it never submitted one (internal: under the caller's proof). */
     const latestStatus = Effect.fn("Verification.latestStatus")(function*(organizationId: OrganizationId) {
       return Option.map(yield* repo.latestOf(organizationId), (row): VerificationStatus => row.status)
     })
 
     const adminList = Effect.fn("Verification.adminList")(function*(params: ListVerificationsParams) {
-      yield* access.requirePlatformAdmin
-      const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-      const rows = yield* repo.list(params.status, params.limit, position)
-      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
-      return new VerificationList({ ...page, data: page.data.map(toVerification) })
+      return yield* access.withPlatformAdmin(() =>
+        Effect.gen(function*() {
+          const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+          const rows = yield* repo.list(params.status, params.limit, position)
+          const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+          return new VerificationList({ ...page, data: page.data.map(toVerification) })
+        }))
     })
 
     const review = Effect.fn("Verification.review")(function*(
       id: VerificationId,
       decision: { readonly status: "approved" | "rejected"; readonly note: string | null }
     ) {
-      const admin = yield* access.requirePlatformAdmin
-      const reviewed = yield* repo.review({ id, status: decision.status, reviewedBy: admin.userId, note: decision.note })
-      if (Option.isSome(reviewed)) return toVerification(reviewed.value)
-      const existing = yield* repo.find(id)
-      if (Option.isNone(existing)) return yield* new NotFound({ message: `No such verification: ${id}`, param: "id" })
-      return yield* new InvalidState({
-        message: `Only a pending verification can be reviewed; this one is ${existing.value.status}`
-      })
+      return yield* access.withPlatformAdmin((admin) =>
+        Effect.gen(function*() {
+          const reviewed = yield* repo.review({ id, status: decision.status, reviewedBy: admin.userId, note: decision.note })
+          if (Option.isSome(reviewed)) return toVerification(reviewed.value)
+          const existing = yield* repo.find(id)
+          if (Option.isNone(existing)) return yield* new NotFound({ message: `No such verification: ${id}`, param: "id" })
+          return yield* new InvalidState({
+            message: `Only a pending verification can be reviewed; this one is ${existing.value.status}`
+          })
+        }))
     })
 
     const approve = (id: VerificationId) => review(id, { status: "approved", note: null })

@@ -17,7 +17,7 @@ import {
   WebhookEvent
 } from "../../domain/Webhooks.ts"
 import { AppConfig } from "../platform/Config.ts"
-import { AccessService } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
@@ -64,7 +64,7 @@ const normalizeEvents = (events: ReadonlyArray<string>) => (events.includes("*")
 
 export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks/WebhooksService", {
   effect: Effect.gen(function*() {
-    const repo = yield* WebhooksRepo
+    const repo = storeData(yield* WebhooksRepo)
     const access = yield* AccessService
     const box = yield* SecretBox
     const config = yield* AppConfig
@@ -77,14 +77,14 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
      * both modes, so a (test) API key must not be able to point live events somewhere or read the
      * secret that signs them.
      */
-    const storeFor = (storeId: StoreId, permission: Permission) =>
-      Effect.zipRight(access.currentUser, access.store(storeId, permission))
+    const storeFor = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
+      Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
 
     /** The endpoint `id` if the signed-in user may do `permission` on its store; another tenant's is 404. */
-    const accessibleEndpoint = (id: WebhookEndpointId, permission: Permission) =>
+    const accessibleEndpoint = <A, E, R>(id: WebhookEndpointId, permission: Permission, use: (found: EndpointRow) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(
         access.currentUser,
-        access.owned(repo.findEndpoint(id), (endpoint) => endpoint.store_id, permission, () => endpointNotFound(id))
+        access.withOwned(repo.findEndpoint(id), (endpoint) => endpoint.store_id, permission, () => endpointNotFound(id), use)
       )
 
     const requireAllowedUrl = (url: string) =>
@@ -96,67 +96,81 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
     const withSecret = (row: EndpointRow, secret: string) => new WebhookEndpointWithSecret({ ...viewFields(row), secret })
 
     const create = Effect.fn("Webhooks.create")(function*(input: CreateWebhookEndpoint) {
-      const store = yield* storeFor(input.store_id, "webhook.manage")
-      yield* requireAllowedUrl(input.url)
-      const secret = newSigningSecret()
-      const row = yield* repo.insertEndpoint({
-        id: newId("we"),
-        storeId: store.storeId,
-        url: input.url,
-        events: normalizeEvents(input.events),
-        enabled: input.enabled ?? true,
-        secretSealed: yield* box.seal(secret)
-      })
-      return withSecret(row, secret)
+      return yield* storeFor(input.store_id, "webhook.manage", (store) =>
+        Effect.gen(function*() {
+          yield* requireAllowedUrl(input.url)
+          const secret = newSigningSecret()
+          const row = yield* repo.insertEndpoint({
+            id: newId("we"),
+            storeId: store.storeId,
+            url: input.url,
+            events: normalizeEvents(input.events),
+            enabled: input.enabled ?? true,
+            secretSealed: yield* box.seal(secret)
+          })
+          return withSecret(row, secret)
+        }))
     })
 
     const list = Effect.fn("Webhooks.list")(function*(storeId: StoreId, params: ListParams) {
-      const store = yield* storeFor(storeId, "webhook.read")
-      const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-      const rows = yield* repo.listEndpoints(store.storeId, params.limit, after)
-      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
-      return { ...page, data: page.data.map(toEndpoint) }
+      return yield* storeFor(storeId, "webhook.read", (store) =>
+        Effect.gen(function*() {
+          const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+          const rows = yield* repo.listEndpoints(store.storeId, params.limit, after)
+          const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+          return { ...page, data: page.data.map(toEndpoint) }
+        }))
     })
 
     const update = Effect.fn("Webhooks.update")(function*(id: WebhookEndpointId, changes: UpdateWebhookEndpoint) {
-      yield* accessibleEndpoint(id, "webhook.manage")
-      if (changes.url !== undefined) yield* requireAllowedUrl(changes.url)
-      const updated = yield* repo.updateEndpoint(id, {
-        url: changes.url,
-        events: changes.events === undefined ? undefined : normalizeEvents(changes.events),
-        enabled: changes.enabled
-      }, yield* currentDate)
-      if (Option.isNone(updated)) return yield* endpointNotFound(id)
-      return toEndpoint(updated.value)
+      return yield* accessibleEndpoint(id, "webhook.manage", () =>
+        Effect.gen(function*() {
+          if (changes.url !== undefined) yield* requireAllowedUrl(changes.url)
+          const updated = yield* repo.updateEndpoint(id, {
+            url: changes.url,
+            events: changes.events === undefined ? undefined : normalizeEvents(changes.events),
+            enabled: changes.enabled
+          }, yield* currentDate)
+          if (Option.isNone(updated)) return yield* endpointNotFound(id)
+          return toEndpoint(updated.value)
+        }))
     })
 
     const remove = Effect.fn("Webhooks.delete")(function*(id: WebhookEndpointId) {
-      yield* accessibleEndpoint(id, "webhook.manage")
-      if (!(yield* repo.deleteEndpoint(id))) return yield* endpointNotFound(id)
-      return new DeletedWebhookEndpoint({ id, object: "webhook_endpoint", deleted: true })
+      return yield* accessibleEndpoint(id, "webhook.manage", () =>
+        Effect.gen(function*() {
+          if (!(yield* repo.deleteEndpoint(id))) return yield* endpointNotFound(id)
+          return new DeletedWebhookEndpoint({ id, object: "webhook_endpoint", deleted: true })
+        }))
     })
 
     const revealSecret = Effect.fn("Webhooks.revealSecret")(function*(id: WebhookEndpointId) {
-      const endpoint = yield* accessibleEndpoint(id, "webhook.manage")
-      const sealed = yield* repo.activeSecret(id)
-      if (Option.isNone(sealed)) return yield* endpointNotFound(id)
-      return withSecret(endpoint, yield* box.open(sealed.value))
+      return yield* accessibleEndpoint(id, "webhook.manage", (endpoint) =>
+        Effect.gen(function*() {
+          const sealed = yield* repo.activeSecret(id)
+          if (Option.isNone(sealed)) return yield* endpointNotFound(id)
+          return withSecret(endpoint, yield* box.open(sealed.value))
+        }))
     })
 
     const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function*(id: WebhookEndpointId) {
-      yield* accessibleEndpoint(id, "webhook.manage")
-      const secret = newSigningSecret()
-      const rotated = yield* repo.rotateSecret(id, yield* box.seal(secret), SECRET_OVERLAP_MILLIS, yield* currentDate)
-      if (Option.isNone(rotated)) return yield* endpointNotFound(id)
-      return withSecret(rotated.value, secret)
+      return yield* accessibleEndpoint(id, "webhook.manage", () =>
+        Effect.gen(function*() {
+          const secret = newSigningSecret()
+          const rotated = yield* repo.rotateSecret(id, yield* box.seal(secret), SECRET_OVERLAP_MILLIS, yield* currentDate)
+          if (Option.isNone(rotated)) return yield* endpointNotFound(id)
+          return withSecret(rotated.value, secret)
+        }))
     })
 
     const deliveries = Effect.fn("Webhooks.deliveries")(function*(id: WebhookEndpointId, params: ListParams) {
-      yield* accessibleEndpoint(id, "webhook.read")
-      const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
-      const rows = yield* repo.listDeliveries(id, params.limit, after)
-      const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
-      return { ...page, data: page.data.map(toDelivery) }
+      return yield* accessibleEndpoint(id, "webhook.read", () =>
+        Effect.gen(function*() {
+          const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
+          const rows = yield* repo.listDeliveries(id, params.limit, after)
+          const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
+          return { ...page, data: page.data.map(toDelivery) }
+        }))
     })
 
     const requireEnabled = (endpoint: EndpointRow) =>
@@ -165,26 +179,28 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         : Effect.fail(new InvalidState({ message: `Webhook endpoint ${endpoint.id} is disabled; enable it first`, param: "id" }))
 
     const sendTest = Effect.fn("Webhooks.sendTest")(function*(id: WebhookEndpointId) {
-      const endpoint = yield* accessibleEndpoint(id, "webhook.manage")
-      yield* requireEnabled(endpoint)
-      const eventId = newId("evt")
-      const now = yield* currentDate
-      const body = JSON.stringify({
-        id: eventId,
-        object: "event",
-        type: "test.event",
-        created_at: now.toISOString(),
-        livemode: false,
-        data: {
-          object: {
-            object: "test",
-            endpoint_id: endpoint.id,
-            store_id: endpoint.store_id,
-            message: "A test event sent from the webhook endpoint's test route."
-          }
-        }
-      })
-      return toEvent(yield* repo.enqueue({ endpointId: endpoint.id, eventId, eventType: "test.event", body }, now))
+      return yield* accessibleEndpoint(id, "webhook.manage", (endpoint) =>
+        Effect.gen(function*() {
+          yield* requireEnabled(endpoint)
+          const eventId = newId("evt")
+          const now = yield* currentDate
+          const body = JSON.stringify({
+            id: eventId,
+            object: "event",
+            type: "test.event",
+            created_at: now.toISOString(),
+            livemode: false,
+            data: {
+              object: {
+                object: "test",
+                endpoint_id: endpoint.id,
+                store_id: endpoint.store_id,
+                message: "A test event sent from the webhook endpoint's test route."
+              }
+            }
+          })
+          return toEvent(yield* repo.enqueue({ endpointId: endpoint.id, eventId, eventType: "test.event", body }, now))
+        }))
     })
 
     const resend = Effect.fn("Webhooks.resend")(function*(deliveryId: WebhookDeliveryId) {
@@ -196,16 +212,19 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         repo.findDelivery(deliveryId),
         Option.match({ onNone: () => Effect.succeedNone, onSome: (delivery) => repo.findEndpoint(delivery.endpoint_id) })
       )
-      const endpoint = yield* access.owned(
+      return yield* access.withOwned(
         endpointOfDelivery,
         (endpoint) => endpoint.store_id,
         "webhook.manage",
-        deliveryNotFound
+        deliveryNotFound,
+        (endpoint) =>
+          Effect.gen(function*() {
+            yield* requireEnabled(endpoint)
+            const body = yield* repo.enqueueAgain(deliveryId, yield* currentDate)
+            if (Option.isNone(body)) return yield* deliveryNotFound()
+            return toEvent(body.value)
+          })
       )
-      yield* requireEnabled(endpoint)
-      const body = yield* repo.enqueueAgain(deliveryId, yield* currentDate)
-      if (Option.isNone(body)) return yield* deliveryNotFound()
-      return toEvent(body.value)
     })
 
     return { create, list, update, remove, revealSecret, rotateSecret, deliveries, sendTest, resend } as const

@@ -9,6 +9,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import type { OrganizationId, PaymentId } from "../../domain/Ids.ts"
+import { AccessService } from "../../src/access/Service.ts"
 import { PLATFORM_BILLING_STORE_ID } from "../../src/billing/Plans.ts"
 import { applyBillingPaymentEvent, BILLING_CONSUMER } from "../../src/billing/Consumer.ts"
 import { PlanLimits } from "../../src/limits/Service.ts"
@@ -133,8 +134,8 @@ describe("billing", () => {
         const growth = (yield* subscribe(app, user.token, user.organizationId, "growth")).body
         expect(growth).toMatchObject({ plan_id: "growth", amount: "99.00", status: "open" })
         const payments = yield* PaymentsService
-        yield* payments.applyTransition(growth.payment_id, "scan", "test-scan")
-        yield* payments.applyTransition(growth.payment_id, "pay", "test-pay")
+        yield* payments.applyTransition(growth.payment_id, "scan", "test-scan").pipe(AccessService.asSystem("the provider"))
+        yield* payments.applyTransition(growth.payment_id, "pay", "test-pay").pipe(AccessService.asSystem("the provider"))
         yield* settled
         const onGrowth = yield* billingOf(app, user)
         expect(onGrowth.plan.id).toBe("growth")

@@ -8,6 +8,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { AccessService } from "../../src/access/Service.ts"
 import { NotificationsService } from "../../src/notifications/Service.ts"
 import { addMember, signUp } from "../support/Accounts.ts"
 import { allPages, clientAs, listParams } from "../support/Client.ts"
@@ -17,6 +18,9 @@ import { servicesOnTestApp } from "../support/Services.ts"
 import { TestApp, type TestAppShape } from "../support/TestApp.ts"
 import { withTestClockAt } from "../support/TestTime.ts"
 import { FakeProvider } from "./FakeProvider.ts"
+
+/** The retry job acts for the system, as `NotificationRetriesLive` does. */
+const asRetryJob = AccessService.asSystem("the notification retry job")
 
 const call = makeCall()
 const ADMIN_EMAIL = "notifications-admin@example.test"
@@ -153,18 +157,18 @@ describe("notifications", () => {
             (rows) => rows[0]!
           )
         // Not due yet 20 s on; due 31 s on: the second attempt meets the 429.
-        yield* withTestClockAt(created + 20_000)(notifications.retryDue)
+        yield* withTestClockAt(created + 20_000)(asRetryJob(notifications.retryDue))
         expect((yield* record()).attempts).toBe(1)
-        yield* withTestClockAt(created + 31_000)(notifications.retryDue)
+        yield* withTestClockAt(created + 31_000)(asRetryJob(notifications.retryDue))
         const second = yield* record()
         expect(second).toMatchObject({ status: "pending", attempts: 2, last_status_code: 429 })
         // The schedule says 120 s; Telegram asked for 700 s, which wins.
         const wait = second.next_attempt_at!.getTime() - (created + 31_000)
         expect(wait).toBeGreaterThanOrEqual(699_000)
         expect(wait).toBeLessThanOrEqual(701_000)
-        yield* withTestClockAt(created + 31_000 + 200_000)(notifications.retryDue)
+        yield* withTestClockAt(created + 31_000 + 200_000)(asRetryJob(notifications.retryDue))
         expect((yield* record()).attempts).toBe(2)
-        yield* withTestClockAt(created + 31_000 + 701_000)(notifications.retryDue)
+        yield* withTestClockAt(created + 31_000 + 701_000)(asRetryJob(notifications.retryDue))
         expect(yield* record()).toMatchObject({ status: "sent", attempts: 3, last_status_code: 200, next_attempt_at: null })
         expect(fake.requests).toHaveLength(3)
       }))
@@ -180,12 +184,12 @@ describe("notifications", () => {
         let at = Date.parse(first.created_at)
         for (const wait of [30, 120, 600, 3600]) {
           at += (wait + 1) * 1000
-          yield* withTestClockAt(at)(notifications.retryDue)
+          yield* withTestClockAt(at)(asRetryJob(notifications.retryDue))
         }
         const sql = yield* SqlClient.SqlClient
         const [row] = yield* sql<{ status: string; attempts: number }>`SELECT status, attempts FROM notification_messages WHERE id = ${first.id}`
         expect(row).toEqual({ status: "failed", attempts: 5 })
-        yield* withTestClockAt(at + 86_400_000)(notifications.retryDue)
+        yield* withTestClockAt(at + 86_400_000)(asRetryJob(notifications.retryDue))
         expect(fake.requests).toHaveLength(5)
       }))
 
@@ -200,9 +204,9 @@ describe("notifications", () => {
           VALUES ('ntf_Unattempted000000000000', ${m.storeId}, 'telegram', '4243', 'evt_Unattempted000000000000',
             'payment.completed', 'left behind', 'pending', ${new Date(created)}, ${new Date(created)})`
         const notifications = yield* NotificationsService
-        yield* withTestClockAt(created + 10_000)(notifications.retryDue)
+        yield* withTestClockAt(created + 10_000)(asRetryJob(notifications.retryDue))
         expect(fake.requests).toHaveLength(0)
-        yield* withTestClockAt(created + 61_000)(notifications.retryDue)
+        yield* withTestClockAt(created + 61_000)(asRetryJob(notifications.retryDue))
         expect(fake.requests.map((r) => r.body)).toEqual([{ chat_id: "4243", text: "left behind" }])
         const [row] = yield* sql<{ status: string; attempts: number }>`
           SELECT status, attempts FROM notification_messages WHERE id = 'ntf_Unattempted000000000000'`
@@ -296,7 +300,9 @@ describe("notifications", () => {
         const [event] = yield* sql<{ event_id: string; payload: { data: { object: unknown } } }>`
           SELECT event_id, payload FROM outbox WHERE store_id = ${m.storeId} AND type = 'payment.completed'`
         const notifications = yield* NotificationsService
-        yield* notifications.notify(m.storeId, event!.event_id, "payment.completed", event!.payload.data.object)
+        yield* notifications.notify(m.storeId, event!.event_id, "payment.completed", event!.payload.data.object).pipe(
+          AccessService.asSystem("the notifications consumer")
+        )
         expect(yield* sentFor()).toHaveLength(1)
         expect(fake.requests.filter((r) => r.path.startsWith("/telegram"))).toHaveLength(1)
 

@@ -8,6 +8,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Option, Schedule, Scope } from "effect"
 import { BranchId, OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { DEFAULT_LIST_LIMIT, type ListParams } from "../../domain/Lists.ts"
+import { AccessService } from "../../src/access/Service.ts"
 import { StoresService } from "../../src/stores/Service.ts"
 import { addMember, signUp } from "../support/Accounts.ts"
 import { type AnyCallError, expectFailure, makeClientAs, wireKeys } from "../support/Client.ts"
@@ -275,7 +276,7 @@ describe("stores", () => {
           expect(Option.getOrThrow(opened)).toMatchObject(CREDENTIALS)
           const unconfigured = yield* createStore(app, owner.token, "No credentials")
           expect(Option.isNone(yield* stores.providerCredentials(unconfigured.id))).toBe(true)
-          expect((yield* stores.getById(store.id)).credentials?.configured).toBe(true)
+          expect((yield* stores.getById(store.id).pipe(AccessService.asSystem("the payments engine"))).credentials?.configured).toBe(true)
 
           // Setting them again replaces them.
           const replaced = yield* api.stores.setCredentials({
@@ -466,7 +467,7 @@ describe("stores", () => {
           const branch = yield* api.branches.create({ path: { storeId: store.id }, payload: { name: "Old Market" } })
           // What a payment at the branch will do.
           const stores = yield* Effect.provide(StoresService, StoresService.Default)
-          yield* stores.markBranchHasHistory(branch.id)
+          yield* stores.markBranchHasHistory(branch.id).pipe(AccessService.asSystem("a payment at the branch"))
 
           const [deleted, deletedResponse] = yield* api.branches.delete({ path: { id: branch.id }, withResponse: true })
           expect(deleted).toMatchObject({ id: branch.id, object: "branch", name: "Old Market", active: false })
