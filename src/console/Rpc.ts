@@ -32,7 +32,10 @@ import { GamesService } from "../games/Service.ts"
 import { LoyaltyService } from "../loyalty/Service.ts"
 import { PaymentsService } from "../payments/Service.ts"
 import { StoresService } from "../stores/Service.ts"
+import { AccountHandlersLive } from "./rpc/Account.ts"
 import { hideDefects, hideStreamDefects } from "./rpc/Defects.ts"
+import { DeveloperHandlersLive } from "./rpc/Developer.ts"
+import { EventFeedService } from "../webhooks/EventFeed.ts"
 import { isOwnOrigin, sessionTokenOfCookie } from "./Session.ts"
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -163,6 +166,7 @@ export const ConsoleRpcLive: Layer.Layer<
   | AnalyticsService
   | ApiKeysService
   | WebhooksService
+  | EventFeedService
   | AppConfig
   | PublicBaseUrl
 > =
@@ -176,6 +180,8 @@ export const ConsoleRpcLive: Layer.Layer<
     Layer.provide([
       ConsoleHandlersLive,
       // Each area's handlers, one line an area (src/console/rpc/<Area>.ts).
+      AccountHandlersLive,
+      DeveloperHandlersLive,
       ConsoleAuthenticationLive,
       RpcSerialization.layerNdjson
     ])
