@@ -25,29 +25,43 @@ const NoToken = ({ title }: { readonly title: string }) => (
   </AuthLayout>
 )
 
+/**
+ * One verification per token for the page's life: the token works once, and React may run an effect twice
+ * (StrictMode), so a second run waits for the first call's answer instead of spending the token again.
+ */
+const verifications = new Map<string, Promise<string>>()
+const verifyOnce = (token: string) => {
+  let verification = verifications.get(token)
+  if (verification === undefined) {
+    verification = send("GET", `/auth/verify-email?token=${encodeURIComponent(token)}`).then(acknowledged)
+    verifications.set(token, verification)
+  }
+  return verification
+}
+
 /** Verifies the address as the page opens (the link is the whole proof), then points to the console. */
 export const VerifyEmailPage = ({ params }: PageProps) => {
   const token = useToken()
+  const signedIn = params["signedIn"] !== ""
   const queryClient = useQueryClient()
   const [outcome, setOutcome] = useState<Outcome>({ state: "working" })
   useEffect(() => {
     if (token === "") return
     let current = true
-    send("GET", `/auth/verify-email?token=${encodeURIComponent(token)}`)
-      .then(acknowledged)
+    verifyOnce(token)
       .then((message) => {
         if (!current) return
         setOutcome({ state: "done", message })
-        void queryClient.invalidateQueries({ queryKey: ["context"] })
+        // Signed in, the console's context shows the address verified. (Signed out there is none to refresh.)
+        if (signedIn) void queryClient.invalidateQueries({ queryKey: ["context"] })
       })
       .catch((error: ConsoleFailure) => current && setOutcome({ state: "failed", error }))
     return () => {
       current = false
     }
-  }, [token, queryClient])
+  }, [token, queryClient, signedIn])
 
   if (token === "") return <NoToken title="Verify your e-mail address" />
-  const signedIn = params["signedIn"] !== ""
   return (
     <AuthLayout title={outcome.state === "done" ? "Your e-mail address is verified" : "Verify your e-mail address"}>
       {outcome.state === "working" ? <Loading label="Verifying your address…" /> : null}
@@ -69,6 +83,7 @@ export const VerifyEmailPage = ({ params }: PageProps) => {
 /** Confirms a new address on a press of the button (so a mail scanner that opens links changes nothing). */
 export const ConfirmEmailPage = ({ params }: PageProps) => {
   const token = useToken()
+  const signedIn = params["signedIn"] !== ""
   const queryClient = useQueryClient()
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<ConsoleFailure | null>(null)
@@ -79,14 +94,13 @@ export const ConfirmEmailPage = ({ params }: PageProps) => {
     setError(null)
     try {
       setMessage(await acknowledged(await send("POST", CONSOLE_EMAIL_CHANGE_PATH, { token })))
-      void queryClient.invalidateQueries({ queryKey: ["context"] })
+      if (signedIn) void queryClient.invalidateQueries({ queryKey: ["context"] })
     } catch (failure) {
       setError(failure as ConsoleFailure)
     } finally {
       setBusy(false)
     }
   }
-  const signedIn = params["signedIn"] !== ""
   return (
     <AuthLayout title={message === undefined ? "Confirm your new e-mail address" : "Your e-mail address changed"}>
       {message === undefined
