@@ -16,7 +16,7 @@ export const ProfilePage = () => {
           <dt>Name</dt>
           <dd>{user.name ?? "—"}</dd>
           <dt>E-mail</dt>
-          <dd data-user-email>
+          <dd data-user-email className="break">
             {user.email}{" "}
             {user.email_verified ? <span className="badge badge-paid">Verified</span> : <span className="badge badge-pending">Not verified</span>}
           </dd>

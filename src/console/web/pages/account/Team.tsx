@@ -42,7 +42,7 @@ export const TeamPage = () => {
               <tbody>
                 {team.data.members.map((member) => (
                   <tr key={member.user_id}>
-                    <td>{member.name === null ? member.email : <>{member.name}<br /><span className="muted small">{member.email}</span></>}</td>
+                    <td className="break">{member.name === null ? member.email : <>{member.name}<br /><span className="muted small">{member.email}</span></>}</td>
                     <td>{roleName(member.role)}</td>
                     <td>{formatTime(member.created_at)}</td>
                   </tr>
@@ -57,7 +57,7 @@ export const TeamPage = () => {
               : (
                 <table className="table">
                   <thead>
-                    <tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Expires</th>{manages ? <th scope="col"><span className="visually-hidden">Actions</span></th> : null}</tr>
+                    <tr><th scope="col">Invitation</th><th scope="col">Status</th>{manages ? <th scope="col"><span className="visually-hidden">Actions</span></th> : null}</tr>
                   </thead>
                   <tbody>
                     {team.data.invitations.map((invitation) => (
@@ -128,14 +128,17 @@ const InvitationRow = (
   )
   return (
     <tr>
-      <td>{invitation.email}{revoke.error === null ? null : <p className="field-error" role="alert">{revoke.error.message}</p>}</td>
-      <td>{roleName(invitation.role)}</td>
+      <td className="break">
+        {invitation.email}
+        <br />
+        <span className="muted small">{roleName(invitation.role)} · expires {formatTime(invitation.expires_at)}</span>
+        {revoke.error === null ? null : <p className="field-error" role="alert">{revoke.error.message}</p>}
+      </td>
       <td>
         <span className={`badge badge-${invitation.status === "pending" ? "pending" : "expired"}`}>
           {invitation.status === "pending" ? "Pending" : "Expired"}
         </span>
       </td>
-      <td>{formatTime(invitation.expires_at)}</td>
       {manages
         ? (
           <td className="team-actions">
