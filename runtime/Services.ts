@@ -17,7 +17,6 @@ import { SettingsService } from "../src/settings/Service.ts"
 import { AccessConsoleService } from "../src/access/Console.ts"
 import { PaymentsService } from "../src/payments/Service.ts"
 import { WebhooksService } from "../src/webhooks/Service.ts"
-import { EventFeedService } from "../src/webhooks/EventFeed.ts"
 import { CheckoutService } from "../src/checkout/Service.ts"
 import { StreamSlots } from "../src/checkout/StreamSlots.ts"
 import { LinksService } from "../src/links/Service.ts"
@@ -53,7 +52,6 @@ export const ServicesLive = Layer.mergeAll(
   SettingsService.Default,
   AccessConsoleService.Default,
   WebhooksService.Default,
-  EventFeedService.Default,
   PaymentsService.Default,
   CheckoutService.Default,
   StreamSlots.Default,

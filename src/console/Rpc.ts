@@ -35,7 +35,6 @@ import { StoresService } from "../stores/Service.ts"
 import { AccountHandlersLive } from "./rpc/Account.ts"
 import { hideDefects, hideStreamDefects } from "./rpc/Defects.ts"
 import { DeveloperHandlersLive } from "./rpc/Developer.ts"
-import { EventFeedService } from "../webhooks/EventFeed.ts"
 import { isOwnOrigin, sessionTokenOfCookie } from "./Session.ts"
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -166,7 +165,6 @@ export const ConsoleRpcLive: Layer.Layer<
   | AnalyticsService
   | ApiKeysService
   | WebhooksService
-  | EventFeedService
   | AppConfig
   | PublicBaseUrl
 > =
