@@ -5,6 +5,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { type Role, RoleSchema } from "../../domain/Access.ts"
+import { InvitationId } from "../../domain/console/Account.ts"
 import { OrganizationId, SessionId, UserId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { addMillis } from "../platform/Time.ts"
@@ -41,7 +42,7 @@ export const MemberRow = Schema.Struct({
 export type MemberRow = typeof MemberRow.Type
 
 export const InvitationRow = Schema.Struct({
-  id: Schema.String,
+  id: InvitationId,
   organization_id: OrganizationId,
   organization_name: Schema.String,
   email: Schema.String,

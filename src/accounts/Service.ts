@@ -540,7 +540,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
 
     const toInvitation = (row: InvitationRow, now: Date) =>
       new Invitation({
-        id: row.id as Invitation["id"],
+        id: row.id,
         object: "invitation",
         organization_id: row.organization_id,
         email: row.email,
