@@ -2,15 +2,18 @@
  * The account pages of the console in a real browser, from the links the mails carry: an Owner invites a
  * colleague from the Team page, the colleague opens the mailed link, creates their account there and lands
  * in the console as a member of the organization (its store in the switcher); a new user's verification
- * link verifies the address; a change of e-mail asked for on the Profile page happens from the link mailed
+ * link verifies the address, and an invitation to that address is accepted by signing in on the link's
+ * page; a change of e-mail asked for on the Profile page happens from the link mailed
  * to the new address. axe-core at every screen; screenshots at 1280 and 390 px in test-output/console/account/.
  *
  * Needs /usr/bin/chromium (`apt-get install chromium`); without it the suite is skipped.
  */
 import { describe, expect, layer } from "@effect/vitest"
+import { FetchHttpClient } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
+import { makeConsoleClient } from "../../domain/ConsoleClient.ts"
 import { createStore, signUp, TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
 import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step } from "../support/ConsoleBrowser.ts"
@@ -93,6 +96,18 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => visitor.page.getByRole("heading", { name: "Your e-mail address is verified" }).waitFor())
           yield* capture(visitor.page, "verify-email")
           expect((yield* (yield* clientAs(app, grant.access_token)).session.me()).user.email_verified).toBe(true)
+
+          // An invitation to an address that has an account: its owner signs in on the link's page and joins.
+          const ownerConsole = yield* makeConsoleClient({ baseUrl: app.baseUrl, sessionToken: owner.token }).pipe(Effect.provide(FetchHttpClient.layer))
+          yield* ownerConsole.InviteMember({ organization_id: owner.organizationId, email: newcomer, role: "analyst" })
+          const existingLink = yield* mailedLink(app, newcomer, "/console/invitation")
+          yield* step(() => visitor.page.goto(existingLink, { waitUntil: "networkidle" }))
+          yield* step(() => visitor.page.getByRole("heading", { name: "Sign in to accept" }).waitFor())
+          yield* capture(visitor.page, "invitation-sign-in")
+          yield* step(() => visitor.page.getByLabel("Password").fill(TEST_PASSWORD))
+          yield* step(() => visitor.page.getByRole("button", { name: "Sign in and join" }).click())
+          yield* step(() => visitor.page.getByRole("heading", { name: "Home" }).waitFor())
+          yield* step(() => visitor.page.getByLabel("Store").locator("option", { hasText: "Riverside Cafe" }).waitFor({ state: "attached" }))
 
           // The Owner asks to change their address; it changes once the link mailed to the new one is followed.
           const moved = uniqueEmail("moved")

@@ -172,7 +172,6 @@ const SignInToAccept = ({ preview, token }: StepProps) => {
           />
         )}
       <Button kind="primary" type="submit" busy={busy}>{mfaStep ? "Verify and join" : "Sign in and join"}</Button>
-      <p className="auth-footer">Forgot your password? Ask for a reset link on the <Link to="/">sign-in page</Link>.</p>
     </form>
   )
 }
