@@ -7,6 +7,8 @@
  *   khqr keys list --store str_…
  *   khqr trigger --endpoint we_…            a test event to a webhook endpoint
  *   khqr tail --store str_… [--live]         payments of the store as they change
+ *   khqr listen --store str_… --forward-to http://localhost:4242/webhooks [--live]
+ *                                            the store's events, signed as webhooks, to a local URL
  *
  * `login` keeps the service's base URL and the session token in `$KHQR_CONFIG_DIR/config.json`
  * (default `~/.config/khqr`, mode 0600); the other commands use them.
@@ -20,7 +22,9 @@ import { homedir } from "node:os"
 import { join } from "node:path"
 import { makeApiClient } from "../domain/Client.ts"
 import { makeConsoleClient } from "../domain/ConsoleClient.ts"
-import { StoreId, WebhookEndpointId } from "../domain/Ids.ts"
+import { EventId, StoreId, WebhookEndpointId } from "../domain/Ids.ts"
+import type { WebhookEvent } from "../domain/Webhooks.ts"
+import { newSigningSecret, webhookHeaders } from "../src/webhooks/Signing.ts"
 
 const Session = Schema.Struct({ base_url: Schema.String, token: Schema.String })
 type Session = typeof Session.Type
@@ -112,8 +116,66 @@ const tail = Command.make("tail", { store, live: Options.boolean("live") }, ({ l
         : Console.log(`following ${store} (${live ? "live" : "test"} payments)`)).pipe(Effect.forever)
   }).pipe(Effect.scoped)).pipe(Command.withDescription("Print the store's payments as they change"))
 
+/** One event to the local URL, signed under the session's secret; answers the line that says how it went. */
+const forward = (url: string, secret: string, event: WebhookEvent) =>
+  Effect.promise(async () => {
+    const body = JSON.stringify(event)
+    const headers = webhookHeaders([secret], event.id, Math.floor(Date.now() / 1000), body)
+    const started = Date.now()
+    try {
+      const response = await fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(30_000) })
+      await response.arrayBuffer()
+      return `<-- [${response.status}] POST ${url} [${event.id}] ${Date.now() - started} ms`
+    } catch (error) {
+      const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)
+      return `<-- [ERR] POST ${url} [${event.id}] ${reason}`
+    }
+  })
+
+const listen = Command.make(
+  "listen",
+  {
+    store,
+    forwardTo: Options.text("forward-to").pipe(
+      Options.withDescription("The local URL each event is POSTed to, e.g. http://localhost:4242/webhooks")
+    ),
+    live: Options.boolean("live").pipe(Options.withDescription("Live-mode events instead of test-mode ones"))
+  },
+  ({ forwardTo, live, store }) =>
+    Effect.gen(function*() {
+      const target = yield* Effect.try({
+        try: () => new URL(forwardTo).toString(),
+        catch: () => new Error(`--forward-to must be a URL such as http://localhost:4242/webhooks, not ${forwardTo}`)
+      })
+      const session = yield* loadSession
+      const client = yield* makeConsoleClient({ baseUrl: session.base_url, sessionToken: session.token })
+      // A secret of this run only, as `stripe listen` makes: the receiver verifies with it while developing.
+      const secret = newSigningSecret()
+      yield* Console.log(`Ready! Your webhook signing secret is ${secret} (^C to quit)`)
+      let after: EventId | undefined = undefined
+      let announced = false
+      const followOnce = () => Stream.runForEach(
+        client.EventFeed({ store_id: store, livemode: live, ...(after === undefined ? {} : { after }) }),
+        (frame) =>
+          Effect.gen(function*() {
+            if (frame._tag === "EventFeedSynced") {
+              if (after === undefined) after = frame.last_event_id ?? undefined
+              if (!announced) yield* Console.log(`forwarding ${live ? "live" : "test"} events of ${store} to ${target}`)
+              announced = true
+              return
+            }
+            after = frame.event.id
+            yield* Console.log(`--> ${frame.event.type} [${frame.event.id}]`)
+            yield* Console.log(yield* forward(target, secret, frame.event))
+          })
+      )
+      // The feed ends after a while by design; follow it again from the last event, for as long as the command runs.
+      yield* Effect.suspend(followOnce).pipe(Effect.forever)
+    }).pipe(Effect.scoped)
+).pipe(Command.withDescription("Forward the store's events, signed as webhooks with a secret of this session, to a local URL"))
+
 const khqr = Command.make("khqr").pipe(
-  Command.withSubcommands([login, keys, trigger, tail]),
+  Command.withSubcommands([login, keys, trigger, tail, listen]),
   Command.withDescription("The merchant platform from a terminal")
 )
 

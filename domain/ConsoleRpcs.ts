@@ -4,5 +4,9 @@
  * client (ConsoleClient.ts, the web app) are both built from this one group.
  */
 import { ConsoleCoreRpcs } from "./Console.ts"
+import { AccountRpcs } from "./console/Account.ts"
+import { DeveloperRpcs } from "./console/Developer.ts"
 
 export const ConsoleRpcs = ConsoleCoreRpcs
+  .merge(AccountRpcs)
+  .merge(DeveloperRpcs)

@@ -44,7 +44,8 @@ export const IdPrefixes = [
   "ntf", // notification message
   "game", // game
   "prz", // game prize
-  "play" // game play (or scratch card)
+  "play", // game play (or scratch card)
+  "ivt" // invitation to an organization
 ] as const
 
 export type IdPrefix = (typeof IdPrefixes)[number]

@@ -1,10 +1,11 @@
 /**
- * SQL of accounts: users, sessions, organizations and memberships, password resets, MFA state,
- * and outgoing mail.
+ * SQL of accounts: users, sessions, organizations and memberships, invitations, password resets,
+ * e-mail verification and changes, MFA state.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { type Role, RoleSchema } from "../../domain/Access.ts"
+import { InvitationId } from "../../domain/console/Account.ts"
 import { OrganizationId, SessionId, UserId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { addMillis } from "../platform/Time.ts"
@@ -39,6 +40,21 @@ export const MemberRow = Schema.Struct({
   created_at: Schema.DateFromSelf
 })
 export type MemberRow = typeof MemberRow.Type
+
+export const InvitationRow = Schema.Struct({
+  id: InvitationId,
+  organization_id: OrganizationId,
+  organization_name: Schema.String,
+  email: Schema.String,
+  role: Schema.Literal("admin", "developer", "analyst"),
+  invited_by: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf
+})
+export type InvitationRow = typeof InvitationRow.Type
+
+/** How many open invitations the team list shows: far more than a team invites at once. */
+const MAX_OPEN_INVITATIONS_LISTED = 200
 
 /** A token's hash and the time it is presented at. */
 const TokenAt = Schema.Struct({ tokenHash: Schema.String, now: Schema.DateFromSelf })
@@ -350,6 +366,164 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       insertMembership({ organizationId, userId, role }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
+    // -------------------------------------------------------------------------------------------
+    // Invitations
+    // -------------------------------------------------------------------------------------------
+
+    /**
+     * Writes an invitation; an open one of the same organization and e-mail is revoked first, so a
+     * second invitation replaces the first (its link stops working).
+     */
+    const insertInvitation = Effect.fn("AccountsRepo.insertInvitation")((input: {
+      readonly id: string
+      readonly organizationId: OrganizationId
+      readonly email: string
+      readonly role: Role
+      readonly tokenHash: string
+      readonly invitedBy: UserId
+      readonly now: Date
+      readonly expiresAt: Date
+    }) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`
+          UPDATE invitations SET revoked_at = ${input.now}
+          WHERE organization_id = ${input.organizationId} AND lower(email) = lower(${input.email})
+            AND accepted_at IS NULL AND revoked_at IS NULL`
+        yield* sql`
+          INSERT INTO invitations (id, organization_id, email, role, token_hash, invited_by, created_at, expires_at)
+          VALUES (${input.id}, ${input.organizationId}, ${input.email}, ${input.role}, ${input.tokenHash},
+                  ${input.invitedBy}, ${input.now}, ${input.expiresAt})`
+      })).pipe(Effect.orDie)
+    )
+
+    const invitationColumns = sql`
+      i.id, i.organization_id, o.name AS organization_name, i.email, i.role, u.email AS invited_by,
+      i.created_at, i.expires_at`
+
+    const openInvitationsOf = SqlSchema.findAll({
+      Request: OrganizationId,
+      Result: InvitationRow,
+      execute: (organizationId) =>
+        sql`
+          SELECT ${invitationColumns}
+          FROM invitations i JOIN organizations o ON o.id = i.organization_id LEFT JOIN users u ON u.id = i.invited_by
+          WHERE i.organization_id = ${organizationId} AND i.accepted_at IS NULL AND i.revoked_at IS NULL
+          ORDER BY i.created_at DESC, i.id DESC
+          LIMIT ${MAX_OPEN_INVITATIONS_LISTED}`
+    })
+    /** The organization's invitations not accepted or revoked (expired ones too), newest first. */
+    const openInvitations = Effect.fn("AccountsRepo.openInvitations")((organizationId: OrganizationId) =>
+      openInvitationsOf(organizationId).pipe(Effect.orDie)
+    )
+
+    const revokeOpenInvitation = SqlSchema.findOne({
+      Request: Schema.Struct({ organizationId: OrganizationId, id: Schema.String, now: Schema.DateFromSelf }),
+      Result: InvitationRow,
+      execute: ({ id, now, organizationId }) =>
+        sql`
+          WITH revoked AS (
+            UPDATE invitations SET revoked_at = ${now}
+            WHERE id = ${id} AND organization_id = ${organizationId} AND accepted_at IS NULL AND revoked_at IS NULL
+            RETURNING *
+          )
+          SELECT ${invitationColumns}
+          FROM revoked i JOIN organizations o ON o.id = i.organization_id LEFT JOIN users u ON u.id = i.invited_by`
+    })
+    /** Revokes an open invitation of the organization; None when there is no such open invitation. */
+    const revokeInvitation = Effect.fn("AccountsRepo.revokeInvitation")((organizationId: OrganizationId, id: string, now: Date) =>
+      revokeOpenInvitation({ organizationId, id, now }).pipe(Effect.orDie)
+    )
+
+    const usableInvitation = SqlSchema.findOne({
+      Request: TokenAt,
+      Result: InvitationRow,
+      execute: ({ now, tokenHash }) =>
+        sql`
+          SELECT ${invitationColumns}
+          FROM invitations i JOIN organizations o ON o.id = i.organization_id LEFT JOIN users u ON u.id = i.invited_by
+          WHERE i.token_hash = ${tokenHash} AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > ${now}`
+    })
+    /** The invitation of a token while its link works (not accepted, revoked or expired at `now`). */
+    const findUsableInvitation = Effect.fn("AccountsRepo.findUsableInvitation")((tokenHash: string, now: Date) =>
+      usableInvitation({ tokenHash, now }).pipe(Effect.orDie)
+    )
+
+    const spendInvitation = SqlSchema.findOne({
+      Request: Schema.Struct({ ...TokenAt.fields, userId: UserId }),
+      Result: InvitationRow,
+      execute: ({ now, tokenHash, userId }) =>
+        sql`
+          WITH spent AS (
+            UPDATE invitations SET accepted_at = ${now}, accepted_by = ${userId}
+            WHERE token_hash = ${tokenHash} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${now}
+            RETURNING *
+          )
+          SELECT ${invitationColumns}
+          FROM spent i JOIN organizations o ON o.id = i.organization_id LEFT JOIN users u ON u.id = i.invited_by`
+    })
+    /**
+     * Marks the invitation accepted by the user, atomically: of two uses of one link only one gets the
+     * invitation. None for an unknown, used, revoked or (at `now`) expired token.
+     */
+    const acceptInvitation = Effect.fn("AccountsRepo.acceptInvitation")((tokenHash: string, userId: UserId, now: Date) =>
+      spendInvitation({ tokenHash, now, userId }).pipe(Effect.orDie)
+    )
+
+    /**
+     * A user who signed up from an invitation: no organization of their own, and the address verified,
+     * since the link mailed to it was opened. A SqlError stays a failure (the e-mail taken meanwhile).
+     */
+    const createInvitedUser = Effect.fn("AccountsRepo.createInvitedUser")((input: {
+      readonly userId: UserId
+      readonly email: string
+      readonly name: string
+      readonly passwordHash: string
+      readonly now: Date
+    }) =>
+      sql`
+        INSERT INTO users (id, email, name, password_hash, email_verified_at)
+        VALUES (${input.userId}, ${input.email}, ${input.name}, ${input.passwordHash}, ${input.now})`
+    )
+
+    // -------------------------------------------------------------------------------------------
+    // E-mail changes
+    // -------------------------------------------------------------------------------------------
+
+    /** Records a requested change of address; the user's earlier requests stop working. */
+    const insertEmailChange = Effect.fn("AccountsRepo.insertEmailChange")(
+      (input: { readonly userId: UserId; readonly newEmail: string; readonly tokenHash: string; readonly expiresAt: Date }) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`UPDATE email_changes SET used_at = now() WHERE user_id = ${input.userId} AND used_at IS NULL`
+          yield* sql`
+            INSERT INTO email_changes (token_hash, user_id, new_email, expires_at)
+            VALUES (${input.tokenHash}, ${input.userId}, ${input.newEmail}, ${input.expiresAt})`
+        })).pipe(Effect.orDie)
+    )
+
+    const spendEmailChange = SqlSchema.findOne({
+      Request: TokenAt,
+      Result: Schema.Struct({ user_id: UserId, old_email: Schema.String, new_email: Schema.String }),
+      execute: ({ now, tokenHash }) =>
+        sql`
+          WITH spent AS (
+            UPDATE email_changes SET used_at = ${now}
+            WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}
+            RETURNING user_id, new_email
+          ), previous AS (
+            SELECT u.id, u.email FROM users u JOIN spent ON spent.user_id = u.id
+          )
+          UPDATE users SET email = spent.new_email, email_verified_at = ${now}, updated_at = ${now}
+          FROM spent, previous WHERE users.id = spent.user_id AND previous.id = users.id
+          RETURNING users.id AS user_id, previous.email AS old_email, users.email AS new_email`
+    })
+    /**
+     * Spends the token and moves its user to the new address (verified), in one statement. None for an
+     * unknown, used or expired token. A SqlError stays a failure: the address was taken meanwhile.
+     */
+    const consumeEmailChange = Effect.fn("AccountsRepo.consumeEmailChange")((tokenHash: string, now: Date) =>
+      spendEmailChange({ tokenHash, now })
+    )
+
     return {
       createAccount,
       emailTaken,
@@ -371,7 +545,15 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       claimTimeStep,
       members,
       findMember,
-      addMember
+      addMember,
+      insertInvitation,
+      openInvitations,
+      revokeInvitation,
+      findUsableInvitation,
+      acceptInvitation,
+      createInvitedUser,
+      insertEmailChange,
+      consumeEmailChange
     } as const
   })
 }) {}

@@ -15,7 +15,8 @@ import {
   User
 } from "../../domain/Accounts.ts"
 import type { UserPrincipal } from "../../domain/Auth.ts"
-import { InvalidRequest, InvalidState, MfaRequired, NotFound, RateLimited, Unauthorized } from "../../domain/Errors.ts"
+import { ACCOUNT_LINK_PAGES, Invitation, InvitationPreview, Team } from "../../domain/console/Account.ts"
+import { Forbidden, InvalidRequest, InvalidState, MfaRequired, NotFound, RateLimited, Unauthorized } from "../../domain/Errors.ts"
 import type { OrganizationId, UserId } from "../../domain/Ids.ts"
 import { AppConfig, type AppConfigShape } from "../platform/Config.ts"
 import { AccessService, storeData } from "../access/Service.ts"
@@ -26,10 +27,11 @@ import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { emailSubject, type RateLimitHit, RateLimiter, type RateLimitRule } from "../platform/RateLimit.ts"
 import { addMillis, currentDate } from "../platform/Time.ts"
 import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts"
+import { MAX_LIST_LIMIT } from "../../domain/Lists.ts"
 import { MailQueue } from "../mail/Queue.ts"
 import * as Templates from "../mail/Templates.ts"
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "./Passwords.ts"
-import { AccountsRepo, type MemberRow, type MembershipRow, type UserRow } from "./Repo.ts"
+import { AccountsRepo, type InvitationRow, type MemberRow, type MembershipRow, type UserRow } from "./Repo.ts"
 import { matchTotp, newTotpSecret, otpauthUrl } from "./Totp.ts"
 
 /** How long a session token is valid. Long enough for a working day in the console, short enough to limit a leak. */
@@ -37,6 +39,8 @@ export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000
 export const PASSWORD_RESET_LIFETIME_MS = 60 * 60 * 1000
 /** A verification link may sit in an inbox for a day. */
 export const EMAIL_VERIFICATION_LIFETIME_MS = 24 * 60 * 60 * 1000
+/** An invitation's link works for a week, as long as a colleague may take to get to it. */
+export const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000
 /** Session tokens carry a recognizable prefix so a leaked one is easy to spot and to tell from an API key. */
 const SESSION_TOKEN_PREFIX = "mst_"
 
@@ -204,7 +208,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       const token = randomToken(32)
       const expiresAt = addMillis(yield* currentDate, EMAIL_VERIFICATION_LIFETIME_MS)
       yield* repo.insertEmailVerification(user.id, hashToken(token), expiresAt)
-      const link = `${yield* publicUrl.get}/auth/verify-email?token=${token}`
+      const link = `${yield* publicUrl.get}${ACCOUNT_LINK_PAGES.verifyEmail}?token=${token}`
       yield* mail.enqueue({ to: user.email, kind: "verification", content: Templates.emailVerification({ link }) })
     })
 
@@ -509,7 +513,10 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         Effect.gen(function*() {
           const user = yield* repo.findUserByEmail(input.email)
           if (Option.isNone(user)) {
-            return yield* new NotFound({ message: "No user with this e-mail; they must register first", param: "email" })
+            return yield* new NotFound({
+              message: "No user with this e-mail: invite them from the console's Team page, which mails them a link to sign up",
+              param: "email"
+            })
           }
           if (!(yield* limits.withRoom(organizationId, "team_members", memberData.addMember(organizationId, user.value.id, input.role)))) {
             return yield* new InvalidState({ message: "This user is already a member of the organization" })
@@ -519,8 +526,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
           const organization = (yield* repo.membershipsOf(user.value.id)).find((row) => row.organization_id === organizationId)
           yield* mail.enqueue({
             to: user.value.email,
-            kind: "invitation",
-            content: Templates.invitation({
+            kind: "member_added",
+            content: Templates.memberAdded({
               organizationName: organization?.name ?? organizationId,
               role: input.role,
               invitedBy: granted.principal.email,
@@ -529,6 +536,231 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
           })
           return toMember(added.value)
         }))
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Invitations: an e-mail invited with a role joins from the mailed link, signing up or signing in
+    // ---------------------------------------------------------------------------------------------
+
+    const invitationNotUsable = new Unauthorized({
+      message: "This invitation link is invalid, expired, revoked or already used; ask for a new invitation",
+      param: "token"
+    })
+
+    const toInvitation = (row: InvitationRow, now: Date) =>
+      new Invitation({
+        id: row.id,
+        object: "invitation",
+        organization_id: row.organization_id,
+        email: row.email,
+        role: row.role,
+        status: row.expires_at > now ? "pending" : "expired",
+        invited_by: row.invited_by,
+        created_at: row.created_at.toISOString(),
+        expires_at: row.expires_at.toISOString()
+      })
+
+    const team = Effect.fn("Accounts.team")(function*(organizationId: OrganizationId) {
+      return yield* access.withOrganization(access.organization(organizationId, "organization.read"), () =>
+        Effect.gen(function*() {
+          const members = yield* memberData.members(organizationId, MAX_LIST_LIMIT, undefined)
+          const invitations = yield* repo.openInvitations(organizationId)
+          const now = yield* currentDate
+          return new Team({
+            organization_id: organizationId,
+            members: members.slice(0, MAX_LIST_LIMIT).map(toMember),
+            invitations: invitations.map((row) => toInvitation(row, now))
+          })
+        }))
+    })
+
+    /**
+     * Invites an e-mail, with or without an account: the plan must have room for one more member now
+     * (checked again when the invitation is accepted), and a member already is refused.
+     */
+    const inviteMember = Effect.fn("Accounts.inviteMember")(function*(
+      organizationId: OrganizationId,
+      input: { readonly email: string; readonly role: Exclude<Role, "owner"> }
+    ) {
+      const granted = yield* access.organization(organizationId, "member.manage")
+      const existing = yield* repo.findUserByEmail(input.email)
+      if (Option.isSome(existing) && Option.isSome(yield* repo.findMember(organizationId, existing.value.id))) {
+        return yield* new InvalidState({ message: "This e-mail is already a member of the organization", param: "email" })
+      }
+      yield* limits.requireRoom(organizationId, "team_members")
+      const token = randomToken(32)
+      const now = yield* currentDate
+      const id = newId("ivt")
+      yield* repo.insertInvitation({
+        id,
+        organizationId,
+        email: input.email,
+        role: input.role,
+        tokenHash: hashToken(token),
+        invitedBy: granted.principal.userId,
+        now,
+        expiresAt: addMillis(now, INVITATION_LIFETIME_MS)
+      })
+      const created = (yield* repo.openInvitations(organizationId)).find((row) => row.id === id)
+      if (created === undefined) return yield* Effect.dieMessage("invitation vanished after insert")
+      yield* mail.enqueue({
+        to: input.email,
+        kind: "invitation",
+        content: Templates.invitation({
+          organizationName: created.organization_name,
+          role: input.role,
+          invitedBy: granted.principal.email,
+          link: `${yield* publicUrl.get}${ACCOUNT_LINK_PAGES.invitation}?token=${token}`,
+          expiresAt: created.expires_at
+        })
+      })
+      return toInvitation(created, now)
+    })
+
+    const revokeInvitation = Effect.fn("Accounts.revokeInvitation")(function*(organizationId: OrganizationId, id: string) {
+      yield* access.organization(organizationId, "member.manage")
+      const now = yield* currentDate
+      const revoked = yield* repo.revokeInvitation(organizationId, id, now)
+      if (Option.isNone(revoked)) return yield* new NotFound({ message: `No pending invitation ${id}`, param: "id" })
+      return toInvitation(revoked.value, now)
+    })
+
+    const usableInvitation = (token: string) =>
+      Effect.gen(function*() {
+        const found = yield* repo.findUsableInvitation(hashToken(token), yield* currentDate)
+        if (Option.isNone(found)) return yield* invitationNotUsable
+        return found.value
+      })
+
+    /** What the link's page shows: to whom, where, as what, and whether the invitee signs up or in. */
+    const previewInvitation = Effect.fn("Accounts.previewInvitation")(function*(input: { readonly token: string }) {
+      const invitation = yield* usableInvitation(input.token)
+      return new InvitationPreview({
+        object: "invitation_preview",
+        organization_name: invitation.organization_name,
+        email: invitation.email,
+        role: invitation.role,
+        invited_by: invitation.invited_by,
+        expires_at: invitation.expires_at.toISOString(),
+        account_exists: yield* repo.emailTaken(invitation.email)
+      })
+    })
+
+    /** Spends the invitation for the user and adds them with its role, if the plan still has room. */
+    const joinByInvitation = (token: string, userId: UserId, now: Date) =>
+      Effect.gen(function*() {
+        const accepted = yield* repo.acceptInvitation(hashToken(token), userId, now)
+        if (Option.isNone(accepted)) return yield* invitationNotUsable
+        yield* repo.addMember(accepted.value.organization_id, userId, accepted.value.role)
+        return accepted.value
+      })
+
+    /**
+     * Signs up from an invitation: the account has the invited e-mail, already verified (the link proves
+     * it), no organization of its own, and joins the inviting one. An e-mail with an account signs in
+     * instead. Everything happens in one transaction, so a refused plan limit or a used link leaves no
+     * account behind.
+     */
+    const signUpFromInvitation = Effect.fn("Accounts.signUpFromInvitation")(function*(
+      input: { readonly token: string; readonly name: string; readonly password: string },
+      options: SessionOptions = {}
+    ) {
+      const invitation = yield* usableInvitation(input.token)
+      const accountExists = new InvalidState({
+        message: "An account with this e-mail exists already: sign in to accept the invitation",
+        param: "email"
+      })
+      if (yield* repo.emailTaken(invitation.email)) return yield* accountExists
+      const userId = newId("usr")
+      const passwordHash = yield* hashPassword(input.password)
+      const now = yield* currentDate
+      yield* limits.withRoom(
+        invitation.organization_id,
+        "team_members",
+        Effect.zipRight(
+          repo.createInvitedUser({ userId, email: invitation.email, name: input.name.trim(), passwordHash, now }).pipe(
+            Effect.catchTag("SqlError", (error) =>
+              Effect.flatMap(repo.emailTaken(invitation.email), (taken) => taken ? Effect.fail(accountExists) : Effect.die(error)))
+          ),
+          joinByInvitation(input.token, userId, now)
+        )
+      )
+      return yield* issueSession(yield* requireUserRow(userId).pipe(Effect.orDie), options)
+    })
+
+    /** Accepts an invitation as the signed-in user, whose address must be the invited one. */
+    const acceptInvitation = Effect.fn("Accounts.acceptInvitation")(function*(input: { readonly token: string }) {
+      const principal = yield* access.currentUser
+      const user = yield* requireUserRow(principal.userId)
+      const invitation = yield* usableInvitation(input.token)
+      if (invitation.email.toLowerCase() !== user.email.toLowerCase()) {
+        return yield* new Forbidden({
+          message: `This invitation is for ${invitation.email}; sign in with that address to accept it`,
+          param: "token"
+        })
+      }
+      const now = yield* currentDate
+      const joined = yield* limits.withRoom(invitation.organization_id, "team_members", joinByInvitation(input.token, user.id, now))
+      const membership = (yield* repo.membershipsOf(user.id)).find((row) => row.organization_id === joined.organization_id)
+      if (membership === undefined) return yield* Effect.dieMessage("membership vanished after accepting an invitation")
+      return toOrganization(membership)
+    })
+
+    // ---------------------------------------------------------------------------------------------
+    // Changing the e-mail address: it changes once the new address is proven by the mailed link
+    // ---------------------------------------------------------------------------------------------
+
+    /** Signed in, so limited per account (the verification resends' per-e-mail limit), not per address. */
+    const requestEmailChange = Effect.fn("Accounts.requestEmailChange")(function*(
+      input: { readonly new_email: string; readonly password: string }
+    ) {
+      const principal = yield* access.currentUser
+      const user = yield* requireUserRow(principal.userId)
+      if (!(yield* verifyPassword(user.password_hash, input.password))) {
+        return yield* new Unauthorized({ message: "The password is not correct", param: "password" })
+      }
+      if (input.new_email.toLowerCase() === user.email.toLowerCase()) {
+        return yield* new InvalidRequest({ message: "This is your current e-mail address already", param: "new_email" })
+      }
+      if (yield* repo.emailTaken(input.new_email)) {
+        return yield* new InvalidRequest({ message: "Another account uses this e-mail address", param: "new_email" })
+      }
+      yield* rateLimiter.admit([[verificationResendLimits.perEmail, emailSubject(user.email)]])
+      const token = randomToken(32)
+      const now = yield* currentDate
+      yield* repo.insertEmailChange({
+        userId: user.id,
+        newEmail: input.new_email,
+        tokenHash: hashToken(token),
+        expiresAt: addMillis(now, EMAIL_VERIFICATION_LIFETIME_MS)
+      })
+      const link = `${yield* publicUrl.get}${ACCOUNT_LINK_PAGES.emailChange}?token=${token}`
+      yield* mail.enqueue({
+        to: input.new_email,
+        kind: "email_change",
+        content: Templates.emailChangeVerification({ link, newEmail: input.new_email })
+      })
+      yield* mail.enqueue({
+        to: user.email,
+        kind: "email_change_notice",
+        content: Templates.emailChangeRequested({ newEmail: input.new_email, at: now })
+      })
+      return new Acknowledgement({
+        object: "acknowledgement",
+        message: `A confirmation link is on its way to ${input.new_email}; your address changes when you open it`
+      })
+    })
+
+    const confirmEmailChange = Effect.fn("Accounts.confirmEmailChange")(function*(input: { readonly token: string }) {
+      const changed = yield* repo.consumeEmailChange(hashToken(input.token), yield* currentDate).pipe(
+        Effect.catchTag("SqlError", () =>
+          new InvalidState({ message: "Another account took this e-mail address meanwhile; ask for the change again with another address" })),
+        Effect.catchTag("ParseError", Effect.die)
+      )
+      if (Option.isNone(changed)) {
+        return yield* new Unauthorized({ message: "The confirmation link is invalid, expired or already used", param: "token" })
+      }
+      return new Acknowledgement({ object: "acknowledgement", message: `Your e-mail address is now ${changed.value.new_email}` })
     })
 
     return {
@@ -547,7 +779,15 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       mfaDisable,
       requireFreshMfa,
       listMembers,
-      addMember
+      addMember,
+      team,
+      inviteMember,
+      revokeInvitation,
+      previewInvitation,
+      signUpFromInvitation,
+      acceptInvitation,
+      requestEmailChange,
+      confirmEmailChange
     } as const
   }),
   dependencies: [

@@ -11,6 +11,10 @@
  *   /console/session` signs out and clears it. These are the only routes that handle the cookie itself,
  *   since a response header is the one place an HttpOnly cookie can be set; everything else the console
  *   does goes through the console RPC.
+ * - The steps of the mailed links that a reader not signed in takes (domain/console/Account.ts):
+ *   `POST /console/invitation` shows an invitation, `POST /console/invitation/sign-up` creates the
+ *   invitee's account from it and signs them in (the cookie again), `POST /console/email-change` confirms
+ *   a new e-mail address. Each takes the link's token and shares the public pages' per-address limit.
  */
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option, ParseResult, Schema } from "effect"
@@ -28,7 +32,16 @@ import {
   ConsoleSignIn
 } from "../../domain/Console.ts"
 import { type ApiError, describeIssues, errorStatus, Forbidden, InvalidRequest, toErrorEnvelope } from "../../domain/Errors.ts"
+import {
+  CONSOLE_EMAIL_CHANGE_PATH,
+  CONSOLE_INVITATION_PATH,
+  CONSOLE_INVITATION_SIGN_UP_PATH,
+  EmailChangeToken,
+  InvitationSignUp,
+  InvitationToken
+} from "../../domain/console/Account.ts"
 import { AccountsService } from "../accounts/Service.ts"
+import { RateLimiter } from "../platform/RateLimit.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { clearedSessionCookie, isOwnOrigin, sessionCookie, sessionTokenOfCookie } from "./Session.ts"
@@ -117,6 +130,7 @@ const requireOwnOrigin = Effect.gen(function*() {
 
 export const ConsoleWebLive = Layer.unwrapEffect(Effect.gen(function*() {
   const accounts = yield* AccountsService
+  const limiter = yield* RateLimiter
   const config = yield* AppConfig
   const context = yield* Effect.context<AppConfig | PublicBaseUrl>()
   const idleTimeoutSeconds = config.consoleIdleMinutes * 60
@@ -179,6 +193,25 @@ export const ConsoleWebLive = Layer.unwrapEffect(Effect.gen(function*() {
     return HttpServerResponse.empty({ status: 204, headers: { "set-cookie": yield* clearedSessionCookie } })
   }))
 
+  /** A form that carries a mailed token: the console's own origin, and the public pages' per-address limit. */
+  const tokenForm = <A, I>(schema: Schema.Schema<A, I>) =>
+    Effect.zipRight(Effect.zipRight(requireOwnOrigin, limiter.admitPageView), formBody(schema))
+
+  const previewInvitation = answer(Effect.gen(function*() {
+    const form = yield* tokenForm(InvitationToken)
+    return HttpServerResponse.unsafeJson(yield* accounts.previewInvitation(form), { headers: { "cache-control": "no-store" } })
+  }))
+
+  const signUpFromInvitation = answer(Effect.gen(function*() {
+    const form = yield* tokenForm(InvitationSignUp)
+    return yield* signedIn(yield* accounts.signUpFromInvitation(form, { idleTimeoutSeconds }))
+  }))
+
+  const confirmEmailChange = answer(Effect.gen(function*() {
+    const form = yield* tokenForm(EmailChangeToken)
+    return HttpServerResponse.unsafeJson(yield* accounts.confirmEmailChange(form), { headers: { "cache-control": "no-store" } })
+  }))
+
   return HttpLayerRouter.addAll([
     HttpLayerRouter.route("GET", CONSOLE_PATH, page),
     HttpLayerRouter.route("GET", `${CONSOLE_PATH}/*`, (request) => {
@@ -188,6 +221,9 @@ export const ConsoleWebLive = Layer.unwrapEffect(Effect.gen(function*() {
     }),
     HttpLayerRouter.route("POST", CONSOLE_SESSION_PATH, signIn),
     HttpLayerRouter.route("DELETE", CONSOLE_SESSION_PATH, signOut),
-    HttpLayerRouter.route("POST", CONSOLE_REGISTER_PATH, register)
+    HttpLayerRouter.route("POST", CONSOLE_REGISTER_PATH, register),
+    HttpLayerRouter.route("POST", CONSOLE_INVITATION_PATH, previewInvitation),
+    HttpLayerRouter.route("POST", CONSOLE_INVITATION_SIGN_UP_PATH, signUpFromInvitation),
+    HttpLayerRouter.route("POST", CONSOLE_EMAIL_CHANGE_PATH, confirmEmailChange)
   ])
 }))

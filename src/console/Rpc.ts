@@ -32,7 +32,9 @@ import { GamesService } from "../games/Service.ts"
 import { LoyaltyService } from "../loyalty/Service.ts"
 import { PaymentsService } from "../payments/Service.ts"
 import { StoresService } from "../stores/Service.ts"
+import { AccountHandlersLive } from "./rpc/Account.ts"
 import { hideDefects, hideStreamDefects } from "./rpc/Defects.ts"
+import { DeveloperHandlersLive } from "./rpc/Developer.ts"
 import { isOwnOrigin, sessionTokenOfCookie } from "./Session.ts"
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -176,6 +178,8 @@ export const ConsoleRpcLive: Layer.Layer<
     Layer.provide([
       ConsoleHandlersLive,
       // Each area's handlers, one line an area (src/console/rpc/<Area>.ts).
+      AccountHandlersLive,
+      DeveloperHandlersLive,
       ConsoleAuthenticationLive,
       RpcSerialization.layerNdjson
     ])

@@ -216,6 +216,26 @@ export const invitation = (input: {
   readonly role: string
   readonly invitedBy: string | null
   readonly link: string
+  readonly expiresAt: Date
+}): RenderedMail =>
+  compose(
+    `You are invited to join ${input.organizationName}`,
+    accountLayout({
+      title: `Join ${input.organizationName}`,
+      paragraphs: [
+        `${input.invitedBy ?? "An administrator"} invited you to the organization ${input.organizationName} as ${input.role}.`,
+        `Open this link to accept: create your account there, or sign in if you have one with this e-mail address. The link works once and until ${utc(input.expiresAt)}.`,
+        "If you did not expect this invitation, ignore this mail: nothing happens without the link."
+      ],
+      action: { label: "Accept the invitation", url: input.link }
+    })
+  )
+
+export const memberAdded = (input: {
+  readonly organizationName: string
+  readonly role: string
+  readonly invitedBy: string | null
+  readonly link: string
 }): RenderedMail =>
   compose(
     `You were added to ${input.organizationName}`,
@@ -223,9 +243,34 @@ export const invitation = (input: {
       title: `You were added to ${input.organizationName}`,
       paragraphs: [
         `${input.invitedBy ?? "An administrator"} added you to the organization ${input.organizationName} as ${input.role}.`,
-        "Sign in with this e-mail address to see its stores; if you have no password yet, use “Forgot password” on the sign-in page."
+        "Sign in with this e-mail address to see its stores."
       ],
       action: { label: "Sign in", url: input.link }
+    })
+  )
+
+export const emailChangeVerification = (input: { readonly link: string; readonly newEmail: string }): RenderedMail =>
+  compose(
+    "Confirm your new e-mail address",
+    accountLayout({
+      title: "Confirm your new e-mail address",
+      paragraphs: [
+        `You asked to sign in with ${input.newEmail} from now on. Open this link within 24 hours to confirm that this address is yours; your address changes only then.`,
+        "If you did not ask for this, ignore this mail: nothing changes without the link."
+      ],
+      action: { label: "Confirm my new address", url: input.link }
+    })
+  )
+
+export const emailChangeRequested = (input: { readonly newEmail: string; readonly at: Date }): RenderedMail =>
+  compose(
+    "A change of your e-mail address was requested",
+    accountLayout({
+      title: "A change of your e-mail address was requested",
+      paragraphs: [
+        `On ${utc(input.at)} someone signed in to your account asked to change its e-mail address to ${input.newEmail}. The change happens only once the link mailed to the new address is opened.`,
+        "If this was not you, change your password at once: someone else may know it."
+      ]
     })
   )
 

@@ -24,6 +24,7 @@ import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts
 import { currentDate } from "../platform/Time.ts"
 import { checkDestination, WebhookResolver } from "./Destination.ts"
 import { type DeliveryRow, type EndpointRow, WebhooksRepo } from "./Repo.ts"
+import { EventFeedService } from "./EventFeed.ts"
 import { newSigningSecret } from "./Signing.ts"
 
 /** How long a rotated-away secret keeps signing (API.md "Webhooks"). */
@@ -69,6 +70,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
     const box = yield* SecretBox
     const config = yield* AppConfig
     const resolve = yield* WebhookResolver
+    const events = yield* EventFeedService
 
     const endpointNotFound = (id: WebhookEndpointId) => new NotFound({ message: `No such webhook endpoint: ${id}`, param: "id" })
 
@@ -227,7 +229,19 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
       )
     })
 
-    return { create, list, update, remove, revealSecret, rotateSecret, deliveries, sendTest, resend } as const
+    return {
+      create,
+      list,
+      update,
+      remove,
+      revealSecret,
+      rotateSecret,
+      deliveries,
+      sendTest,
+      resend,
+      /** A store's events as they are written (EventFeed.ts), for `khqr listen`. */
+      eventFeed: events.feed
+    } as const
   }),
-  dependencies: [WebhooksRepo.Default, AccessService.Default, SecretBox.Default]
+  dependencies: [WebhooksRepo.Default, AccessService.Default, SecretBox.Default, EventFeedService.Default]
 }) {}

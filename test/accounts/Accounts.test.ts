@@ -416,14 +416,18 @@ describe("accounts", () => {
         // The link goes out through the mail sender, like every mail, sealed at rest.
         const mails = yield* Effect.promise(() => app.mailTo(admin.email))
         expect(mails.map((mail) => mail.subject)).toEqual(["Verify your e-mail address"])
-        const link = mails[0]!.body.match(/(http:\/\/\S+\/auth\/verify-email\?token=(\S+))/)!
+        const link = mails[0]!.body.match(/(http:\/\/\S+\/console\/verify-email\?token=(\S+))/)!
         const sql = yield* SqlClient.SqlClient
         const stored = yield* sql<{ body_sealed: string }>`SELECT body_sealed FROM outgoing_mail WHERE recipient = ${admin.email}`
         expect(stored[0]!.body_sealed).not.toContain(link[2]!)
 
         yield* expectFailure(api.auth.verifyEmail({ urlParams: { token: "not-a-token" } }), "Unauthorized", "token")
-        // Raw: the link exactly as mailed, absolute URL and all, is what the owner opens.
-        const verified = yield* Effect.promise(() => fetch(link[1]!))
+        // The link as mailed opens the console's page, which verifies with its token through the API.
+        const page = yield* Effect.promise(() => fetch(link[1]!))
+        expect(page.status).toBe(200)
+        expect(page.headers.get("content-type")).toContain("text/html")
+        const verify = `${app.baseUrl}/auth/verify-email?token=${link[2]!}`
+        const verified = yield* Effect.promise(() => fetch(verify))
         expect(verified.status).toBe(200)
         expect(yield* Effect.promise(() => verified.json())).toMatchObject({ object: "acknowledgement" })
 
@@ -431,7 +435,7 @@ describe("accounts", () => {
         yield* api.settings.list({ urlParams: listParams() })
 
         // Single use; nothing left to verify.
-        expect((yield* Effect.promise(() => fetch(link[1]!))).status).toBe(401)
+        expect((yield* Effect.promise(() => fetch(verify))).status).toBe(401)
         yield* expectFailure(api.session.resendVerification(), "InvalidState")
 
         // An unlisted user is verified, and still no administrator.

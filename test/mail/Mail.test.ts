@@ -62,12 +62,16 @@ describe("mail over SMTP", () => {
         const [mail] = yield* receivedBy(smtp, email)
         expect(mail!.subject).toBe("Verify your e-mail address")
         expect(mail!.from).toBe("no-reply@example.test")
-        const link = linksIn(mail!.text).find((url) => url.includes("/auth/verify-email?token="))!
+        const link = linksIn(mail!.text).find((url) => url.includes("/console/verify-email?token="))!
         expect(link).toBeDefined()
         // The HTML part carries the same link, as a button and written out.
         expect(mail!.html).toContain(`href="${link}"`)
 
-        expect((yield* Effect.promise(() => fetch(link))).status).toBe(200)
+        // The link opens the console's page, which verifies with the token as it loads.
+        const page = yield* Effect.promise(() => app.fetch(new URL(link).pathname + new URL(link).search))
+        expect(page.status).toBe(200)
+        expect(page.headers.get("content-type")).toContain("text/html")
+        yield* app.client.auth.verifyEmail({ urlParams: { token: new URL(link).searchParams.get("token")! } })
         const me = yield* (yield* clientAs(app, grant.access_token)).session.me()
         expect(me.user.email_verified).toBe(true)
         const [record] = yield* recordsWhen(email, (records) => records[0]?.status === "sent")
@@ -288,7 +292,7 @@ describe("mail without SMTP_URL in development", () => {
         const [record] = yield* recordsWhen(email, (records) => records[0]?.status === "sent")
         expect(record!.provider_message_id).toMatch(/^log:/)
         const linkLine = logs.find((line) => line.includes("mail link") && line.includes(email))
-        expect(linkLine).toMatch(/link="http:\/\/localhost:\d+\/auth\/verify-email\?token=[A-Za-z0-9_-]+"/)
+        expect(linkLine).toMatch(/link="http:\/\/localhost:\d+\/console\/verify-email\?token=[A-Za-z0-9_-]+"/)
         expect(logs.some((line) => line.includes("Verify your e-mail address") && line.includes(email))).toBe(true)
       }))
   })

@@ -29,7 +29,7 @@ export interface SignedUp {
 /** The newest verification token mailed to `email`, from the link in the mail. */
 export const verificationToken = async (app: TestAppShape, email: string): Promise<string> => {
   const mails = await app.mailTo(email)
-  const link = mails.map((mail) => mail.body.match(/(\/auth\/verify-email\?token=\S+)/)?.[1]).filter(Boolean).pop()
+  const link = mails.map((mail) => mail.body.match(/(\/console\/verify-email\?token=\S+)/)?.[1]).filter(Boolean).pop()
   const token = link === undefined ? null : new URL(link, "http://mail.invalid").searchParams.get("token")
   if (token === null) throw new Error(`no verification mail for ${email}`)
   return token

@@ -2,6 +2,7 @@
 import { useQueryClient } from "@tanstack/react-query"
 import { type FormEvent, Suspense, useEffect, useId, useRef, useState } from "react"
 import { Link, navigate, useLocation } from "./router.tsx"
+import { AccountLinkPage, isAccountLinkPath } from "./pages/account/links.tsx"
 import { findRoute, navigation } from "./routes.tsx"
 import { ConsoleFailure, onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
 import { register, signIn, signOut } from "./session.ts"
@@ -28,6 +29,8 @@ export const App = () => {
   }, [context.data])
 
   if (context.isPending) return <div className="splash"><Loading /></div>
+  // The pages of the mailed links answer signed in or out.
+  if (isAccountLinkPath(path)) return <AccountLinkPage path={path} signedIn={context.data} />
   if (context.error !== null) {
     if (context.error.code !== "unauthorized") {
       return (
@@ -51,7 +54,7 @@ const signedIn = async (queryClient: ReturnType<typeof useQueryClient>) => {
   navigate("/", { replace: true })
 }
 
-const AuthLayout = ({ title, children }: { readonly title: string; readonly children: React.ReactNode }) => (
+export const AuthLayout = ({ title, children }: { readonly title: string; readonly children: React.ReactNode }) => (
   <main className="auth">
     <div className="auth-brand" aria-hidden="true"><span className="logo-mark">K</span> KHQR Merchant</div>
     <section className="auth-card" aria-labelledby="auth-title">

@@ -6,12 +6,14 @@
  * Pages load when first opened: `lazyPage` (route.ts) puts each page's code in its own chunk, so the first
  * screen carries only the shell.
  */
+import { accountRoutes } from "./pages/account/routes.tsx"
 import { coreRoutes } from "./pages/core/routes.tsx"
 import { type ConsoleRoute, SECTIONS } from "./route.ts"
 import { match } from "./router.tsx"
 
 export const ROUTES: ReadonlyArray<ConsoleRoute> = [
-  ...coreRoutes
+  ...coreRoutes,
+  ...accountRoutes
 ]
 
 /** The page for a path, with its parameters; undefined when none matches. */

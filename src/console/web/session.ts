@@ -23,7 +23,8 @@ const readFailure = async (response: Response): Promise<ConsoleFailure> => {
   return new ConsoleFailure("internal_error", `The service answered ${response.status}; try again in a moment`)
 }
 
-const send = async (method: "POST" | "DELETE", path: string, body?: unknown): Promise<Response> => {
+/** A call to one of the console's own routes; a failure is a ConsoleFailure read from the envelope. */
+export const send = async (method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<Response> => {
   let response: Response
   try {
     response = await fetch(path, {
