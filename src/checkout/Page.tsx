@@ -103,6 +103,7 @@ export const checkoutPage = (view: CheckoutView) => <Checkout view={view} />
 const RECEIPT_STYLES = `
   .receipt-heading { font-size: 1rem; font-weight: 600; letter-spacing: .04em; text-transform: uppercase; color: #556; margin: 4px 0 0; }
   .receipt-status { display: inline-block; font-weight: 600; border-radius: 999px; padding: 2px 12px; background: #e7f6ec; color: #1a7f37; }
+  .receipt-status.partially_refunded { background: #fff3cd; color: #7a5b00; }
   .receipt-status.refunded { background: #fdecea; color: #b42318; }
   .keep { color: #556; font-size: .85rem; margin: 16px 0 0; }
   .refund th, .refund td { color: #b42318; }
@@ -143,8 +144,8 @@ const ReceiptView = ({ receipt }: { readonly receipt: Receipt }) => {
       <h2 className="receipt-heading">{copy.text("receipt.heading")}</h2>
       <p className="amount" id="amount">{copy.money(receipt.amount, receipt.currency)}</p>
       <p>
-        <span className={refunded ? "receipt-status refunded" : "receipt-status"} id="receipt-status">
-          {copy.text(`status.${receipt.status}.title`)}
+        <span className={`receipt-status ${receipt.status}`} id="receipt-status">
+          {receipt.status === "partially_refunded" ? copy.text("receipt.partly_refunded") : copy.text(`status.${receipt.status}.title`)}
         </span>
       </p>
       <table>

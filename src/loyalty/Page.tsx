@@ -17,7 +17,7 @@ const WALLET_STYLES = `
   h2 { font-size: 1rem; margin: 20px 0 8px; text-align: left; }
   ul { list-style: none; padding: 0; margin: 0; text-align: left; }
   li { display: flex; justify-content: space-between; gap: 12px; padding: 8px 0; border-bottom: 1px solid #eef0f4; }
-  li > span:first-child { overflow-wrap: anywhere; }
+  li > :first-child { overflow-wrap: anywhere; min-width: 0; }
   li > span:last-child { font-weight: 600; white-space: nowrap; }
   .empty { color: #556; font-size: .9rem; text-align: left; margin: 0; overflow-wrap: anywhere; }
   .code { font-family: ui-monospace, monospace; letter-spacing: .06em; }

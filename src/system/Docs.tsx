@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { gzipSync } from "node:zlib"
-import { renderToStaticMarkup } from "react-dom/server"
+import { htmlDocument } from "../platform/pages/Document.tsx"
 
 export const DOCS_PATH = "/docs"
 export const DOCS_ASSETS_PATH = "/docs/assets"
@@ -83,7 +83,7 @@ const SECURITY_HEADERS = {
 
 /** The reference's page, made by the same renderer as the hosted pages (every attribute escaped). */
 const pageOf = (title: string, openApiPath: string, script: DocsAsset) =>
-  "<!doctype html>\n" + renderToStaticMarkup(
+  htmlDocument(
     <html lang="en">
       <head>
         <meta charSet="utf-8" />

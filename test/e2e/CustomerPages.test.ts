@@ -100,8 +100,8 @@ const EXPECTED: Record<PageName, Record<Language, ReadonlyArray<readonly [string
     km: [["#amount", "40,000៛"], ["#status", "ស្កេនដើម្បីបង់ប្រាក់"], ["#countdown", /^ផុតកំណត់ក្នុងរយៈពេល \d+:\d\d$/], ["#description", `Iced coffee ${SCRIPT_TEXT}`]]
   },
   receipt: {
-    en: [["#amount", "៛40,000"], [".receipt-heading", /^receipt$/i], ["#receipt-status", "Paid"], ["#net", "៛30,000"], ["tr.refund td", "−៛10,000"], ["#reference", "order-77"], ["#description", `Iced coffee ${ONERROR_TEXT}`], ["#print", "Print receipt"]],
-    km: [["#amount", "40,000៛"], [".receipt-heading", "បង្កាន់ដៃ"], ["#receipt-status", "បានបង់ប្រាក់"], ["#net", "30,000៛"], ["tr.refund td", "−10,000៛"], ["#reference", "order-77"], ["#description", `Iced coffee ${ONERROR_TEXT}`], ["#print", "បោះពុម្ពបង្កាន់ដៃ"]]
+    en: [["#amount", "៛40,000"], [".receipt-heading", /^receipt$/i], ["#receipt-status", "Partly refunded"], ["#net", "៛30,000"], ["tr.refund td", "−៛10,000"], ["#reference", "order-77"], ["#description", `Iced coffee ${ONERROR_TEXT}`], ["#print", "Print receipt"]],
+    km: [["#amount", "40,000៛"], [".receipt-heading", "បង្កាន់ដៃ"], ["#receipt-status", "បានសងប្រាក់វិញមួយផ្នែក"], ["#net", "30,000៛"], ["tr.refund td", "−10,000៛"], ["#reference", "order-77"], ["#description", `Iced coffee ${ONERROR_TEXT}`], ["#print", "បោះពុម្ពបង្កាន់ដៃ"]]
   },
   wallet: {
     en: [["#balance", "1,500"], ["#next-tier", "2,000 points to Gold"], ["li.reward span:first-child", ONERROR_TEXT], ["li.reward span:last-child", "1,200 pts"], ["li.entry", /^Adjusted by the store · /]],
@@ -181,6 +181,7 @@ const checkPage = (page: Page, name: PageName, language: Language, how: string) 
     mkdirSync(OUTPUT_DIR, { recursive: true })
     for (const width of [1280, 320]) {
       yield* Effect.promise(() => page.setViewportSize({ width, height: width === 320 ? 640 : 900 }))
+      yield* Effect.promise(() => page.evaluate("document.fonts.ready.then(() => true)"))
       yield* Effect.promise(() => page.screenshot({ path: join(OUTPUT_DIR, `${name}-${language}-${width}.png`), fullPage: true }))
       expect(yield* seriousViolations(page), `${name} ${how} at ${width} px`).toEqual([])
     }

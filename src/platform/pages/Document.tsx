@@ -94,6 +94,10 @@ const BASE_STYLES = `
                 color: #fff; cursor: pointer; }
   form button[disabled] { opacity: .6; cursor: wait; }
   .error { color: #b42318; min-height: 1.2em; margin: 0; }
+  @media (max-width: 360px) {
+    body { padding: 8px; }
+    main { padding: 12px 16px 20px; }
+  }
   @media print {
     body { background: #fff; display: block; padding: 0; min-height: 0; }
     main { box-shadow: none; max-width: none; border-radius: 0; padding: 0; }
@@ -175,6 +179,9 @@ export const HostedPage = (props: {
   )
 }
 
+/** A whole HTML document of `element` (an `<html>` element): React writes everything but the doctype. */
+export const htmlDocument = (element: ReactElement): string => "<!doctype html>\n" + renderToStaticMarkup(element)
+
 const CONTENT_SECURITY_POLICY = (nonce: string) =>
   `default-src 'none'; img-src data: https:; style-src 'unsafe-inline'; font-src 'self'; script-src 'nonce-${nonce}'; ` +
   `connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
@@ -197,7 +204,7 @@ export const renderHostedPage = (page: ReactElement) =>
     })
     const nonce = randomBytes(16).toString("base64")
     const settings: PageSettings = { copy: copyFor(language), nonce, languageLinks: languageLinksOf(url) }
-    const html = "<!doctype html>\n" + renderToStaticMarkup(<PageContext.Provider value={settings}>{page}</PageContext.Provider>)
+    const html = htmlDocument(<PageContext.Provider value={settings}>{page}</PageContext.Provider>)
     const response = HttpServerResponse.html(html).pipe(
       HttpServerResponse.setHeaders({
         "content-security-policy": CONTENT_SECURITY_POLICY(nonce),
