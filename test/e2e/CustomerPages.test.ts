@@ -212,6 +212,14 @@ describe.skipIf(!HAS_CHROMIUM)(
             yield* open(app, khmer.page, paths[name])
             yield* checkPage(khmer.page, name, "km", "by Accept-Language")
           }
+          // The receipt on paper: the switch and the print button stay on the screen.
+          yield* open(app, khmer.page, paths.receipt)
+          yield* Effect.promise(() => khmer.page.emulateMedia({ media: "print" }))
+          expect(yield* Effect.promise(() => khmer.page.locator("nav.languages").isHidden())).toBe(true)
+          expect(yield* Effect.promise(() => khmer.page.locator("#print").isHidden())).toBe(true)
+          expect(yield* textOf(khmer.page, "#net")).toBe("30,000៛")
+          yield* Effect.promise(() => khmer.page.screenshot({ path: join(OUTPUT_DIR, "receipt-km-print.png"), fullPage: true }))
+          yield* Effect.promise(() => khmer.page.emulateMedia({ media: "screen" }))
           expect(yield* Effect.promise(() => khmer.page.evaluate(`document.fonts.check('16px "Noto Sans Khmer"', "ក")`))).toBe(true)
           expect(khmer.fonts.length).toBeGreaterThan(0)
           for (const font of khmer.fonts) {

@@ -100,7 +100,7 @@ const BASE_STYLES = `
   }
   @media print {
     body { background: #fff; display: block; padding: 0; min-height: 0; }
-    main { box-shadow: none; max-width: none; border-radius: 0; padding: 0; }
+    main { box-shadow: none; max-width: 640px; margin: 0 auto; border-radius: 0; padding: 0; }
     .languages, .no-print { display: none !important; }
   }
 `

@@ -113,11 +113,25 @@ const messageFormat = (language: Language, key: MessageKey) => {
   return format
 }
 
+const copies = new Map<string, Copy>()
+
+/** What pages say in `language`; made once per language and time zone (its `Intl` formatters are reused). */
 export const copyFor = (language: Language, timeZone: string = STORE_TIME_ZONE): Copy => {
+  const id = `${language}:${timeZone}`
+  let copy = copies.get(id)
+  if (copy === undefined) {
+    copy = makeCopy(language, timeZone)
+    copies.set(id, copy)
+  }
+  return copy
+}
+
+const makeCopy = (language: Language, timeZone: string): Copy => {
   const numberFormat = new Intl.NumberFormat(language)
   const dateTimeFormat = new Intl.DateTimeFormat(language, { dateStyle: "medium", timeStyle: "short", timeZone })
   const dateFormat = new Intl.DateTimeFormat(language, { dateStyle: "medium", timeZone })
   const calendarFormat = new Intl.DateTimeFormat(language, { dateStyle: "medium", timeZone: "UTC" })
+  const moneyFormats = new Map<string, Intl.NumberFormat>()
   return {
     language,
     timeZone,
@@ -128,8 +142,14 @@ export const copyFor = (language: Language, timeZone: string = STORE_TIME_ZONE):
         ? formatted.map((part, index) => createElement(Fragment, { key: index }, part))
         : formatted
     },
-    money: (amount, currency) =>
-      new Intl.NumberFormat(language, moneyFormatOptions(currency)).format(amount as Intl.StringNumericLiteral),
+    money: (amount, currency) => {
+      let format = moneyFormats.get(currency)
+      if (format === undefined) {
+        format = new Intl.NumberFormat(language, moneyFormatOptions(currency))
+        moneyFormats.set(currency, format)
+      }
+      return format.format(amount as Intl.StringNumericLiteral)
+    },
     number: (value) => numberFormat.format(value),
     dateTime: (iso) => dateTimeFormat.format(new Date(iso)),
     date: (iso) => dateFormat.format(new Date(iso)),
