@@ -17,9 +17,10 @@ import { BranchesHttpLive, StoresHttpLive } from "../src/stores/Http.ts"
 import { CheckoutHttpLive } from "../src/checkout/Http.ts"
 import { PaymentsHttpLive } from "../src/payments/Http.ts"
 import { PublicBaseUrl } from "../src/platform/PublicUrl.ts"
-import { docsRoutes } from "../src/system/Docs.ts"
+import { docsRoutes } from "../src/system/Docs.tsx"
 import { SystemHttpLive } from "../src/system/Http.ts"
-import { HomeLive } from "../src/system/Home.ts"
+import { HomeLive } from "../src/system/Home.tsx"
+import { PageFontsLive } from "../src/platform/pages/Fonts.ts"
 import { OpenApiDocumentLive } from "../src/system/Reference.ts"
 import { VerificationHttpLive } from "../src/verification/Http.ts"
 import { ApiKeysHttpLive } from "../src/apikeys/Http.ts"
@@ -202,6 +203,7 @@ export const RoutesLive = Layer.mergeAll(
   HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(ApiGroupsLive)),
   OpenApiDocumentLive,
   HomeLive,
+  PageFontsLive,
   docsRoutes({ title: Option.getOrElse(Context.getOption(Api.annotations, OpenApi.Title), () => "API reference"), openApiPath: "/openapi.json" }),
   ConsoleRpcLive,
   ConsoleWebLive,

@@ -5,7 +5,8 @@ import { Api } from "../../domain/Api.ts"
 import { CurrentPrincipal } from "../../domain/Auth.ts"
 import { RateLimiter } from "../platform/RateLimit.ts"
 import { withRetryAfter } from "../platform/RetryAfter.ts"
-import { resetPasswordPage } from "./ResetPage.ts"
+import { renderHostedPage } from "../platform/pages/Document.tsx"
+import { resetPasswordPage } from "./ResetPage.tsx"
 import { AccountsService } from "./Service.ts"
 
 export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
@@ -32,7 +33,7 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
       .handle("resetPassword", ({ payload }) => withRetryAfter(Effect.zipRight(limiter.admitPageView, accounts.resetPassword(payload))))
       .handle("verifyEmail", ({ urlParams }) => withRetryAfter(Effect.zipRight(limiter.admitPageView, accounts.verifyEmail(urlParams))))
       .handle("resetPasswordPage", ({ urlParams }) =>
-        withRetryAfter(Effect.as(limiter.admitPageView, resetPasswordPage(urlParams.token))))
+        withRetryAfter(Effect.zipRight(limiter.admitPageView, renderHostedPage(resetPasswordPage(urlParams.token)))))
   }))
 
 export const SessionHttpLive = HttpApiBuilder.group(Api, "session", (handlers) =>

@@ -5,7 +5,8 @@ import { Api } from "../../domain/Api.ts"
 import { RateLimiter } from "../platform/RateLimit.ts"
 import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { prefersHtml } from "../platform/Html.ts"
-import { checkoutPage, receiptPage } from "./Page.ts"
+import { renderHostedPage } from "../platform/pages/Document.tsx"
+import { checkoutPage, receiptPage } from "./Page.tsx"
 import { CheckoutService } from "./Service.ts"
 import { StreamSlots } from "./StreamSlots.ts"
 
@@ -27,7 +28,7 @@ export const CheckoutHttpLive = HttpApiBuilder.group(Api, "checkout", (handlers)
         Effect.gen(function*() {
           yield* withRetryAfter(limiter.admitPageView)
           const view = yield* checkout.view(path.id)
-          return prefersHtml(yield* acceptHeader) ? checkoutPage(view) : view
+          return prefersHtml(yield* acceptHeader) ? yield* renderHostedPage(checkoutPage(view)) : view
         }))
       .handle("events", ({ path }) =>
         Effect.gen(function*() {
@@ -45,6 +46,6 @@ export const CheckoutHttpLive = HttpApiBuilder.group(Api, "checkout", (handlers)
         Effect.gen(function*() {
           yield* withRetryAfter(limiter.admitPageView)
           const receipt = yield* checkout.receipt(path.id)
-          return prefersHtml(yield* acceptHeader) ? receiptPage(receipt) : receipt
+          return prefersHtml(yield* acceptHeader) ? yield* renderHostedPage(receiptPage(receipt)) : receipt
         }))
   }))

@@ -6,7 +6,8 @@ import { AppConfig } from "../platform/Config.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
 import { RateLimiter, type RateLimitRule } from "../platform/RateLimit.ts"
 import { withRetryAfter } from "../platform/RetryAfter.ts"
-import { gamePage, playPage } from "./Page.ts"
+import { renderHostedPage } from "../platform/pages/Document.tsx"
+import { gamePage, playPage } from "./Page.tsx"
 import { GamesService } from "./Service.ts"
 
 export const GamesConsoleHttpLive = HttpApiBuilder.group(Api, "gamesConsole", (handlers) =>
@@ -60,7 +61,7 @@ export const HostedGamesHttpLive = HttpApiBuilder.group(Api, "hostedGames", (han
         Effect.gen(function*() {
           yield* withRetryAfter(limiter.admitPageView)
           const game = yield* games.hostedGame(path.gameId, urlParams.c, urlParams.t)
-          return prefersHtml(yield* acceptHeader) ? gamePage(game) : game
+          return prefersHtml(yield* acceptHeader) ? yield* renderHostedPage(gamePage(game)) : game
         }))
       .handle("instantPlay", ({ path, urlParams }) =>
         withRetryAfter(Effect.zipRight(
@@ -76,6 +77,6 @@ export const HostedGamesHttpLive = HttpApiBuilder.group(Api, "hostedGames", (han
         Effect.gen(function*() {
           yield* withRetryAfter(limiter.admitPageView)
           const play = yield* games.hostedPlayView(path.playId, urlParams.t)
-          return prefersHtml(yield* acceptHeader) ? playPage(play) : play
+          return prefersHtml(yield* acceptHeader) ? yield* renderHostedPage(playPage(play)) : play
         }))
   }))

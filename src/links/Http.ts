@@ -5,7 +5,8 @@ import { prefersHtml } from "../platform/Html.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { RateLimiter, type RateLimitRule } from "../platform/RateLimit.ts"
 import { withRetryAfter } from "../platform/RetryAfter.ts"
-import { linkPage } from "./Page.ts"
+import { renderHostedPage } from "../platform/pages/Document.tsx"
+import { linkPage } from "./Page.tsx"
 import { LinksService } from "./Service.ts"
 
 const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
@@ -36,7 +37,7 @@ export const PublicLinksHttpLive = HttpApiBuilder.group(Api, "publicLinks", (han
         Effect.gen(function*() {
           yield* withRetryAfter(limiter.admitPageView)
           const link = yield* links.publicView(path.id)
-          return prefersHtml(yield* acceptHeader) ? linkPage(link) : link
+          return prefersHtml(yield* acceptHeader) ? yield* renderHostedPage(linkPage(link)) : link
         }))
       .handle("pay", ({ path, payload }) =>
         withRetryAfter(Effect.zipRight(

@@ -5,7 +5,8 @@ import { prefersHtml } from "../platform/Html.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
 import { RateLimiter } from "../platform/RateLimit.ts"
 import { withRetryAfter } from "../platform/RetryAfter.ts"
-import { walletPage } from "./Page.ts"
+import { renderHostedPage } from "../platform/pages/Document.tsx"
+import { walletPage } from "./Page.tsx"
 import { LoyaltyService } from "./Service.ts"
 
 export const LoyaltyHttpLive = HttpApiBuilder.group(Api, "loyalty", (handlers) =>
@@ -52,6 +53,6 @@ export const WalletHttpLive = HttpApiBuilder.group(Api, "wallet", (handlers) =>
       Effect.gen(function*() {
         yield* withRetryAfter(limiter.admitPageView)
         const wallet = yield* loyalty.wallet(path.customerId, urlParams.t)
-        return prefersHtml(yield* acceptHeader) ? walletPage(wallet) : wallet
+        return prefersHtml(yield* acceptHeader) ? yield* renderHostedPage(walletPage(wallet)) : wallet
       }))
   }))

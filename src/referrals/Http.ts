@@ -6,7 +6,8 @@ import { AppConfig } from "../platform/Config.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
 import { RateLimiter, type RateLimitRule } from "../platform/RateLimit.ts"
 import { withRetryAfter } from "../platform/RetryAfter.ts"
-import { invitePage } from "./Page.ts"
+import { renderHostedPage } from "../platform/pages/Document.tsx"
+import { invitePage } from "./Page.tsx"
 import { ReferralsService } from "./Service.ts"
 
 export const ReferralsHttpLive = HttpApiBuilder.group(Api, "referrals", (handlers) =>
@@ -66,7 +67,7 @@ export const ReferralLinkHttpLive = HttpApiBuilder.group(Api, "referralLink", (h
           admitVisit(path.code),
           Effect.gen(function*() {
             const invite = yield* referrals.invite(path.code)
-            return prefersHtml(yield* acceptHeader) ? invitePage(invite) : invite
+            return prefersHtml(yield* acceptHeader) ? yield* renderHostedPage(invitePage(invite)) : invite
           })
         )))
   }))

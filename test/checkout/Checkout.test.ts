@@ -103,7 +103,7 @@ describe("checkout", () => {
         expect(response.headers.get("content-security-policy")).toContain("script-src 'nonce-")
         const html = yield* Effect.promise(() => response.text())
         expect(html).toContain("<!doctype html>")
-        expect(html).toContain("12.50 USD")
+        expect(html).toContain("$12.50")
         expect(html).toContain("data:image/png;base64,")
         expect(html).toContain(`/checkout/${payment.id}/events`)
         // The injected markup appears only escaped: the one script is ours, with its nonce.

@@ -136,7 +136,7 @@ const openCheckout = (app: TestAppShape, session: Session, payment: { id: string
 
     expect(yield* Effect.promise(() => page.title())).toBe(`Pay ${STORE_NAME}`)
     expect(yield* Effect.promise(() => text(page, "header h1"))).toBe(STORE_NAME)
-    expect(yield* Effect.promise(() => text(page, "#amount"))).toBe("12.50 USD")
+    expect(yield* Effect.promise(() => text(page, "#amount"))).toBe("$12.50")
     expect(yield* Effect.promise(() => text(page, "#description"))).toBe(DESCRIPTION)
     expect(yield* Effect.promise(() => page.locator(".badge").isVisible())).toBe(true)
 
@@ -196,7 +196,7 @@ describe.skipIf(!HAS_CHROMIUM)(
             expect(yield* Effect.promise(() => text(page, "#detail"))).toBe("Thank you! Your payment was received.")
             expect(yield* Effect.promise(() => qr.isHidden())).toBe(true)
             expect(yield* Effect.promise(() => page.locator("#countdown").isHidden())).toBe(true)
-            expect(yield* Effect.promise(() => text(page, "#amount"))).toBe("12.50 USD")
+            expect(yield* Effect.promise(() => text(page, "#amount"))).toBe("$12.50")
             expect(yield* Effect.promise(() => text(page, "header h1"))).toBe(STORE_NAME)
             yield* screenshot(page, "checkout-paid.png")
 

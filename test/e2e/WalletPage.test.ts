@@ -85,7 +85,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           const text = (selector: string) => Effect.promise(() => page.locator(selector).innerText())
           expect(yield* text("#balance")).toBe("550")
           expect(yield* text("#tier")).toBe("Silver")
-          expect(yield* text("#next-tier")).toBe("1000 points to Gold")
+          expect(yield* text("#next-tier")).toBe("1,000 points to Gold")
           expect(yield* text("#customer")).toBe("S**** C***")
           expect(yield* Effect.promise(() => page.locator("li.reward").allInnerTexts())).toEqual([
             expect.stringContaining(HOSTILE),

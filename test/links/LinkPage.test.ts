@@ -65,7 +65,7 @@ describe.skipIf(!HAS_CHROMIUM)("payment-link page in Chromium", () => {
           Promise.all([page.waitForURL(/\/checkout\/pay_[0-9A-Za-z]{24}$/, { timeout: 15_000 }), page.click("#pay-button")])
         )
         yield* Effect.promise(() => page.locator("#status").filter({ hasText: "Scan to pay" }).waitFor({ timeout: 10_000 }))
-        expect(yield* Effect.promise(() => page.locator("#amount").textContent())).toBe("7.25 USD")
+        expect(yield* Effect.promise(() => page.locator("#amount").textContent())).toBe("$7.25")
         expect(yield* Effect.promise(() => page.locator("#description").textContent())).toBe("Tip jar")
         expect(pageErrors).toEqual([])
       }))

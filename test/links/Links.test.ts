@@ -250,7 +250,7 @@ describe("payment links", () => {
         expect(response.headers.get("content-security-policy")).toContain("script-src 'nonce-")
         const html = yield* Effect.promise(() => response.text())
         expect(html).toContain("<!doctype html>")
-        expect(html).toContain("12.50 USD")
+        expect(html).toContain("$12.50")
         expect(html).toContain(`data-pay-url="/links/${link.id}/pay"`)
         expect(html).not.toContain(INJECTION)
         expect(html).toContain("Order &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;")

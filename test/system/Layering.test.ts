@@ -34,7 +34,7 @@ const specifiersOf = (source: string): ReadonlyArray<string> =>
 
 const typeScriptFilesUnder = (layer: Layer): ReadonlyArray<string> =>
   readdirSync(join(root, layer), { recursive: true, encoding: "utf8" })
-    .filter((path) => path.endsWith(".ts"))
+    .filter((path) => /\.tsx?$/.test(path))
     .map((path) => join(root, layer, path))
 
 /** The top-level folder a relative specifier of `file` lands in; packages (`effect`, `node:fs`) have none. */

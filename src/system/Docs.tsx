@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { gzipSync } from "node:zlib"
+import { htmlDocument } from "../platform/pages/Document.tsx"
 
 export const DOCS_PATH = "/docs"
 export const DOCS_ASSETS_PATH = "/docs/assets"
@@ -59,9 +60,6 @@ const configurationOf = (openApiPath: string) => ({
   customCss: SYSTEM_FONTS
 })
 
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
-
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   // Scalar compiles its schema validators with `new Function` and renders nothing without it; scripts
@@ -83,18 +81,21 @@ const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff"
 }
 
-const pageOf = (title: string, openApiPath: string, script: DocsAsset) => `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-</head>
-<body>
-<script id="api-reference" type="application/json" data-configuration="${escapeHtml(JSON.stringify(configurationOf(openApiPath)))}"></script>
-<script src="${escapeHtml(script.path)}"></script>
-</body>
-</html>`
+/** The reference's page, made by the same renderer as the hosted pages (every attribute escaped). */
+const pageOf = (title: string, openApiPath: string, script: DocsAsset) =>
+  htmlDocument(
+    <html lang="en">
+      <head>
+        <meta charSet="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{title}</title>
+      </head>
+      <body>
+        <script id="api-reference" type="application/json" data-configuration={JSON.stringify(configurationOf(openApiPath))}></script>
+        <script src={script.path}></script>
+      </body>
+    </html>
+  )
 
 const acceptsGzip = (request: HttpServerRequest.HttpServerRequest) =>
   /\bgzip\b/.test(request.headers["accept-encoding"] ?? "")
