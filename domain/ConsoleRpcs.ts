@@ -3,6 +3,16 @@
  * (`domain/console/<Area>.ts`), one `.merge` line an area. The server (src/console/Rpc.ts) and the typed
  * client (ConsoleClient.ts, the web app) are both built from this one group.
  */
+import { ConsoleBillingRpcs } from "./console/Billing.ts"
+import { ConsoleLinksRpcs } from "./console/Links.ts"
+import { ConsoleStoresRpcs } from "./console/Stores.ts"
+import { ConsoleTeamRpcs } from "./console/Team.ts"
+import { ConsoleWebhooksRpcs } from "./console/Webhooks.ts"
 import { ConsoleCoreRpcs } from "./Console.ts"
 
 export const ConsoleRpcs = ConsoleCoreRpcs
+  .merge(ConsoleTeamRpcs)
+  .merge(ConsoleStoresRpcs)
+  .merge(ConsoleLinksRpcs)
+  .merge(ConsoleBillingRpcs)
+  .merge(ConsoleWebhooksRpcs)

@@ -54,12 +54,7 @@ const checkoutScript = (view: CheckoutView) => `
 })();
 `
 
-export const checkoutPage = (view: CheckoutView) =>
-  page({
-    title: `Pay ${view.merchant.name}`,
-    merchant: view.merchant,
-    state: view.status,
-    body: `
+const checkoutBody = (view: CheckoutView) => `
   ${view.livemode ? "" : `<span class="badge">Test mode</span>`}
   <p class="amount" id="amount">${escapeHtml(view.amount)} ${escapeHtml(view.currency)}</p>
   ${view.description === null ? "" : `<p class="description" id="description">${escapeHtml(view.description)}</p>`}
@@ -67,8 +62,28 @@ export const checkoutPage = (view: CheckoutView) =>
   <p class="status" id="status" role="status" aria-live="polite">${escapeHtml(STATUS_TEXT[view.status]?.title ?? view.status)}</p>
   <p class="detail" id="detail">${escapeHtml(STATUS_TEXT[view.status]?.detail ?? "")}</p>
   <p class="countdown" id="countdown"></p>
-  <p class="detail" id="amount-refunded"></p>`,
+  <p class="detail" id="amount-refunded"></p>`
+
+export const checkoutPage = (view: CheckoutView) =>
+  page({
+    title: `Pay ${view.merchant.name}`,
+    merchant: view.merchant,
+    state: view.status,
+    body: checkoutBody(view),
     script: checkoutScript(view)
+  })
+
+/**
+ * The checkout page as a payer would see it, for the console's branding preview: the same page without its
+ * script (no countdown, no live status), which the console's own pages may frame.
+ */
+export const checkoutPreviewPage = (view: CheckoutView) =>
+  page({
+    title: `Pay ${view.merchant.name}`,
+    merchant: view.merchant,
+    state: view.status,
+    body: checkoutBody(view),
+    frameAncestors: "'self'"
   })
 
 export const receiptPage = (receipt: Receipt) =>

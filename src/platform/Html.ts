@@ -46,6 +46,8 @@ export const page = (options: {
   readonly script?: string
   /** The payment status the page starts in; its styles hide the QR code once the payment is over. */
   readonly state?: string
+  /** Who may frame the page: nobody, unless a page of the service's own shows it (the console's preview). */
+  readonly frameAncestors?: "'self'"
 }) => {
   const nonce = randomBytes(16).toString("base64")
   const primary = safeColor(options.merchant.primary_color, "#0b5cad")
@@ -95,7 +97,7 @@ ${options.script === undefined ? "" : `<script nonce="${nonce}">${options.script
     HttpServerResponse.setHeaders({
       "content-security-policy":
         `default-src 'none'; img-src data: https:; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; ` +
-        `connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+        `connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${options.frameAncestors ?? "'none'"}`,
       "cache-control": "no-store",
       "referrer-policy": "no-referrer",
       "x-content-type-options": "nosniff"

@@ -6,7 +6,8 @@
 import { Effect, Option, Schema } from "effect"
 import type { Permission } from "../../domain/Access.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
-import type { StoreId, WebhookDeliveryId, WebhookEndpointId } from "../../domain/Ids.ts"
+import type { PaymentId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "../../domain/Ids.ts"
+import { MAX_LIST_LIMIT } from "../../domain/Lists.ts"
 import {
   type CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
@@ -159,6 +160,13 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
       return { ...page, data: page.data.map(toDelivery) }
     })
 
+    /** The deliveries of the events about one payment of a store (its own and its refunds'), newest first. */
+    const deliveriesOfPayment = Effect.fn("Webhooks.deliveriesOfPayment")(function*(storeId: StoreId, paymentId: PaymentId) {
+      yield* storeFor(storeId, "webhook.read")
+      const rows = yield* repo.deliveriesOfPayment(storeId, paymentId, MAX_LIST_LIMIT)
+      return rows.map(toDelivery)
+    })
+
     const requireEnabled = (endpoint: EndpointRow) =>
       endpoint.enabled
         ? Effect.void
@@ -208,7 +216,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
       return toEvent(body.value)
     })
 
-    return { create, list, update, remove, revealSecret, rotateSecret, deliveries, sendTest, resend } as const
+    return { create, list, update, remove, revealSecret, rotateSecret, deliveries, deliveriesOfPayment, sendTest, resend } as const
   }),
   dependencies: [WebhooksRepo.Default, AccessService.Default, SecretBox.Default]
 }) {}
