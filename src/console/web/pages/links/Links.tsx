@@ -80,10 +80,9 @@ export const LinksPage = () => {
             </table>
           )}
       </section>
-      <CreateLinkDialog open={creating} onClose={() => setCreating(false)} onCreated={(link) => {
+      <CreateLinkDialog open={creating} onClose={() => setCreating(false)} onCreated={() => {
         setCreating(false)
         refresh()
-        copy(link)
       }} />
     </div>
   )

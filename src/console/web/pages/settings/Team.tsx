@@ -152,7 +152,8 @@ export const TeamPage = () => {
 const RoleTable = () => {
   const { context } = useWorkspace()
   return (
-    <section className="card table-card" aria-labelledby="roles-title">
+    // Wider than a phone: the region scrolls sideways, so it takes the focus for keyboard scrolling.
+    <section className="card table-card" aria-labelledby="roles-title" tabIndex={0}>
       <h2 id="roles-title" className="card-title">What each role may do</h2>
       <table className="table role-table">
         <caption className="visually-hidden">Permissions granted to each role</caption>
