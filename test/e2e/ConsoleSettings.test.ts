@@ -26,7 +26,9 @@ import { createPayment, simulate, storeWithKey } from "../support/Merchant.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
 const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/console/settings/", import.meta.url))
-const capture = (page: Page, name: string) => captureAt(OUTPUT_DIR, page, name)
+/** From the top of the page: the sticky top bar would otherwise be drawn where the page was scrolled to. */
+const capture = (page: Page, name: string) =>
+  Effect.zipRight(step(() => page.evaluate(() => window.scrollTo(0, 0))), captureAt(OUTPUT_DIR, page, name))
 
 /** A merchant's webhook receiver that answers 200 to everything. */
 const webhookReceiver = Effect.acquireRelease(

@@ -7,7 +7,7 @@ import { useEffect, useId, useState } from "react"
 import type { ApiKey, ApiKeyWithSecret } from "../../../../domain/ApiKeys.ts"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../ui.tsx"
-import { PermittedButton } from "../ui/Permitted.tsx"
+import { PermissionNote, PermittedButton } from "../ui/Permitted.tsx"
 import { useWorkspace } from "../workspace.tsx"
 
 export const ApiKeysPage = () => {
@@ -45,6 +45,7 @@ export const ApiKeysPage = () => {
         </div>
         <PermittedButton permission="api_key.manage" kind="primary" onClick={() => setCreating(true)}>Create {mode} key</PermittedButton>
       </div>
+      <PermissionNote permission="api_key.manage" />
       {keys.error ? <div className="alert alert-error" role="alert">{keys.error.message}</div> : null}
       <section className="card table-card">
         {keys.isPending ? <Loading /> : shown.length === 0

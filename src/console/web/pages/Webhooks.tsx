@@ -11,7 +11,7 @@ import { Link, navigate } from "../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../ui.tsx"
 import { DeliveryOutcome } from "../ui/DeliveryOutcome.tsx"
-import { PermittedButton } from "../ui/Permitted.tsx"
+import { PermissionNote, PermittedButton } from "../ui/Permitted.tsx"
 import { useWorkspace } from "../workspace.tsx"
 
 export const WebhooksPage = () => {
@@ -42,6 +42,7 @@ export const WebhooksPage = () => {
         </div>
         <PermittedButton permission="webhook.manage" kind="primary" onClick={() => setCreating(true)}>Add endpoint</PermittedButton>
       </div>
+      <PermissionNote permission="webhook.manage" />
       {endpoints.error ? <div className="alert alert-error" role="alert">{endpoints.error.message}</div> : null}
       {toggle.error ? <div className="alert alert-error" role="alert">{toggle.error.message}</div> : null}
       <section className="card table-card">

@@ -7,7 +7,7 @@ import { useEffect, useState } from "react"
 import type { PaymentLink } from "../../../../../domain/Links.ts"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading } from "../../ui.tsx"
-import { PermittedButton } from "../../ui/Permitted.tsx"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { SelectField } from "../../ui/SelectField.tsx"
 import { useWorkspace } from "../../workspace.tsx"
 
@@ -34,6 +34,7 @@ export const LinksPage = () => {
         </div>
         <PermittedButton permission="payment.write" kind="primary" onClick={() => setCreating(true)}>Create link</PermittedButton>
       </div>
+      <PermissionNote permission="payment.write" />
       {links.error ? <div className="alert alert-error" role="alert">{links.error.message}</div> : null}
       {setActive.error ? <div className="alert alert-error" role="alert">{setActive.error.message}</div> : null}
       <p className="visually-hidden" role="status">{copied === undefined ? "" : "Link copied to the clipboard"}</p>

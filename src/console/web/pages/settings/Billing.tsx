@@ -151,7 +151,7 @@ const InvoiceCard = ({ invoice, testMode }: { readonly invoice: SubscriptionInvo
           <div className="invoice-body">
             <QrImage payload={invoice.qr.payload} alt={`KHQR code of invoice ${invoice.id}`} />
             <div>
-              <p>Scan this KHQR with your banking app to pay the {invoice.plan_id} plan. The new plan starts as soon as it is paid; this page updates by itself.</p>
+              <p>Scan this KHQR with your banking app to pay the {invoice.plan_id.charAt(0).toUpperCase() + invoice.plan_id.slice(1)} plan. The new plan starts as soon as it is paid; this page updates by itself.</p>
               <p className="muted small mono">{invoice.id}</p>
               <p><a href={invoice.checkout_url} target="_blank" rel="noopener noreferrer">Open the payment page</a></p>
               {testMode
