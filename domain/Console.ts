@@ -390,7 +390,7 @@ export class ConsoleCoreRpcs extends RpcGroup.make(
   }),
   /**
    * The live payments of a store in one mode: a `PaymentFeedSynced` once subscribed, then a
-   * `PaymentChanged` for every change of one of its payments (created ones appear with their first change).
+   * `PaymentChanged` for every change of one of its payments, its creation included.
    * The feed ends after a while (see PAYMENT_FEED_LIFETIME in src/payments); subscribe again, which
    * authenticates and authorizes afresh.
    */
