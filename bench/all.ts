@@ -1,13 +1,14 @@
 /**
  * Every bench in sequence (`npm run bench`): payments (bench/run.ts), webhook deliveries
- * (bench/webhooks.ts), live status streams (bench/sse.ts), customer search (bench/customers.ts), loyalty earning (bench/loyalty.ts), each as a
+ * (bench/webhooks.ts), live status streams (bench/sse.ts), customer search (bench/customers.ts), loyalty earning (bench/loyalty.ts),
+ * the merchant console (bench/console.ts), each as a
  * process of its own so that none
  * inherits another's memory or load; then one markdown table of all their figures, with the machine.
  *
  * Each bench's own output is passed through as it comes, its summary table included. The figures come
  * from the JSON a bench writes to BENCH_SUMMARY_FILE (payments, SSE, customers, loyalty) or from its output lines (webhooks,
  * a standalone script). Each bench keeps its own settings (BENCH_DURATION, BENCH_EVENTS, BENCH_SSE_STREAMS,
- * …); BENCH_ONLY=payments,webhooks,sse,customers,loyalty picks some. The webhooks bench takes its PostgreSQL from
+ * …); BENCH_ONLY=payments,webhooks,sse,customers,loyalty,console picks some. The webhooks bench takes its PostgreSQL from
  * TEST_DATABASE_URL, set here to BENCH_POSTGRES_URL when only that is given. A bench that fails is
  * reported as such and the others still run; the exit code is then 1.
  */
@@ -20,7 +21,7 @@ import { fileURLToPath } from "node:url"
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
 interface Bench {
-  readonly name: "requests" | "payments" | "webhooks" | "sse" | "customers" | "loyalty"
+  readonly name: "requests" | "payments" | "webhooks" | "sse" | "customers" | "loyalty" | "console"
   readonly script: string
 }
 
@@ -30,7 +31,8 @@ const BENCHES: ReadonlyArray<Bench> = [
   { name: "webhooks", script: "bench/webhooks.ts" },
   { name: "sse", script: "bench/sse.ts" },
   { name: "customers", script: "bench/customers.ts" },
-  { name: "loyalty", script: "bench/loyalty.ts" }
+  { name: "loyalty", script: "bench/loyalty.ts" },
+  { name: "console", script: "bench/console.ts" }
 ]
 
 const log = (line: string) => console.log(`[bench:all] ${line}`)
@@ -118,7 +120,7 @@ const webhookFigures = (output: string): WebhookFigures => {
 const main = async () => {
   const only = process.env["BENCH_ONLY"]?.split(",").map((name) => name.trim()).filter((name) => name !== "")
   const unknown = only?.filter((name) => !BENCHES.some((bench) => bench.name === name)) ?? []
-  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (requests, payments, webhooks, sse, customers, loyalty)`)
+  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (requests, payments, webhooks, sse, customers, loyalty, console)`)
   const selected = BENCHES.filter((bench) => only === undefined || only.length === 0 || only.includes(bench.name))
 
   const cores = cpus().length
@@ -261,6 +263,16 @@ const main = async () => {
         `${formatInt(l.eventsPerSecond)} events/s`
       ])
       rows.push(["loyalty", `earning at ${formatInt(l.steadyRate)} events/s: commit → earn entry, p50 / p99`, `${formatMs(l.steadyP50)} / ${formatMs(l.steadyP99)}`])
+    }
+    if (bench.name === "console" && outcome?.summary !== undefined) {
+      const c = outcome.summary
+      rows.push(["console", "database", c.database])
+      rows.push(["console", `initial JavaScript, gzipped (entry and its ${c.initialFiles - 1} static chunks)`, `${c.initialKB.toFixed(0)} KB`])
+      rows.push(["console", `first rendered payments page, cold cache, Chromium (${c.loads} loads): median / slowest`, `${formatMs(c.firstPageMedianMs)} / ${formatMs(c.firstPageMaxMs)}`])
+      rows.push(["console", `REST creation → row in an open console (${c.live} payments): p50 / p99`, `${formatMs(c.liveP50Ms)} / ${formatMs(c.liveP99Ms)}`])
+      targets.push(["console initial JavaScript, gzipped", `${c.initialKB.toFixed(0)} KB`, "≤ 250 KB"])
+      targets.push(["console first rendered payments page, cold cache (median)", formatMs(c.firstPageMedianMs), "≤ 1 s"])
+      targets.push(["console: REST creation → row (p99)", formatMs(c.liveP99Ms), "≤ 1 s"])
     }
     if (problem !== undefined) rows.push([bench.name, "result", problem])
   }

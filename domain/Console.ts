@@ -22,6 +22,7 @@ import {
   ServiceUnavailable,
   Unauthorized
 } from "./Errors.ts"
+import { MatrixRow } from "./Access.ts"
 import { Acknowledgement, ChangePasswordDto, LoginDto, Me, MfaCodeDto, MfaSetup, RegisterDto, User } from "./Accounts.ts"
 import { ApiKey, ApiKeyList, ApiKeyMode, ApiKeyWithSecret, CreateApiKey } from "./ApiKeys.ts"
 import { Timeseries } from "./Analytics.ts"
@@ -57,6 +58,8 @@ export const CONSOLE_RPC_PATH = "/rpc"
 
 /** Where the console's web app is served; every path under it answers the app's HTML (client routes). */
 export const CONSOLE_PATH = "/console"
+/** The hosted checkout page with the branding of its query, for the console's live preview (framed by the console only). */
+export const CONSOLE_CHECKOUT_PREVIEW_PATH = "/console/checkout-preview"
 /** The console's sign-in (POST) and sign-out (DELETE): the only routes that set or clear the session cookie. */
 export const CONSOLE_SESSION_PATH = "/console/session"
 /** The console's registration of a new organization: signs the new owner in like CONSOLE_SESSION_PATH. */
@@ -173,10 +176,15 @@ export class ConsoleStore extends Schema.Class<ConsoleStore>("ConsoleStore")({
   live_mode: Schema.Boolean
 }) {}
 
-/** The signed-in user, their organizations (with their role) and the stores they may see. */
+/**
+ * The signed-in user, their organizations (with their role), the stores they may see, and the access
+ * matrix the server enforces (which role is granted which permission), so the console shows what a role
+ * may not do before the server refuses it.
+ */
 export class ConsoleContext extends Schema.Class<ConsoleContext>("ConsoleContext")({
   me: Me,
-  stores: Schema.Array(ConsoleStore)
+  stores: Schema.Array(ConsoleStore),
+  access: Schema.Array(MatrixRow)
 }) {}
 
 /** A payment with what its detail page shows beside it: its refunds, newest first. */
@@ -382,7 +390,7 @@ export class ConsoleCoreRpcs extends RpcGroup.make(
   }),
   /**
    * The live payments of a store in one mode: a `PaymentFeedSynced` once subscribed, then a
-   * `PaymentChanged` for every change of one of its payments (created ones appear with their first change).
+   * `PaymentChanged` for every change of one of its payments, its creation included.
    * The feed ends after a while (see PAYMENT_FEED_LIFETIME in src/payments); subscribe again, which
    * authenticates and authorizes afresh.
    */

@@ -3,6 +3,11 @@
  * (`domain/console/<Area>.ts`), one `.merge` line an area. The server (src/console/Rpc.ts) and the typed
  * client (ConsoleClient.ts, the web app) are both built from this one group.
  */
+import { ConsoleBillingRpcs } from "./console/Billing.ts"
+import { ConsoleLinksRpcs } from "./console/Links.ts"
+import { ConsoleStoresRpcs } from "./console/Stores.ts"
+import { ConsoleTeamRpcs } from "./console/Team.ts"
+import { ConsoleWebhooksRpcs } from "./console/Webhooks.ts"
 import { ConsoleCoreRpcs } from "./Console.ts"
 import { AccountRpcs } from "./console/Account.ts"
 import { DeveloperRpcs } from "./console/Developer.ts"
@@ -10,3 +15,8 @@ import { DeveloperRpcs } from "./console/Developer.ts"
 export const ConsoleRpcs = ConsoleCoreRpcs
   .merge(AccountRpcs)
   .merge(DeveloperRpcs)
+  .merge(ConsoleTeamRpcs)
+  .merge(ConsoleStoresRpcs)
+  .merge(ConsoleLinksRpcs)
+  .merge(ConsoleBillingRpcs)
+  .merge(ConsoleWebhooksRpcs)

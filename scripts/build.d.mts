@@ -9,7 +9,17 @@ export declare const startNodeFlags: () => Array<string>
 export declare const CONSOLE_ENTRY: string
 export declare const CONSOLE_OUT: string
 export declare const consoleIsStale: () => boolean
-export declare const buildConsole: (outDir?: string) => Promise<{
+export interface ConsoleMetafile {
   readonly inputs: Record<string, { readonly bytes: number; readonly imports: ReadonlyArray<{ readonly path: string; readonly kind: string; readonly external?: boolean }> }>
-  readonly outputs: Record<string, { readonly bytes: number; readonly entryPoint?: string }>
-}>
+  readonly outputs: Record<string, {
+    readonly bytes: number
+    readonly entryPoint?: string
+    readonly imports: ReadonlyArray<{ readonly path: string; readonly kind: string }>
+    readonly inputs: Record<string, { readonly bytesInOutput: number }>
+  }>
+}
+export declare const buildConsole: (outDir?: string) => Promise<ConsoleMetafile>
+/** The entry script and every chunk it imports statically: what loads before the first screen. */
+export declare const initialScripts: (metafile: ConsoleMetafile) => Array<string>
+/** Their gzipped size in bytes. */
+export declare const initialScriptsGzipped: (metafile: ConsoleMetafile) => number

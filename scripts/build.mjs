@@ -12,6 +12,7 @@ import { build } from "esbuild"
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { gzipSync } from "node:zlib"
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url))
 export const ENTRIES = ["runtime/main.ts", "runtime/api.ts", "runtime/runner.ts"]
@@ -134,6 +135,30 @@ export const buildConsole = async (outDir = CONSOLE_OUT) => {
   writeFileSync(join(outDir, "meta.json"), JSON.stringify(result.metafile))
   return result.metafile
 }
+
+/**
+ * The console's initial JavaScript, as the browser loads it before the first screen: the entry script and
+ * every chunk it imports statically, transitively (the pages' chunks, imported dynamically, load later).
+ * Paths as esbuild's metafile names its outputs (relative to ROOT).
+ */
+export const initialScripts = (metafile) => {
+  const outputs = metafile.outputs
+  const entry = Object.keys(outputs).find((path) => outputs[path].entryPoint === CONSOLE_ENTRY && path.endsWith(".js"))
+  if (entry === undefined) throw new Error("the console build has no entry script")
+  const found = new Set()
+  const pending = [entry]
+  while (pending.length > 0) {
+    const path = pending.pop()
+    if (found.has(path)) continue
+    found.add(path)
+    for (const imported of outputs[path].imports) if (imported.kind === "import-statement") pending.push(imported.path)
+  }
+  return [...found]
+}
+
+/** The gzipped size in bytes of the console's initial JavaScript (initialScripts), each file compressed as served. */
+export const initialScriptsGzipped = (metafile) =>
+  initialScripts(metafile).reduce((total, path) => total + gzipSync(readFileSync(join(ROOT, path))).length, 0)
 
 /** Whether dist/console/ is missing or older than a source. */
 export const consoleIsStale = () => {

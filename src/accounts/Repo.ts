@@ -524,6 +524,31 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       spendEmailChange({ tokenHash, now })
     )
 
+    const updateMembershipRole = SqlSchema.findOne({
+      Request: Schema.Struct({ ...Membership.fields, role: RoleSchema }),
+      Result: Schema.Struct({ user_id: UserId }),
+      execute: ({ organizationId, role, userId }) =>
+        sql`
+          UPDATE memberships SET role = ${role}
+          WHERE organization_id = ${organizationId} AND user_id = ${userId}
+          RETURNING user_id`
+    })
+    /** Gives a member another role; false when the user is not a member. */
+    const setMemberRole = Effect.fn("AccountsRepo.setMemberRole")((organizationId: OrganizationId, userId: UserId, role: Role) =>
+      updateMembershipRole({ organizationId, userId, role }).pipe(Effect.map(Option.isSome), Effect.orDie)
+    )
+
+    const deleteMembership = SqlSchema.findOne({
+      Request: Membership,
+      Result: Schema.Struct({ user_id: UserId }),
+      execute: ({ organizationId, userId }) =>
+        sql`DELETE FROM memberships WHERE organization_id = ${organizationId} AND user_id = ${userId} RETURNING user_id`
+    })
+    /** Ends a membership; false when the user was not a member. */
+    const removeMember = Effect.fn("AccountsRepo.removeMember")((organizationId: OrganizationId, userId: UserId) =>
+      deleteMembership({ organizationId, userId }).pipe(Effect.map(Option.isSome), Effect.orDie)
+    )
+
     return {
       createAccount,
       emailTaken,
@@ -553,7 +578,9 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       acceptInvitation,
       createInvitedUser,
       insertEmailChange,
-      consumeEmailChange
+      consumeEmailChange,
+      setMemberRole,
+      removeMember
     } as const
   })
 }) {}

@@ -763,6 +763,44 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return new Acknowledgement({ object: "acknowledgement", message: `Your e-mail address is now ${changed.value.new_email}` })
     })
 
+    /**
+     * The member of an organization whose role or membership another member changes: not the caller
+     * (nobody locks themselves out) and not the owner (whose role this cannot take or give).
+     */
+    const changeableMember = Effect.fn("Accounts.changeableMember")(function*(
+      organizationId: OrganizationId,
+      userId: UserId,
+      change: "change the role of" | "remove"
+    ) {
+      const granted = yield* access.organization(organizationId, "member.manage")
+      const member = yield* repo.findMember(organizationId, userId)
+      if (Option.isNone(member)) {
+        return yield* new NotFound({ message: `No such member of this organization: ${userId}`, param: "user_id" })
+      }
+      if (member.value.user_id === granted.principal.userId) {
+        return yield* new InvalidState({ message: `You cannot ${change} yourself; ask another owner or admin`, param: "user_id" })
+      }
+      if (member.value.role === "owner") {
+        return yield* new InvalidState({ message: `You cannot ${change} the organization's owner`, param: "user_id" })
+      }
+      return member.value
+    })
+
+    const changeMemberRole = Effect.fn("Accounts.changeMemberRole")(function*(
+      organizationId: OrganizationId,
+      input: { readonly user_id: UserId; readonly role: Exclude<Role, "owner"> }
+    ) {
+      const member = yield* changeableMember(organizationId, input.user_id, "change the role of")
+      yield* repo.setMemberRole(organizationId, member.user_id, input.role)
+      return toMember({ ...member, role: input.role })
+    })
+
+    const removeMember = Effect.fn("Accounts.removeMember")(function*(organizationId: OrganizationId, userId: UserId) {
+      const member = yield* changeableMember(organizationId, userId, "remove")
+      yield* repo.removeMember(organizationId, member.user_id)
+      return toMember(member)
+    })
+
     return {
       register,
       login,
@@ -787,7 +825,9 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       signUpFromInvitation,
       acceptInvitation,
       requestEmailChange,
-      confirmEmailChange
+      confirmEmailChange,
+      changeMemberRole,
+      removeMember
     } as const
   }),
   dependencies: [

@@ -61,7 +61,7 @@ if (open() && "EventSource" in window) {
 }
 `
 
-const Checkout = ({ view }: { readonly view: CheckoutView }) => {
+const Checkout = ({ preview = false, view }: { readonly view: CheckoutView; readonly preview?: boolean }) => {
   const copy = useCopy()
   const status = statusText(copy, view.status)
   const data = {
@@ -80,7 +80,7 @@ const Checkout = ({ view }: { readonly view: CheckoutView }) => {
       title={copy.text("checkout.title", { store: view.merchant.name })}
       branding={view.merchant}
       state={view.status}
-      script={{ data, source: CHECKOUT_SCRIPT }}
+      script={preview ? undefined : { data, source: CHECKOUT_SCRIPT }}
     >
       {view.livemode ? null : <span className="badge">{copy.text("page.test_mode")}</span>}
       <p className="amount" id="amount">{copy.money(view.amount, view.currency)}</p>
@@ -99,6 +99,12 @@ const Checkout = ({ view }: { readonly view: CheckoutView }) => {
 }
 
 export const checkoutPage = (view: CheckoutView) => <Checkout view={view} />
+
+/**
+ * The checkout page as a payer would see it, for the console's branding preview: the same page without its
+ * script (no countdown, no live status). Rendered with `frameAncestors: "'self'"`, so the console may frame it.
+ */
+export const checkoutPreviewPage = (view: CheckoutView) => <Checkout view={view} preview />
 
 const RECEIPT_STYLES = `
   .receipt-heading { font-size: 1rem; font-weight: 600; letter-spacing: .04em; text-transform: uppercase; color: #556; margin: 4px 0 0; }

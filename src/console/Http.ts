@@ -6,6 +6,8 @@
  *   script), `nosniff` and no framing.
  * - `GET /console/assets/<name>` answers the bundle's files; their names carry a hash of their content,
  *   so they are cached for a year.
+ * - `GET /console/checkout-preview` answers the hosted checkout page with the branding in its query (the
+ *   console's branding form, before it is saved) and a sample payment; only the console may frame it.
  * - `POST /console/session` signs in (the fields of `POST /auth/login`, the MFA code included) and
  *   `POST /console/register` registers a new organization; both set the session cookie. `DELETE
  *   /console/session` signs out and clears it. These are the only routes that handle the cookie itself,
@@ -18,12 +20,18 @@
  */
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option, ParseResult, Schema } from "effect"
+import QRCode from "qrcode"
+import { CheckoutMerchant, CheckoutQr, CheckoutView } from "../../domain/Checkout.ts"
+import type { PaymentId } from "../../domain/Ids.ts"
+import { checkoutPreviewPage } from "../checkout/Page.tsx"
+import { renderHostedPage } from "../platform/pages/Document.tsx"
 import { existsSync, readFileSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { SessionGrant } from "../../domain/Accounts.ts"
 import {
+  CONSOLE_CHECKOUT_PREVIEW_PATH,
   CONSOLE_PATH,
   CONSOLE_REGISTER_PATH,
   CONSOLE_SESSION_PATH,
@@ -67,6 +75,8 @@ export const CONTENT_SECURITY_POLICY = [
   "img-src 'self' data:",
   "connect-src 'self'",
   "font-src 'self'",
+  // The checkout preview of the branding page (CONSOLE_CHECKOUT_PREVIEW_PATH) is the one frame.
+  "frame-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",
   "frame-ancestors 'none'"
@@ -126,6 +136,52 @@ const requireOwnOrigin = Effect.gen(function*() {
   if (!(yield* isOwnOrigin({ origin: request.headers["origin"], host: request.headers["host"] }))) {
     return yield* new Forbidden({ message: "The console's session routes answer the console's own origin only" })
   }
+})
+
+/** A sample KHQR for the preview: a code of no payment, drawn as the checkout draws one. */
+let previewQr: Promise<string> | undefined
+const PREVIEW_QR = Effect.promise(() =>
+  previewQr ??= QRCode.toDataURL("KHQR checkout preview", { errorCorrectionLevel: "M", margin: 2, width: 320 })
+)
+
+/**
+ * The hosted checkout page with the branding of the query: nothing is read or stored, and what the query
+ * says is escaped and checked by the page itself (colors, https logos), as it does with saved branding.
+ */
+const checkoutPreview = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const query = new URL(request.url, "http://console.invalid").searchParams
+  const text = (name: string) => {
+    const value = query.get(name)?.trim()
+    return value === undefined || value === "" ? null : value.slice(0, 200)
+  }
+  const now = new Date()
+  const png = yield* PREVIEW_QR
+  return yield* renderHostedPage(checkoutPreviewPage(
+    new CheckoutView({
+      id: "pay_preview" as PaymentId,
+      object: "checkout",
+      status: "pending",
+      amount: "12.50",
+      currency: "USD",
+      amount_refunded: "0.00",
+      description: "Order #1024 (preview)",
+      reference_id: null,
+      livemode: true,
+      expires_at: new Date(now.getTime() + 15 * 60_000).toISOString(),
+      paid_at: null,
+      merchant: new CheckoutMerchant({
+        name: text("display_name") ?? text("name") ?? "Your store",
+        logo_url: text("logo_url"),
+        primary_color: text("primary_color"),
+        accent_color: text("accent_color")
+      }),
+      qr: new CheckoutQr({ payload: "", md5: "", png_data_url: png, svg: "" }),
+      events_url: "",
+      receipt_url: null,
+      created_at: now.toISOString()
+    })
+  ), { frameAncestors: "'self'" })
 })
 
 export const ConsoleWebLive = Layer.unwrapEffect(Effect.gen(function*() {
@@ -214,6 +270,7 @@ export const ConsoleWebLive = Layer.unwrapEffect(Effect.gen(function*() {
 
   return HttpLayerRouter.addAll([
     HttpLayerRouter.route("GET", CONSOLE_PATH, page),
+    HttpLayerRouter.route("GET", CONSOLE_CHECKOUT_PREVIEW_PATH, checkoutPreview),
     HttpLayerRouter.route("GET", `${CONSOLE_PATH}/*`, (request) => {
       const path = request.url.split("?")[0] ?? request.url
       const prefix = `${CONSOLE_PATH}/assets/`

@@ -20,6 +20,7 @@ import { Forbidden, Unauthorized } from "../../domain/Errors.ts"
 import { MAX_LIST_LIMIT } from "../../domain/Lists.ts"
 import { Payment, Refund } from "../../domain/Payments.ts"
 import type { StoreList } from "../../domain/Stores.ts"
+import { accessMatrix } from "../access/Policy.ts"
 import { isApiKeySecret } from "../accounts/Authentication.ts"
 import { AccountsService } from "../accounts/Service.ts"
 import { AnalyticsService } from "../analytics/Service.ts"
@@ -35,6 +36,14 @@ import { StoresService } from "../stores/Service.ts"
 import { AccountHandlersLive } from "./rpc/Account.ts"
 import { hideDefects, hideStreamDefects } from "./rpc/Defects.ts"
 import { DeveloperHandlersLive } from "./rpc/Developer.ts"
+import { BillingService } from "../billing/Service.ts"
+import { LinksService } from "../links/Service.ts"
+import { VerificationService } from "../verification/Service.ts"
+import { ConsoleBillingLive } from "./rpc/Billing.ts"
+import { ConsoleLinksLive } from "./rpc/Links.ts"
+import { ConsoleStoresLive } from "./rpc/Stores.ts"
+import { ConsoleTeamLive } from "./rpc/Team.ts"
+import { ConsoleWebhooksLive } from "./rpc/Webhooks.ts"
 import { isOwnOrigin, sessionTokenOfCookie } from "./Session.ts"
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -108,7 +117,7 @@ export const ConsoleHandlersLive = ConsoleCoreRpcs.toLayer(Effect.gen(function*(
     Context: () =>
       hideDefects(Effect.gen(function*() {
         const me = yield* accounts.me()
-        return new ConsoleContext({ me, stores: yield* allStores })
+        return new ConsoleContext({ me, stores: yield* allStores, access: accessMatrix() })
       })),
     MfaSetup: () => hideDefects(accounts.mfaSetup()),
     MfaEnable: (input) => hideDefects(accounts.mfaEnable(input)),
@@ -165,6 +174,9 @@ export const ConsoleRpcLive: Layer.Layer<
   | AnalyticsService
   | ApiKeysService
   | WebhooksService
+  | VerificationService
+  | LinksService
+  | BillingService
   | AppConfig
   | PublicBaseUrl
 > =
@@ -180,6 +192,11 @@ export const ConsoleRpcLive: Layer.Layer<
       // Each area's handlers, one line an area (src/console/rpc/<Area>.ts).
       AccountHandlersLive,
       DeveloperHandlersLive,
+      ConsoleTeamLive,
+      ConsoleStoresLive,
+      ConsoleLinksLive,
+      ConsoleBillingLive,
+      ConsoleWebhooksLive,
       ConsoleAuthenticationLive,
       RpcSerialization.layerNdjson
     ])

@@ -156,15 +156,25 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         createdAt: Schema.DateFromSelf
       }),
       Result: PaymentRow,
+      // The new payment is announced on PAYMENT_CHANNEL in the same statement (a store's live feed shows it
+      // when it commits), as every later change of it is; the notice is PaymentChange's JSON.
       execute: (payment) =>
         sql`
-          INSERT INTO payments (id, store_id, branch_id, customer_id, livemode, status, amount, currency, reference_id,
-            description, metadata, provider, qr_payload, qr_md5, expires_at, created_at, updated_at)
-          VALUES (${payment.id}, ${payment.storeId}, ${payment.branchId}, ${payment.customerId}, ${payment.livemode}, 'pending',
-            ${payment.amount}, ${payment.currency}, ${payment.referenceId}, ${payment.description},
-            ${JSON.stringify(payment.metadata)}::jsonb, ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
-            ${payment.createdAt})
-          RETURNING *`
+          WITH inserted AS (
+            INSERT INTO payments (id, store_id, branch_id, customer_id, livemode, status, amount, currency, reference_id,
+              description, metadata, provider, qr_payload, qr_md5, expires_at, created_at, updated_at)
+            VALUES (${payment.id}, ${payment.storeId}, ${payment.branchId}, ${payment.customerId}, ${payment.livemode}, 'pending',
+              ${payment.amount}, ${payment.currency}, ${payment.referenceId}, ${payment.description},
+              ${JSON.stringify(payment.metadata)}::jsonb, ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
+              ${payment.createdAt})
+            RETURNING *
+          )
+          SELECT inserted.*, pg_notify(${PAYMENT_CHANNEL}, json_build_object(
+            'id', id, 'store_id', store_id, 'livemode', livemode, 'version', version, 'status', status,
+            'amount', ${formatAmount(BigInt(payment.amount), payment.currency)}::text, 'currency', currency,
+            'amount_refunded', ${formatAmount(0n, payment.currency)}::text
+          )::text) AS announced
+          FROM inserted`
     })
     const insert = Effect.fn("PaymentsRepo.insert")((payment: NewPayment) => insertPayment(payment).pipe(Effect.orDie))
 

@@ -261,6 +261,23 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
         deliveriesOfEndpoint({ endpointId, limit, position: after }).pipe(Effect.orDie)
     )
 
+    // The events of a payment name it as their object (payment.*) or as the refunded payment (refund.*).
+    // Read from the queued bodies of the store's endpoints, newest first; a payment has a handful.
+    const deliveriesOfPaymentRows = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: StoreId, paymentId: Schema.String, limit: Schema.Number }),
+      Result: DeliveryRow,
+      execute: ({ limit, paymentId, storeId }) =>
+        sql`
+          SELECT ${sql.literal(DELIVERY_COLUMNS.split(", ").map((column) => `d.${column}`).join(", "))} FROM webhook_deliveries d JOIN webhook_jobs j ON j.id = d.job_id
+          WHERE d.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE store_id = ${storeId})
+            AND (j.body::jsonb #>> '{data,object,id}' = ${paymentId} OR j.body::jsonb #>> '{data,object,payment_id}' = ${paymentId})
+          ORDER BY d.created_at DESC, d.id DESC
+          LIMIT ${limit}`
+    })
+    const deliveriesOfPayment = Effect.fn("WebhooksRepo.deliveriesOfPayment")(
+      (storeId: StoreId, paymentId: string, limit: number) => deliveriesOfPaymentRows({ storeId, paymentId, limit }).pipe(Effect.orDie)
+    )
+
     const findDelivery = Effect.fn("WebhooksRepo.findDelivery")(
       SqlSchema.findOne({
         Request: WebhookDeliveryId,
@@ -543,6 +560,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       rotateSecret,
       listDeliveries,
       findDelivery,
+      deliveriesOfPayment,
       enqueue,
       enqueueAgain,
       fanOut,

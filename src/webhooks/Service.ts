@@ -6,7 +6,8 @@
 import { Effect, Option, Schema } from "effect"
 import type { Permission } from "../../domain/Access.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
-import type { StoreId, WebhookDeliveryId, WebhookEndpointId } from "../../domain/Ids.ts"
+import type { PaymentId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "../../domain/Ids.ts"
+import { MAX_LIST_LIMIT } from "../../domain/Lists.ts"
 import {
   type CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
@@ -175,6 +176,12 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         }))
     })
 
+    /** The deliveries of the events about one payment of a store (its own and its refunds'), newest first. */
+    const deliveriesOfPayment = Effect.fn("Webhooks.deliveriesOfPayment")(function*(storeId: StoreId, paymentId: PaymentId) {
+      return yield* storeFor(storeId, "webhook.read", () =>
+        Effect.map(repo.deliveriesOfPayment(storeId, paymentId, MAX_LIST_LIMIT), (rows) => rows.map(toDelivery)))
+    })
+
     const requireEnabled = (endpoint: EndpointRow) =>
       endpoint.enabled
         ? Effect.void
@@ -237,6 +244,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
       revealSecret,
       rotateSecret,
       deliveries,
+      deliveriesOfPayment,
       sendTest,
       resend,
       /** A store's events as they are written (EventFeed.ts), for `khqr listen`. */

@@ -1,15 +1,18 @@
 /**
  * The console's browser bundle, built as `npm run build` builds it: it imports domain/ and UI libraries
  * only (never the server's src/, runtime/ or a Node module), its initial JavaScript is measured, and its
- * HTML names content-hashed assets with no inline script.
+ * HTML names content-hashed assets with no inline script. Its initial JavaScript is the entry and every
+ * chunk the entry imports statically.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { builtinModules } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { gzipSync } from "node:zlib"
-import { buildConsole } from "../../scripts/build.mjs"
+import { buildConsole, initialScripts, initialScriptsGzipped } from "../../scripts/build.mjs"
+
+/** The issue's budget for the initial JavaScript, gzipped; bench/console.ts reports the figure against it. */
+const INITIAL_JS_BUDGET_KB = 250
 
 const NODE_BUILTINS = new Set([...builtinModules, ...builtinModules.map((name) => `node:${name}`)])
 
@@ -51,8 +54,11 @@ describe("console web bundle", () => {
     expect(html).not.toMatch(/\sstyle=/)
     const script = /src="\/console\/assets\/(app-[A-Z0-9]+\.js)"/.exec(html)?.[1]
     expect(script).toBeDefined()
-    const gzipped = gzipSync(readFileSync(join(outDir, "assets", script!))).length
-    console.info(`console initial JavaScript: ${(gzipped / 1024).toFixed(0)} KB gzipped`)
+    // What the first screen needs: the entry and every chunk it imports statically (pages load later).
+    const initial = initialScripts(metafile)
+    expect(initial.some((path: string) => path.endsWith(script!))).toBe(true)
+    const gzipped = initialScriptsGzipped(metafile)
+    console.info(`console initial JavaScript: ${(gzipped / 1024).toFixed(0)} KB gzipped in ${initial.length} files (budget ${INITIAL_JS_BUDGET_KB} KB)`)
     expect(gzipped).toBeGreaterThan(0)
   }
 

@@ -139,7 +139,8 @@ const namedExceptions = new Map<string, string>([
   ["loyalty/Jobs.ts", "the wallet credit helpers other consumers reuse"],
   ["segments/Rules.ts", "promotions compile segment rules to SQL"],
   ["customers/View.ts", "segment previews render customers as the customers area does"],
-  ["access/Policy.ts", "the role table that stores show to members"],
+  ["access/Policy.ts", "the role table that stores show to members, and the console shows with each role's rights"],
+  ["checkout/Page.tsx", "the console's branding page previews the hosted checkout page itself, with the unsaved branding"],
   ["mail/Queue.ts", "account and API-key mails are queued by the change that causes them, which must never wait on delivery"],
   ["mail/Templates.ts", "the mail area writes every mail's text; the areas that send one pick its template"],
   ["settings/Known.ts", "the security posture checks the known provider base-URL settings"]

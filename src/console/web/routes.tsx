@@ -8,12 +8,16 @@
  */
 import { accountRoutes } from "./pages/account/routes.tsx"
 import { coreRoutes } from "./pages/core/routes.tsx"
+import { linksRoutes } from "./pages/links/routes.tsx"
+import { settingsRoutes } from "./pages/settings/routes.tsx"
 import { type ConsoleRoute, SECTIONS } from "./route.ts"
 import { match } from "./router.tsx"
 
 export const ROUTES: ReadonlyArray<ConsoleRoute> = [
   ...coreRoutes,
-  ...accountRoutes
+  ...accountRoutes,
+  ...linksRoutes,
+  ...settingsRoutes
 ]
 
 /** The page for a path, with its parameters; undefined when none matches. */

@@ -182,9 +182,9 @@ export const HostedPage = (props: {
 /** A whole HTML document of `element` (an `<html>` element): React writes everything but the doctype. */
 export const htmlDocument = (element: ReactElement): string => "<!doctype html>\n" + renderToStaticMarkup(element)
 
-const CONTENT_SECURITY_POLICY = (nonce: string) =>
+const CONTENT_SECURITY_POLICY = (nonce: string, frameAncestors: "'none'" | "'self'") =>
   `default-src 'none'; img-src data: https:; style-src 'unsafe-inline'; font-src 'self'; script-src 'nonce-${nonce}'; ` +
-  `connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
+  `connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestors}`
 
 const ONE_YEAR_SECONDS = 365 * 24 * 60 * 60
 
@@ -193,7 +193,13 @@ const ONE_YEAR_SECONDS = 365 * 24 * 60 * 60
  * `chooseLanguage`), remembered in a cookie when picked with the switch; never cached, no Referer (the
  * address may hold a credential).
  */
-export const renderHostedPage = (page: ReactElement) =>
+export const renderHostedPage = (
+  page: ReactElement,
+  options: {
+    /** Who may frame the page: nobody, unless a page of the service's own shows it (the console's preview). */
+    readonly frameAncestors?: "'self'"
+  } = {}
+) =>
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
     const url = new URL(request.url, "http://page.invalid")
     const picked = url.searchParams.get(LANGUAGE_PARAM)
@@ -207,7 +213,7 @@ export const renderHostedPage = (page: ReactElement) =>
     const html = htmlDocument(<PageContext.Provider value={settings}>{page}</PageContext.Provider>)
     const response = HttpServerResponse.html(html).pipe(
       HttpServerResponse.setHeaders({
-        "content-security-policy": CONTENT_SECURITY_POLICY(nonce),
+        "content-security-policy": CONTENT_SECURITY_POLICY(nonce, options.frameAncestors ?? "'none'"),
         "content-language": language,
         "cache-control": "no-store",
         "referrer-policy": "no-referrer",

@@ -7,6 +7,7 @@ import { useEffect, useId, useState } from "react"
 import type { ApiKey, ApiKeyWithSecret } from "../../../../domain/ApiKeys.ts"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../ui.tsx"
+import { PermissionNote, PermittedButton } from "../ui/Permitted.tsx"
 import { useWorkspace } from "../workspace.tsx"
 
 export const ApiKeysPage = () => {
@@ -42,8 +43,9 @@ export const ApiKeysPage = () => {
           <h1>API keys</h1>
           <p className="muted">Your server uses a secret key to create payments and read them. {livemode ? "Live keys move real money." : "Test keys see test data only."}</p>
         </div>
-        <Button kind="primary" onClick={() => setCreating(true)}>Create {mode} key</Button>
+        <PermittedButton permission="api_key.manage" kind="primary" onClick={() => setCreating(true)}>Create {mode} key</PermittedButton>
       </div>
+      <PermissionNote permission="api_key.manage" />
       {keys.error ? <div className="alert alert-error" role="alert">{keys.error.message}</div> : null}
       <section className="card table-card">
         {keys.isPending ? <Loading /> : shown.length === 0
@@ -73,8 +75,8 @@ export const ApiKeysPage = () => {
                       {key.revoked_at === null
                         ? (
                           <>
-                            <Button kind="ghost" onClick={() => setConfirm({ key, action: "rotate" })}>Rotate<span className="visually-hidden"> {key.name ?? key.last4}</span></Button>
-                            <Button kind="ghost" onClick={() => setConfirm({ key, action: "revoke" })}>Revoke<span className="visually-hidden"> {key.name ?? key.last4}</span></Button>
+                            <PermittedButton permission="api_key.manage" kind="ghost" onClick={() => setConfirm({ key, action: "rotate" })}>Rotate<span className="visually-hidden"> {key.name ?? key.last4}</span></PermittedButton>
+                            <PermittedButton permission="api_key.manage" kind="ghost" onClick={() => setConfirm({ key, action: "revoke" })}>Revoke<span className="visually-hidden"> {key.name ?? key.last4}</span></PermittedButton>
                           </>
                         )
                         : null}

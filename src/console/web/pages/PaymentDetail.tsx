@@ -1,15 +1,18 @@
 /**
  * One payment: its amount and status, the KHQR as a QR image, the timeline (created, paid, refunds,
- * the end of an unpaid payment), the refund dialog, and in test mode the simulate actions.
+ * the end of an unpaid payment), the webhooks sent for it with their outcome, the refund dialog, and in
+ * test mode the simulate actions.
  */
 import { useQueryClient } from "@tanstack/react-query"
-import { toDataURL } from "qrcode"
 import { useEffect, useState } from "react"
 import type { PaymentDetail } from "../../../../domain/Console.ts"
 import { Link } from "../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../rpc.ts"
-import { Button, CodeField, Dialog, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey, StatusBadge } from "../ui.tsx"
+import { Button, CodeField, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey, StatusBadge } from "../ui.tsx"
+import { DeliveryOutcome } from "../ui/DeliveryOutcome.tsx"
+import { QrImage } from "../ui/QrImage.tsx"
 import { remainingRefundable, toMinor } from "../money.ts"
+import { PermittedButton } from "../ui/Permitted.tsx"
 import { useWorkspace } from "../workspace.tsx"
 
 const OPEN = ["pending", "scanned"]
@@ -61,13 +64,13 @@ export const PaymentDetailPage = ({ id }: { readonly id: string }) => {
           {!payment.livemode && OPEN.includes(payment.status)
             ? (
               <>
-                {payment.status === "pending" ? <Button onClick={() => simulate.mutate("scanned")} busy={simulate.isPending}>Simulate scan</Button> : null}
-                <Button onClick={() => simulate.mutate("paid")} busy={simulate.isPending}>Simulate payment</Button>
-                <Button kind="danger" onClick={() => simulate.mutate("failed")} busy={simulate.isPending}>Simulate failure</Button>
+                {payment.status === "pending" ? <PermittedButton permission="payment.write" onClick={() => simulate.mutate("scanned")} busy={simulate.isPending}>Simulate scan</PermittedButton> : null}
+                <PermittedButton permission="payment.write" onClick={() => simulate.mutate("paid")} busy={simulate.isPending}>Simulate payment</PermittedButton>
+                <PermittedButton permission="payment.write" kind="danger" onClick={() => simulate.mutate("failed")} busy={simulate.isPending}>Simulate failure</PermittedButton>
               </>
             )
             : null}
-          {REFUNDABLE.includes(payment.status) ? <Button kind="primary" onClick={() => setRefunding(true)}>Refund</Button> : null}
+          {REFUNDABLE.includes(payment.status) ? <PermittedButton permission="payment.refund" kind="primary" onClick={() => setRefunding(true)}>Refund</PermittedButton> : null}
         </div>
       </div>
       {simulate.error ? <div className="alert alert-error" role="alert">{simulate.error.message}</div> : null}
@@ -96,7 +99,7 @@ export const PaymentDetailPage = ({ id }: { readonly id: string }) => {
         </section>
         <section className="card qr-card" aria-labelledby="qr-title">
           <h2 id="qr-title">KHQR</h2>
-          <QrImage payload={payment.qr.payload} />
+          <QrImage payload={payment.qr.payload} alt="KHQR code of this payment" />
           <p className="muted small">Expires {formatTime(payment.expires_at)}</p>
           <a href={payment.checkout_url} target="_blank" rel="noopener noreferrer">Open the checkout page</a>
         </section>
@@ -112,23 +115,48 @@ export const PaymentDetailPage = ({ id }: { readonly id: string }) => {
           </dl>
         </section>
       </div>
+      <PaymentDeliveries id={payment.id} />
       <RefundDialog open={refunding} onClose={() => setRefunding(false)} detail={detail.data} />
     </div>
   )
 }
 
-const QrImage = ({ payload }: { readonly payload: string }) => {
-  const [src, setSrc] = useState<string | undefined>(undefined)
-  useEffect(() => {
-    let current = true
-    void toDataURL(payload, { margin: 1, width: 240, errorCorrectionLevel: "M" }).then((url) => {
-      if (current) setSrc(url)
-    })
-    return () => {
-      current = false
-    }
-  }, [payload])
-  return src === undefined ? <div className="qr-placeholder" /> : <img className="qr" src={src} width={240} height={240} alt="KHQR code of this payment" />
+/** The webhook deliveries of this payment's events (and its refunds'), read again every few seconds while shown. */
+const PaymentDeliveries = ({ id }: { readonly id: string }) => {
+  const deliveries = useConsoleQuery(["payment-deliveries", id], (client) => client.PaymentWebhookDeliveries({ id: id as never }), {
+    refetchIntervalMs: 5000
+  })
+  return (
+    <section className="card table-card" aria-labelledby="deliveries-title">
+      <h2 id="deliveries-title" className="card-title">Webhooks sent</h2>
+      {deliveries.error ? <div className="alert alert-error" role="alert">{deliveries.error.message}</div> : null}
+      {deliveries.isPending ? <Loading /> : (deliveries.data?.length ?? 0) === 0
+        ? <Empty title="No webhooks sent for this payment">Events go to the store's webhook endpoints as the payment changes.</Empty>
+        : (
+          <table className="table">
+            <caption className="visually-hidden">Webhook deliveries of this payment, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Result</th>
+                <th scope="col" className="hide-narrow">Attempt</th>
+                <th scope="col">Time</th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.data!.map((delivery) => (
+                <tr key={delivery.id} data-delivery-id={delivery.id}>
+                  <td className="mono"><Link to={`/webhooks/${delivery.endpoint_id}`}>{delivery.event_type}</Link></td>
+                  <td><DeliveryOutcome delivery={delivery} /></td>
+                  <td className="hide-narrow">{delivery.attempt}</td>
+                  <td className="nowrap">{formatTime(delivery.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+    </section>
+  )
 }
 
 const RefundDialog = ({ open, onClose, detail }: { readonly open: boolean; readonly onClose: () => void; readonly detail: PaymentDetail }) => {

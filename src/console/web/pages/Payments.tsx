@@ -9,6 +9,7 @@ import type { PaymentList, PaymentStatus } from "../../../../domain/Payments.ts"
 import { navigate } from "../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey, StatusBadge } from "../ui.tsx"
+import { PermittedButton } from "../ui/Permitted.tsx"
 import { useWorkspace } from "../workspace.tsx"
 
 const STATUSES: ReadonlyArray<PaymentStatus> = ["pending", "scanned", "paid", "expired", "failed", "cancelled", "refunded", "partially_refunded"]
@@ -88,7 +89,7 @@ export const PaymentsPage = () => {
     <div className="page">
       <div className="page-header">
         <h1>Payments</h1>
-        {livemode ? null : <Button kind="primary" onClick={() => setCreating(true)}>Create test payment</Button>}
+        {livemode ? null : <PermittedButton permission="payment.write" kind="primary" onClick={() => setCreating(true)}>Create test payment</PermittedButton>}
       </div>
       <form className="filters" onSubmit={apply} aria-label="Filter payments">
         <div className="filter">

@@ -1,13 +1,17 @@
 /**
  * Webhooks: the store's endpoints (create with an event picker and the signing secret shown once, turn
- * off and on, delete) and each endpoint's delivery attempts, with resend.
+ * off and on, delete), each endpoint's settings (edit its URL and events, rotate its secret) and its
+ * delivery attempts, with resend.
  */
 import { useQueryClient } from "@tanstack/react-query"
 import { useEffect, useId, useState } from "react"
+import type { RotatedWebhookSecret } from "../../../../domain/console/Webhooks.ts"
 import { WebhookEventTypes, type WebhookEndpoint, type WebhookEndpointWithSecret } from "../../../../domain/Webhooks.ts"
 import { Link, navigate } from "../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../ui.tsx"
+import { DeliveryOutcome } from "../ui/DeliveryOutcome.tsx"
+import { PermissionNote, PermittedButton } from "../ui/Permitted.tsx"
 import { useWorkspace } from "../workspace.tsx"
 
 export const WebhooksPage = () => {
@@ -36,8 +40,9 @@ export const WebhooksPage = () => {
           <h1>Webhooks</h1>
           <p className="muted">Your server hears about payments as they happen. Each delivery is signed (Standard Webhooks).</p>
         </div>
-        <Button kind="primary" onClick={() => setCreating(true)}>Add endpoint</Button>
+        <PermittedButton permission="webhook.manage" kind="primary" onClick={() => setCreating(true)}>Add endpoint</PermittedButton>
       </div>
+      <PermissionNote permission="webhook.manage" />
       {endpoints.error ? <div className="alert alert-error" role="alert">{endpoints.error.message}</div> : null}
       {toggle.error ? <div className="alert alert-error" role="alert">{toggle.error.message}</div> : null}
       <section className="card table-card">
@@ -61,8 +66,8 @@ export const WebhooksPage = () => {
                     <td className="hide-narrow">{endpoint.events.includes("*") ? "All events" : endpoint.events.join(", ")}</td>
                     <td>{endpoint.enabled ? <span className="badge badge-paid">Enabled</span> : <span className="badge badge-expired">Disabled</span>}</td>
                     <td className="row-actions">
-                      <Button kind="ghost" onClick={() => toggle.mutate(endpoint)}>{endpoint.enabled ? "Disable" : "Enable"}<span className="visually-hidden"> {endpoint.url}</span></Button>
-                      <Button kind="ghost" onClick={() => setDeleting(endpoint)}>Delete<span className="visually-hidden"> {endpoint.url}</span></Button>
+                      <PermittedButton permission="webhook.manage" kind="ghost" onClick={() => toggle.mutate(endpoint)}>{endpoint.enabled ? "Disable" : "Enable"}<span className="visually-hidden"> {endpoint.url}</span></PermittedButton>
+                      <PermittedButton permission="webhook.manage" kind="ghost" onClick={() => setDeleting(endpoint)}>Delete<span className="visually-hidden"> {endpoint.url}</span></PermittedButton>
                     </td>
                   </tr>
                 ))}
@@ -128,29 +133,55 @@ const CreateEndpointDialog = (
   { onClose, onCreated, open }: { readonly open: boolean; readonly onClose: () => void; readonly onCreated: (endpoint: WebhookEndpointWithSecret) => void }
 ) => {
   const { store } = useWorkspace()
+  const create = useConsoleMutation((client, form: EndpointForm) =>
+    client.CreateWebhookEndpoint({ store_id: store!.id, url: form.url, events: form.events as never }), { onSuccess: onCreated })
+  return (
+    <EndpointDialog
+      title="Add a webhook endpoint"
+      submitLabel="Add endpoint"
+      open={open}
+      onClose={onClose}
+      initial={undefined}
+      mutation={create}
+    />
+  )
+}
+
+interface EndpointForm {
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+}
+
+/** The endpoint form (URL and the event picker), to add an endpoint or edit one. */
+const EndpointDialog = (
+  { initial, mutation, onClose, open, submitLabel, title }: {
+    readonly title: string
+    readonly submitLabel: string
+    readonly open: boolean
+    readonly onClose: () => void
+    readonly initial: WebhookEndpoint | undefined
+    readonly mutation: { readonly mutate: (form: EndpointForm) => void; readonly reset: () => void; readonly error: ConsoleFailure | null; readonly isPending: boolean }
+  }
+) => {
   const [url, setUrl] = useState("")
   const [all, setAll] = useState(true)
   const [events, setEvents] = useState<ReadonlyArray<string>>(["payment.completed", "payment.refunded"])
-  const create = useConsoleMutation((client, _: void) =>
-    client.CreateWebhookEndpoint({
-      store_id: store!.id,
-      url: url.trim(),
-      events: (all ? ["*"] : events) as never
-    }), { onSuccess: onCreated })
   useEffect(() => {
     if (open) {
-      setUrl("")
-      setAll(true)
-      create.reset()
+      setUrl(initial?.url ?? "")
+      const everything = initial === undefined || initial.events.includes("*")
+      setAll(everything)
+      setEvents(everything ? ["payment.completed", "payment.refunded"] : initial.events)
+      mutation.reset()
     }
   }, [open])
-  const error: ConsoleFailure | null = create.error
+  const error: ConsoleFailure | null = mutation.error
   const eventsError = error?.param?.startsWith("events") === true ? error : undefined
   return (
-    <Dialog title="Add a webhook endpoint" open={open} onClose={onClose}>
+    <Dialog title={title} open={open} onClose={onClose}>
       <form onSubmit={(event) => {
         event.preventDefault()
-        create.mutate()
+        mutation.mutate({ url: url.trim(), events: all ? ["*"] : events })
       }} noValidate>
         <div className="dialog-body">
           <FormError error={eventsError === undefined ? error : null} fields={["url"]} />
@@ -177,14 +208,76 @@ const CreateEndpointDialog = (
         </div>
         <footer className="dialog-footer">
           <Button onClick={onClose}>Cancel</Button>
-          <Button kind="primary" type="submit" busy={create.isPending}>Add endpoint</Button>
+          <Button kind="primary" type="submit" busy={mutation.isPending}>{submitLabel}</Button>
         </footer>
       </form>
     </Dialog>
   )
 }
 
+/** The endpoint's URL and events (edit), and its signing secret's rotation with the grace window explained. */
+const EndpointSettings = ({ endpoint }: { readonly endpoint: WebhookEndpoint }) => {
+  const queryClient = useQueryClient()
+  const [editing, setEditing] = useState(false)
+  const [rotating, setRotating] = useState(false)
+  const [rotated, setRotated] = useState<RotatedWebhookSecret | undefined>(undefined)
+  const update = useConsoleMutation((client, form: EndpointForm) =>
+    client.UpdateWebhookEndpoint({ id: endpoint.id, url: form.url, events: form.events as never }), {
+    onSuccess: () => {
+      setEditing(false)
+      void queryClient.invalidateQueries({ queryKey: ["webhooks", endpoint.store_id] })
+    }
+  })
+  const rotate = useConsoleMutation((client, _: void) => client.RotateWebhookSecret({ id: endpoint.id }), {
+    onSuccess: (answer) => {
+      setRotating(false)
+      setRotated(answer)
+    }
+  })
+  return (
+    <section className="card" aria-labelledby="endpoint-settings-title">
+      <div className="card-header">
+        <h2 id="endpoint-settings-title">Endpoint</h2>
+        <div className="actions">
+          <PermittedButton permission="webhook.manage" onClick={() => setEditing(true)}>Edit endpoint</PermittedButton>
+          <PermittedButton permission="webhook.manage" onClick={() => setRotating(true)}>Rotate secret</PermittedButton>
+        </div>
+      </div>
+      <dl className="details">
+        <dt>URL</dt><dd className="mono break" data-testid="endpoint-url">{endpoint.url}</dd>
+        <dt>Events</dt><dd>{endpoint.events.includes("*") ? "All events" : endpoint.events.join(", ")}</dd>
+        <dt>Status</dt><dd>{endpoint.enabled ? "Enabled" : "Disabled"}</dd>
+      </dl>
+      <EndpointDialog title="Edit webhook endpoint" submitLabel="Save changes" open={editing} onClose={() => setEditing(false)} initial={endpoint} mutation={update} />
+      <Dialog title="Rotate signing secret" open={rotating} onClose={() => setRotating(false)}>
+        <div className="dialog-body">
+          <FormError error={rotate.error} fields={[]} />
+          <p>A new secret signs every delivery from now on. For the next 24 hours each delivery also carries a signature made with the current secret, so your server keeps accepting them while you deploy the new one. After that the current secret stops working.</p>
+        </div>
+        <footer className="dialog-footer">
+          <Button onClick={() => setRotating(false)}>Cancel</Button>
+          <Button kind="primary" busy={rotate.isPending} onClick={() => rotate.mutate()}>Rotate secret</Button>
+        </footer>
+      </Dialog>
+      <Dialog title="New signing secret" open={rotated !== undefined} onClose={() => setRotated(undefined)}>
+        <div className="dialog-body">
+          <div className="alert alert-warning" role="note">
+            Deploy this secret to your server. The previous secret keeps verifying deliveries until {formatTime(rotated?.previous_secret_expires_at ?? null)}.
+          </div>
+          <SecretField secret={rotated?.endpoint.secret ?? ""} />
+        </div>
+        <footer className="dialog-footer">
+          <Button kind="primary" onClick={() => setRotated(undefined)}>Done</Button>
+        </footer>
+      </Dialog>
+    </section>
+  )
+}
+
 export const WebhookEndpointPage = ({ id }: { readonly id: string }) => {
+  const { store } = useWorkspace()
+  const endpoints = useConsoleQuery(["webhooks", store!.id], (client) => client.ListWebhookEndpoints({ store_id: store!.id }))
+  const endpoint = endpoints.data?.data.find((candidate) => candidate.id === id)
   const [resent, setResent] = useState<string | undefined>(undefined)
   // After a resend the new attempt goes out within about a second: the log is read again every two
   // seconds for a while, so it shows up without a click.
@@ -202,6 +295,7 @@ export const WebhookEndpointPage = ({ id }: { readonly id: string }) => {
   return (
     <div className="page">
       <p className="breadcrumb"><Link to="/webhooks">← Webhooks</Link></p>
+      {endpoint === undefined ? null : <EndpointSettings endpoint={endpoint} />}
       <div className="page-header">
         <div>
           <p className="muted mono">{id}</p>
@@ -232,15 +326,12 @@ export const WebhookEndpointPage = ({ id }: { readonly id: string }) => {
                   <tr key={delivery.id} data-delivery-id={delivery.id}>
                     <td className="mono">{delivery.event_type}</td>
                     <td>
-                      {delivery.status_code !== null && delivery.status_code < 300
-                        ? <span className="badge badge-paid">{delivery.status_code} OK</span>
-                        : <span className="badge badge-failed" title={delivery.error ?? undefined}>{delivery.status_code ?? "No answer"}</span>}
-                      <span className="muted small"> {delivery.duration_ms} ms</span>
+                      <DeliveryOutcome delivery={delivery} />
                     </td>
                     <td className="hide-narrow">{delivery.attempt}</td>
                     <td className="hide-narrow nowrap">{formatTime(delivery.created_at)}</td>
                     <td className="row-actions">
-                      <Button kind="ghost" busy={resend.isPending} onClick={() => resend.mutate(delivery.id)}>Resend<span className="visually-hidden"> {delivery.event_type}</span></Button>
+                      <PermittedButton permission="webhook.manage" kind="ghost" busy={resend.isPending} onClick={() => resend.mutate(delivery.id)}>Resend<span className="visually-hidden"> {delivery.event_type}</span></PermittedButton>
                     </td>
                   </tr>
                 ))}
