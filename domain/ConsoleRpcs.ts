@@ -4,5 +4,7 @@
  * client (ConsoleClient.ts, the web app) are both built from this one group.
  */
 import { ConsoleCoreRpcs } from "./Console.ts"
+import { ConsoleEngagementRpcs } from "./console/Engagement.ts"
 
 export const ConsoleRpcs = ConsoleCoreRpcs
+  .merge(ConsoleEngagementRpcs)

@@ -3,6 +3,7 @@
  * on the same router as the HttpApi, so it shares the server and its request middleware. Handlers are
  * thin: each calls the service the REST route calls, where the rules are.
  */
+import type { Sharding } from "@effect/cluster/Sharding"
 import { HttpLayerRouter } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Cause, Effect, Layer, Option, Stream } from "effect"
@@ -25,6 +26,10 @@ import { AccountsService } from "../accounts/Service.ts"
 import { AnalyticsService } from "../analytics/Service.ts"
 import { ApiKeysService } from "../apikeys/Service.ts"
 import { WebhooksService } from "../webhooks/Service.ts"
+import { CustomersService } from "../customers/Service.ts"
+import { PromotionsService } from "../promotions/Service.ts"
+import { ReferralsService } from "../referrals/Service.ts"
+import { SegmentsService } from "../segments/Service.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { outcomeValue } from "../platform/Idempotency.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
@@ -33,6 +38,7 @@ import { LoyaltyService } from "../loyalty/Service.ts"
 import { PaymentsService } from "../payments/Service.ts"
 import { StoresService } from "../stores/Service.ts"
 import { hideDefects, hideStreamDefects } from "./rpc/Defects.ts"
+import { ConsoleEngagementHandlersLive } from "./rpc/Engagement.ts"
 import { isOwnOrigin, sessionTokenOfCookie } from "./Session.ts"
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -163,6 +169,12 @@ export const ConsoleRpcLive: Layer.Layer<
   | AnalyticsService
   | ApiKeysService
   | WebhooksService
+  | CustomersService
+  | ReferralsService
+  | SegmentsService
+  | PromotionsService
+  // A cleared referral releases its held points through the customer's wallet entity.
+  | Sharding
   | AppConfig
   | PublicBaseUrl
 > =
@@ -176,6 +188,7 @@ export const ConsoleRpcLive: Layer.Layer<
     Layer.provide([
       ConsoleHandlersLive,
       // Each area's handlers, one line an area (src/console/rpc/<Area>.ts).
+      ConsoleEngagementHandlersLive,
       ConsoleAuthenticationLive,
       RpcSerialization.layerNdjson
     ])

@@ -172,6 +172,29 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       )
     })
 
+    /**
+     * A customer made from the console: the same rules as `POST /v1/customers`, in the store and mode the
+     * user works in (customer.write); the console's Idempotency-Key shares the merchant API's keys of that
+     * store and mode.
+     */
+    const createForStore = Effect.fn("Customers.createForStore")(function*(
+      storeId: StoreId,
+      livemode: boolean,
+      input: CreateCustomer,
+      idempotencyKey: string | undefined
+    ) {
+      yield* access.currentUser
+      const store = yield* access.store(storeId, "customer.write")
+      const owner = { storeId: store.storeId, livemode }
+      return yield* idempotency.once(
+        scopeOf(owner, idempotencyKey),
+        requestFingerprint("customers.create", input),
+        201,
+        encodeCustomer,
+        () => createFor(owner, input)
+      )
+    })
+
     // ---------------------------------------------------------------------------------------------
     // Reads
     // ---------------------------------------------------------------------------------------------
@@ -213,6 +236,11 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       const metrics = yield* repo.metrics(row.id)
       const payments = yield* repo.recentPayments({ customerId: row.id, limit: RECENT_PAYMENTS })
       return toCustomer360(row, metrics, payments, yield* publicUrl.get, yield* publicLinks.urls)
+    })
+
+    /** The preferences of a customer the user may read, as the 360's preferences panel shows them. */
+    const preferencesAsUser = Effect.fn("Customers.preferencesAsUser")(function*(id: CustomerId) {
+      return toPreferences(yield* customerOfUser(id, "customer.read"))
     })
 
     const consentLog = Effect.fn("Customers.consentLog")(function*(id: CustomerId, params: ListParams) {
@@ -391,6 +419,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
     return {
       create,
       createFor,
+      createForStore,
       list,
       retrieve,
       preferences,
@@ -398,6 +427,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       listForStore,
       overview,
       setPreferencesAsUser,
+      preferencesAsUser,
       consentLog,
       erase,
       revokePublicLinks,
