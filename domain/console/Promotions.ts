@@ -20,6 +20,11 @@ export class ConsolePromotionRpcs extends RpcGroup.make(
     success: PromotionList,
     error: EngagementErrors
   }),
+  Rpc.make("GetPromotion", {
+    payload: { id: PromotionId },
+    success: Promotion,
+    error: EngagementErrors
+  }),
   /** Creates a draft (marketing.manage). */
   Rpc.make("CreatePromotion", {
     payload: { store_id: StoreId, ...CreatePromotion.fields },

@@ -99,6 +99,7 @@ export const ConsolePromotionHandlersLive = ConsolePromotionRpcs.toLayer(Effect.
   const accounts = yield* AccountsService
   return ConsolePromotionRpcs.of({
     ListPromotions: ({ store_id, ...page }) => hideDefects(promotions.list(store_id, pageOf(page))),
+    GetPromotion: ({ id }) => hideDefects(promotions.retrieve(id)),
     CreatePromotion: ({ store_id, ...input }) => hideDefects(promotions.create(store_id, input)),
     UpdatePromotion: ({ id, ...input }) => hideDefects(promotions.update(id, input)),
     DeletePromotion: ({ id }) => hideDefects(promotions.remove(id)),

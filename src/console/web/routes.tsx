@@ -7,11 +7,13 @@
  * screen carries only the shell.
  */
 import { coreRoutes } from "./pages/core/routes.tsx"
+import { engagementRoutes } from "./pages/engagement/routes.tsx"
 import { type ConsoleRoute, SECTIONS } from "./route.ts"
 import { match } from "./router.tsx"
 
 export const ROUTES: ReadonlyArray<ConsoleRoute> = [
-  ...coreRoutes
+  ...coreRoutes,
+  ...engagementRoutes
 ]
 
 /** The page for a path, with its parameters; undefined when none matches. */
