@@ -27,7 +27,22 @@ import { paidPayment, storeWithKey } from "../support/Merchant.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
 const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/console/engagement/", import.meta.url))
-const capture = (page: Page, name: string) => captureAt(OUTPUT_DIR, page, name)
+/** Screenshots and axe-core at both widths, and nothing wider than a 390 px screen (the page never scrolls sideways). */
+const capture = (page: Page, name: string) =>
+  Effect.gen(function*() {
+    yield* captureAt(OUTPUT_DIR, page, name)
+    yield* step(() => page.setViewportSize({ width: 390, height: 844 }))
+    const wider = yield* step(() =>
+      page.evaluate(() =>
+        document.documentElement.scrollWidth <= 390 ? [] : Array.from(document.querySelectorAll("body *"))
+          .filter((element) => element.getBoundingClientRect().right > 391)
+          .slice(0, 5)
+          .map((element) => `${element.tagName.toLowerCase()}.${element.className}: ${(element.textContent ?? "").slice(0, 40)}`)
+      )
+    )
+    yield* step(() => page.setViewportSize({ width: 1280, height: 800 }))
+    expect(wider, `${name} is wider than 390 px`).toEqual([])
+  })
 
 const signInAt = (page: Page, baseUrl: string, email: string, password: string) =>
   Effect.gen(function*() {
@@ -137,6 +152,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByLabel("Rule 1 value").fill("two"))
           yield* step(() => page.locator(".field-invalid").getByLabel("Rule 1 value").waitFor())
           yield* step(() => page.getByText("Enter a whole number").waitFor())
+          yield* capture(page, "segment-invalid-rule")
           yield* step(() => page.getByLabel("Rule 1 value").fill("1"))
           yield* step(() => count.filter({ hasText: /^1$/ }).waitFor())
           yield* step(() => page.getByLabel("Segment name").fill("Regulars"))

@@ -353,7 +353,7 @@ const RedemptionsCard = () => {
               {redemptions.data.data.map((redemption) => (
                 <tr key={redemption.id} data-redemption-id={redemption.id}>
                   <td>{rewardName(redemption.reward_id)}<div className="muted small">{redemption.points.toLocaleString("en-US")} pts</div></td>
-                  <td><Link to={`/customers/${redemption.customer_id}`}><span className="mono small">{redemption.customer_id}</span></Link></td>
+                  <td><Link to={`/customers/${redemption.customer_id}`}><span className="id-text">{redemption.customer_id}</span></Link></td>
                   <td className="hide-narrow mono">{redemption.voucher_code}</td>
                   <td><span className={`badge badge-redemption-${redemption.status}`} data-status={redemption.status}>{REDEMPTION_LABELS[redemption.status]}</span></td>
                   <td className="hide-narrow nowrap">{formatTime(redemption.created_at)}</td>

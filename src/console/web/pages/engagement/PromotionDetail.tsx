@@ -44,6 +44,9 @@ export const PromotionDetailPage = ({ id }: { readonly id: string }) => {
   const access = useStoreAccess()
   const memberName = useMemberNames()
   const promotion = useConsoleQuery(["promotion", id], (client) => client.GetPromotion({ id: promotionId }))
+  const { store } = useWorkspace()
+  const segments = useConsoleQuery(["segments", store!.id], (client) => client.ListSegments({ store_id: store!.id, limit: 100 }))
+  const segmentName = (segmentId: string) => `Segment: ${segments.data?.data.find((segment) => segment.id === segmentId)?.name ?? segmentId}`
   const [rejecting, setRejecting] = useState(false)
   const [editing, setEditing] = useState(false)
   const moved = (updated: Promotion) => {
@@ -137,7 +140,7 @@ export const PromotionDetailPage = ({ id }: { readonly id: string }) => {
           <h2 id="terms-title">Terms</h2>
           <dl className="details">
             <dt>Bonus</dt><dd>{current.bonus_points} points a payment</dd>
-            <dt>Who</dt><dd>{current.segment_id === null ? "Every customer" : <Link to="/segments">{current.segment_id}</Link>}</dd>
+            <dt>Who</dt><dd>{current.segment_id === null ? "Every customer" : <Link to="/segments">{segmentName(current.segment_id)}</Link>}</dd>
             <dt>Minimum</dt><dd>{current.min_amount === undefined ? "Any amount" : formatAmount(current.min_amount.amount, current.min_amount.currency)}</dd>
             <dt>Starts</dt><dd>{formatTime(current.starts_at)}</dd>
             <dt>Ends</dt><dd>{formatTime(current.ends_at)}</dd>

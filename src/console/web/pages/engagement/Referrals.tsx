@@ -20,7 +20,7 @@ const FLAG_LABELS: Record<ReferralFlag, string> = {
 }
 const STATUS_BADGES: Record<Referral["status"], string> = { pending: "badge-pending", converted: "badge-paid", flagged: "badge-failed", voided: "badge-expired" }
 
-const CustomerLink = ({ id }: { readonly id: string }) => <Link to={`/customers/${id}`}><span className="mono small">{id}</span></Link>
+const CustomerLink = ({ id }: { readonly id: string }) => <Link to={`/customers/${id}`}><span className="id-text">{id}</span></Link>
 
 const totals = (amounts: { readonly USD: string; readonly KHR: string }) =>
   `${formatAmount(amounts.USD, "USD")} · ${formatAmount(amounts.KHR, "KHR")}`
@@ -321,7 +321,7 @@ const CommissionsCard = () => {
                   <td className="numeric">{formatAmount(commission.amount, commission.currency)}</td>
                   <td><span className="badge">{commission.status}</span></td>
                   <td className="hide-narrow"><CustomerLink id={commission.referrer_id} /></td>
-                  <td className="hide-narrow"><Link to={`/payments/${commission.payment_id}`}><span className="mono small">{commission.payment_id}</span></Link></td>
+                  <td className="hide-narrow"><Link to={`/payments/${commission.payment_id}`}><span className="id-text">{commission.payment_id}</span></Link></td>
                   <td className="hide-narrow nowrap">{formatTime(commission.paid_at)}</td>
                 </tr>
               ))}
