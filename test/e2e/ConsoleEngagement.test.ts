@@ -92,6 +92,10 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => rewardDialog.getByLabel("Stock (optional)").fill("5"))
           yield* step(() => rewardDialog.getByRole("button", { name: "Create reward" }).click())
           yield* step(() => page.locator("tr[data-reward='Free iced latte'] [data-testid='reward-stock']").filter({ hasText: "5" }).waitFor())
+          yield* step(() => page.getByLabel("Tier name").fill("Gold"))
+          yield* step(() => page.getByLabel("Threshold").fill("100"))
+          yield* step(() => page.getByRole("button", { name: "Add tier" }).click())
+          yield* step(() => page.getByRole("cell", { name: "Gold", exact: true }).waitFor())
 
           // A customer, added with the keyboard alone.
           yield* openMenu(page, "Customers", "Customers")
@@ -119,6 +123,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* paidPayment(app, merchant.key, { amount: "12.50", customer_id: customerId })
           yield* step(() => page.getByTestId("points-balance").filter({ hasText: "125" }).waitFor({ timeout: 15_000 }))
           yield* step(() => page.locator("tr[data-entry-type='earn']").waitFor())
+          yield* step(() => page.locator(".metric").filter({ hasText: "Tier" }).getByText("Gold").waitFor())
           // Their referral code, made on demand, with its QR.
           yield* step(() => page.getByRole("button", { name: "Create referral code" }).click())
           yield* step(() => page.getByRole("img", { name: /QR code of the referral link/ }).waitFor())

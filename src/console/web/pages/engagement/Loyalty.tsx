@@ -5,7 +5,7 @@
  */
 import { useQueryClient } from "@tanstack/react-query"
 import { useEffect, useState } from "react"
-import type { Redemption, Reward } from "../../../../../domain/Loyalty.ts"
+import type { Redemption, Reward, Tier } from "../../../../../domain/Loyalty.ts"
 import { Link } from "../../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading } from "../../ui.tsx"
@@ -130,6 +130,7 @@ const TiersCard = () => {
     }
   })
   const remove = useConsoleMutation((client, id: string) => client.DeleteTier({ id: id as never }), { onSuccess: refresh })
+  const [editing, setEditing] = useState<Tier | undefined>(undefined)
   const writable = access.can("marketing.manage")
   const sorted = [...(tiers.data?.data ?? [])].sort((a, b) => a.threshold - b.threshold)
   return (
@@ -139,20 +140,29 @@ const TiersCard = () => {
       {tiers.error !== null ? <LoadError error={tiers.error} retry={() => void tiers.refetch()} /> : null}
       {remove.error !== null ? <div className="alert alert-error" role="alert">{remove.error.message}</div> : null}
       {tiers.isPending ? <Loading /> : sorted.length === 0 ? <p className="muted">No tiers: every customer earns at the program's rate.</p> : (
-        <table className="table">
+        <div className="table-scroll"><table className="table">
           <caption className="visually-hidden">Tiers by threshold</caption>
-          <thead><tr><th scope="col">Tier</th><th scope="col">From (lifetime points)</th><th scope="col">Earn multiplier</th><th scope="col"><span className="visually-hidden">Actions</span></th></tr></thead>
+          <thead><tr><th scope="col">Tier</th><th scope="col">From</th><th scope="col">Multiplier</th><th scope="col"><span className="visually-hidden">Actions</span></th></tr></thead>
           <tbody>
             {sorted.map((tier) => (
               <tr key={tier.id}>
                 <td>{tier.name}</td>
                 <td className="numeric">{tier.threshold.toLocaleString("en-US")}</td>
                 <td className="numeric">×{tier.earn_multiplier}</td>
-                <td className="row-actions">{writable ? <Button kind="ghost" busy={remove.isPending} onClick={() => remove.mutate(tier.id)}>Delete<span className="visually-hidden"> tier {tier.name}</span></Button> : null}</td>
+                <td className="row-actions">
+                  {writable
+                    ? (
+                      <>
+                        <Button kind="ghost" onClick={() => setEditing(tier)}>Edit<span className="visually-hidden"> tier {tier.name}</span></Button>
+                        <Button kind="ghost" busy={remove.isPending} onClick={() => remove.mutate(tier.id)}>Delete<span className="visually-hidden"> tier {tier.name}</span></Button>
+                      </>
+                    )
+                    : null}
+                </td>
               </tr>
             ))}
           </tbody>
-        </table>
+        </table></div>
       )}
       {writable ? (
         <form className="inline-form" aria-label="Add a tier" onSubmit={(event) => {
@@ -168,7 +178,45 @@ const TiersCard = () => {
           <div><Button type="submit" busy={create.isPending}>Add tier</Button></div>
         </form>
       ) : null}
+      <TierDialog tier={editing} onClose={() => setEditing(undefined)} />
     </section>
+  )
+}
+
+const TierDialog = ({ onClose, tier }: { readonly tier: Tier | undefined; readonly onClose: () => void }) => {
+  const queryClient = useQueryClient()
+  const [form, setForm] = useState({ name: "", threshold: "", earn_multiplier: "" })
+  const update = useConsoleMutation((client, _: void) =>
+    client.UpdateTier({ id: tier!.id, name: form.name.trim(), threshold: toInt(form.threshold), earn_multiplier: form.earn_multiplier.trim() }), {
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ["tiers"] })
+      onClose()
+    }
+  })
+  useEffect(() => {
+    if (tier !== undefined) {
+      setForm({ name: tier.name, threshold: String(tier.threshold), earn_multiplier: tier.earn_multiplier })
+      update.reset()
+    }
+  }, [tier])
+  return (
+    <Dialog title={`Edit tier ${tier?.name ?? ""}`} open={tier !== undefined} onClose={onClose}>
+      <form onSubmit={(event) => {
+        event.preventDefault()
+        update.mutate()
+      }} noValidate>
+        <div className="dialog-body">
+          <FormError error={update.error} fields={["name", "threshold", "earn_multiplier"]} />
+          <Field label="Tier name" name="name" value={form.name} onChange={(name) => setForm({ ...form, name })} error={update.error} />
+          <Field label="Threshold (lifetime points)" name="threshold" value={form.threshold} onChange={(threshold) => setForm({ ...form, threshold })} inputMode="numeric" error={update.error} />
+          <Field label="Earn multiplier" name="earn_multiplier" value={form.earn_multiplier} onChange={(earn_multiplier) => setForm({ ...form, earn_multiplier })} inputMode="decimal" error={update.error} hint="Points a payment earns in this tier are multiplied by it, e.g. 1.5." />
+        </div>
+        <footer className="dialog-footer">
+          <Button onClick={onClose}>Cancel</Button>
+          <Button kind="primary" type="submit" busy={update.isPending}>Save tier</Button>
+        </footer>
+      </form>
+    </Dialog>
   )
 }
 
