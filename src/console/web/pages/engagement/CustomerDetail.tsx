@@ -55,7 +55,7 @@ export const CustomerDetailPage = ({ id }: { readonly id: string }) => {
   const customer = overview.data
   const erased = customer.erased_at !== null
   const metrics = customer.metrics
-  const writable = access.can("customer.write") && !erased
+  const writable = access.can("customer.write")
   return (
     <div className="page">
       <p className="breadcrumb"><Link to="/customers">← Customers</Link></p>
@@ -255,7 +255,7 @@ const PreferencesCard = ({ customer }: { readonly customer: Customer360 }) => {
             <Field label="Policy version (optional)" name="policy_version" value={policyVersion} onChange={setPolicyVersion} error={error} placeholder="2026-01" />
           </div>
           <div className="actions">
-            <Button kind="primary" type="submit" busy={save.isPending} {...guard(writable, access.reason("change preferences"))}>Save preferences</Button>
+            <Button kind="primary" type="submit" busy={save.isPending} {...guard(writable, customer.erased_at !== null ? "An erased customer's preferences cannot change." : access.reason("change preferences"))}>Save preferences</Button>
             {saved ? <span className="muted" role="status">Saved; each change is in the consent log below.</span> : null}
           </div>
         </form>
