@@ -6,11 +6,11 @@
 import { useQueryClient } from "@tanstack/react-query"
 import { useEffect, useState } from "react"
 import type { Redemption, Reward, Tier } from "../../../../../domain/Loyalty.ts"
-import { Link } from "../../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading } from "../../ui.tsx"
 import { CheckField, LoadError, SelectField } from "../../ui/Fields.tsx"
 import { useWorkspace } from "../../workspace.tsx"
+import { CustomerName } from "./CustomerName.tsx"
 import { guard, useStoreAccess } from "./access.ts"
 import { useDebounced } from "./useDebounced.ts"
 
@@ -401,7 +401,7 @@ const RedemptionsCard = () => {
               {redemptions.data.data.map((redemption) => (
                 <tr key={redemption.id} data-redemption-id={redemption.id}>
                   <td>{rewardName(redemption.reward_id)}<div className="muted small">{redemption.points.toLocaleString("en-US")} pts</div></td>
-                  <td><Link to={`/customers/${redemption.customer_id}`}><span className="id-text">{redemption.customer_id}</span></Link></td>
+                  <td><CustomerName id={redemption.customer_id} /></td>
                   <td className="hide-narrow mono">{redemption.voucher_code}</td>
                   <td><span className={`badge badge-redemption-${redemption.status}`} data-status={redemption.status}>{REDEMPTION_LABELS[redemption.status]}</span></td>
                   <td className="hide-narrow nowrap">{formatTime(redemption.created_at)}</td>

@@ -11,6 +11,7 @@ import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../../
 import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey } from "../../ui.tsx"
 import { CheckField, LoadError } from "../../ui/Fields.tsx"
 import { useWorkspace } from "../../workspace.tsx"
+import { CustomerName } from "./CustomerName.tsx"
 import { guard, useStoreAccess } from "./access.ts"
 
 const FLAG_LABELS: Record<ReferralFlag, string> = {
@@ -20,7 +21,6 @@ const FLAG_LABELS: Record<ReferralFlag, string> = {
 }
 const STATUS_BADGES: Record<Referral["status"], string> = { pending: "badge-pending", converted: "badge-paid", flagged: "badge-failed", voided: "badge-expired" }
 
-const CustomerLink = ({ id }: { readonly id: string }) => <Link to={`/customers/${id}`}><span className="id-text">{id}</span></Link>
 
 const totals = (amounts: { readonly USD: string; readonly KHR: string }) =>
   `${formatAmount(amounts.USD, "USD")} · ${formatAmount(amounts.KHR, "KHR")}`
@@ -161,7 +161,7 @@ const ReviewQueue = () => {
             <tbody>
               {flagged.data.data.map((referral) => (
                 <tr key={referral.id}>
-                  <td><CustomerLink id={referral.referrer_id} /> → <CustomerLink id={referral.referee_id} /></td>
+                  <td><CustomerName id={referral.referrer_id} /> → <CustomerName id={referral.referee_id} /></td>
                   <td>{referral.flags.map((flag) => <div key={flag}>{FLAG_LABELS[flag]}</div>)}</td>
                   <td className="hide-narrow nowrap">{formatTime(referral.created_at)}</td>
                   <td className="row-actions">
@@ -237,7 +237,7 @@ const ReferralsTable = () => {
             <tbody>
               {referrals.data.data.map((referral) => (
                 <tr key={referral.id}>
-                  <td><CustomerLink id={referral.referrer_id} /> → <CustomerLink id={referral.referee_id} /></td>
+                  <td><CustomerName id={referral.referrer_id} /> → <CustomerName id={referral.referee_id} /></td>
                   <td><span className={`badge ${STATUS_BADGES[referral.status]}`}>{referral.status}</span></td>
                   <td className="hide-narrow">{referral.flags.length === 0 ? "—" : referral.flags.map((flag) => FLAG_LABELS[flag]).join("; ")}</td>
                   <td className="hide-narrow">{referral.review === null ? "—" : `${referral.review.decision === "clear" ? "Cleared" : "Voided"} ${formatTime(referral.review.reviewed_at)}${referral.review.note === null ? "" : `: ${referral.review.note}`}`}</td>
@@ -298,7 +298,7 @@ const CommissionsCard = () => {
             <tbody>
               {summary.data.data.map((row) => (
                 <tr key={row.referrer_id}>
-                  <td><CustomerLink id={row.referrer_id} /></td>
+                  <td><CustomerName id={row.referrer_id} /></td>
                   <td className="numeric">{row.referrals}</td>
                   <td>{totals(row.accrued)}</td>
                   <td className="hide-narrow">{totals(row.paid)}</td>
@@ -320,7 +320,7 @@ const CommissionsCard = () => {
                 <tr key={commission.id}>
                   <td className="numeric">{formatAmount(commission.amount, commission.currency)}</td>
                   <td><span className="badge">{commission.status}</span></td>
-                  <td className="hide-narrow"><CustomerLink id={commission.referrer_id} /></td>
+                  <td className="hide-narrow"><CustomerName id={commission.referrer_id} /></td>
                   <td className="hide-narrow"><Link to={`/payments/${commission.payment_id}`}><span className="id-text">{commission.payment_id}</span></Link></td>
                   <td className="hide-narrow nowrap">{formatTime(commission.paid_at)}</td>
                 </tr>
