@@ -303,7 +303,7 @@ const CommissionsCard = () => {
                   <td>{totals(row.accrued)}</td>
                   <td className="hide-narrow">{totals(row.paid)}</td>
                   <td className="hide-narrow">{totals(row.held)}</td>
-                  <td className="row-actions">{writable ? <Button kind="ghost" onClick={() => setPaying({ referrerId: row.referrer_id })}>Pay out<span className="visually-hidden"> {row.referrer_id}</span></Button> : null}</td>
+                  <td className="row-actions">{writable && (Number(row.accrued.USD) > 0 || Number(row.accrued.KHR) > 0) ? <Button kind="ghost" onClick={() => setPaying({ referrerId: row.referrer_id })}>Pay out<span className="visually-hidden"> {row.referrer_id}</span></Button> : null}</td>
                 </tr>
               ))}
             </tbody>
