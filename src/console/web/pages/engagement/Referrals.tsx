@@ -332,7 +332,7 @@ const CommissionsCard = () => {
       <Dialog title="Pay out commissions" open={paying !== undefined} onClose={() => setPaying(undefined)}>
         <div className="dialog-body">
           <FormError error={payout.error} fields={[]} />
-          <p>{paying?.referrerId === undefined ? "Every referrer's owed commissions" : `The owed commissions of ${paying.referrerId}`} will be marked paid, and a <span className="mono">commission.paid</span> event sent for each. Pay them first, outside the console.</p>
+          <p>{paying?.referrerId === undefined ? "Every referrer's owed commissions" : <>The owed commissions of <CustomerName id={paying.referrerId} /></>} will be marked paid, and a <span className="mono">commission.paid</span> event sent for each. Pay them first, outside the console.</p>
         </div>
         <footer className="dialog-footer">
           <Button onClick={() => setPaying(undefined)}>Cancel</Button>
