@@ -60,8 +60,8 @@ export class ConsolePromotionRpcs extends RpcGroup.make(
   move("ActivatePromotion"),
   move("PausePromotion"),
   move("EndPromotion"),
-  /** The organization's members, to name who submitted, approved and moved a promotion. */
-  Rpc.make("PromotionActors", {
+  /** The organization's members, to name who submitted and moved a promotion or recorded a consent. */
+  Rpc.make("MemberDirectory", {
     payload: { organization_id: OrganizationId },
     success: MemberList,
     error: EngagementErrors

@@ -90,7 +90,7 @@ describe("console RPC: engagement", () => {
         const refused = yield* Effect.flip(console.ApprovePromotion({ id: draft.id }))
         expect(refused._tag).toBe("Forbidden")
         expect(refused.message).toContain("submitted")
-        const members = yield* console.PromotionActors({ organization_id: owner.organizationId })
+        const members = yield* console.MemberDirectory({ organization_id: owner.organizationId })
         expect(members.data.map((member) => member.user_id)).toContain(owner.userId)
       }))
   })

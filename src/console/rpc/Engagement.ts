@@ -110,7 +110,7 @@ export const ConsolePromotionHandlersLive = ConsolePromotionRpcs.toLayer(Effect.
     ActivatePromotion: ({ id }) => hideDefects(promotions.activate(id)),
     PausePromotion: ({ id }) => hideDefects(promotions.pause(id)),
     EndPromotion: ({ id }) => hideDefects(promotions.end(id)),
-    PromotionActors: ({ organization_id }) => hideDefects(accounts.listMembers(organization_id, { limit: MAX_LIST_LIMIT, cursor: undefined }))
+    MemberDirectory: ({ organization_id }) => hideDefects(accounts.listMembers(organization_id, { limit: MAX_LIST_LIMIT, cursor: undefined }))
   })
 }))
 

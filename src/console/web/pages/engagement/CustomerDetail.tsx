@@ -12,8 +12,8 @@ import { Link, navigate } from "../../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey, StatusBadge } from "../../ui.tsx"
 import { CheckField, LoadError, SelectField } from "../../ui/Fields.tsx"
-import { useWorkspace } from "../../workspace.tsx"
 import { guard, useStoreAccess } from "./access.ts"
+import { useMemberNames } from "./promotionParts.tsx"
 
 export const ENTRY_LABELS: Record<PointsEntryType, string> = {
   earn: "Earned on a payment",
@@ -191,7 +191,6 @@ type Purpose = (typeof PURPOSES)[number]["key"]
 const PreferencesCard = ({ customer }: { readonly customer: Customer360 }) => {
   const queryClient = useQueryClient()
   const access = useStoreAccess()
-  const { context } = useWorkspace()
   const preferences = useConsoleQuery(["customer-preferences", customer.id], (client) => client.CustomerPreferences({ id: customer.id }))
   const log = useConsoleQuery(["consent-log", customer.id], (client) => client.CustomerConsentLog({ id: customer.id, limit: 50 }))
   const [flags, setFlags] = useState<Record<Purpose, boolean> | undefined>(undefined)
@@ -218,8 +217,9 @@ const PreferencesCard = ({ customer }: { readonly customer: Customer360 }) => {
     }
   })
   const writable = access.can("customer.write") && customer.erased_at === null
+  const memberName = useMemberNames()
   const actorName = (actor: { readonly type: string; readonly id: string }) =>
-    actor.type === "api_key" ? `API key ${actor.id}` : actor.id === context.me.user.id ? "You" : `User ${actor.id}`
+    actor.type === "api_key" ? `API key ${actor.id}` : memberName(actor.id)
   const error: ConsoleFailure | null = save.error
   return (
     <section className="card" aria-labelledby="preferences-title">

@@ -4,7 +4,7 @@
  * or a value that is not one, is shown at that rule's value.
  */
 import { useQueryClient } from "@tanstack/react-query"
-import { useEffect, useId, useState } from "react"
+import { useState } from "react"
 import type { Rule, RuleField, Segment } from "../../../../../domain/Promotions.ts"
 import { Link } from "../../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
@@ -274,7 +274,6 @@ const RuleRow = (
 ) => {
   const { error, index, onChange, rule } = props
   const kind = kindOf(rule.field)
-  const valueId = useId()
   const label = `Rule ${index + 1}`
   const failure: ConsoleFailure | undefined = error === undefined ? undefined : { param: "value", message: error } as ConsoleFailure
   return (
@@ -297,7 +296,7 @@ const RuleRow = (
           />
         )}
       {props.onRemove === undefined ? <span className="rule-spacer" aria-hidden="true" /> : (
-        <button type="button" className="icon-button rule-remove" aria-label={`Remove rule ${index + 1}`} onClick={props.onRemove} id={valueId}>×</button>
+        <button type="button" className="icon-button rule-remove" aria-label={`Remove rule ${index + 1}`} onClick={props.onRemove}>×</button>
       )}
     </li>
   )

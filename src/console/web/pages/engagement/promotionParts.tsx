@@ -23,7 +23,7 @@ export const PromotionStatusBadge = ({ status }: { readonly status: PromotionSta
 export const useMemberNames = () => {
   const { context, store } = useWorkspace()
   const organizationId = store!.organization_id
-  const members = useConsoleQuery(["members", organizationId], (client) => client.PromotionActors({ organization_id: organizationId }))
+  const members = useConsoleQuery(["members", organizationId], (client) => client.MemberDirectory({ organization_id: organizationId }))
   return (userId: string | null): string => {
     if (userId === null) return "The schedule"
     if (userId === context.me.user.id) return "You"
