@@ -9,6 +9,7 @@ import { ConsoleStoresRpcs } from "./console/Stores.ts"
 import { ConsoleTeamRpcs } from "./console/Team.ts"
 import { ConsoleWebhooksRpcs } from "./console/Webhooks.ts"
 import { ConsoleCoreRpcs } from "./Console.ts"
+import { ConsoleEngagementRpcs } from "./console/Engagement.ts"
 import { AccountRpcs } from "./console/Account.ts"
 import { DeveloperRpcs } from "./console/Developer.ts"
 
@@ -20,3 +21,4 @@ export const ConsoleRpcs = ConsoleCoreRpcs
   .merge(ConsoleLinksRpcs)
   .merge(ConsoleBillingRpcs)
   .merge(ConsoleWebhooksRpcs)
+  .merge(ConsoleEngagementRpcs)

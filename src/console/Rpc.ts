@@ -3,6 +3,7 @@
  * on the same router as the HttpApi, so it shares the server and its request middleware. Handlers are
  * thin: each calls the service the REST route calls, where the rules are.
  */
+import type { Sharding } from "@effect/cluster/Sharding"
 import { HttpLayerRouter } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Cause, Effect, Layer, Option, Stream } from "effect"
@@ -26,6 +27,10 @@ import { AccountsService } from "../accounts/Service.ts"
 import { AnalyticsService } from "../analytics/Service.ts"
 import { ApiKeysService } from "../apikeys/Service.ts"
 import { WebhooksService } from "../webhooks/Service.ts"
+import { CustomersService } from "../customers/Service.ts"
+import { PromotionsService } from "../promotions/Service.ts"
+import { ReferralsService } from "../referrals/Service.ts"
+import { SegmentsService } from "../segments/Service.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { outcomeValue } from "../platform/Idempotency.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
@@ -44,6 +49,7 @@ import { ConsoleLinksLive } from "./rpc/Links.ts"
 import { ConsoleStoresLive } from "./rpc/Stores.ts"
 import { ConsoleTeamLive } from "./rpc/Team.ts"
 import { ConsoleWebhooksLive } from "./rpc/Webhooks.ts"
+import { ConsoleEngagementHandlersLive } from "./rpc/Engagement.ts"
 import { isOwnOrigin, sessionTokenOfCookie } from "./Session.ts"
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -177,6 +183,12 @@ export const ConsoleRpcLive: Layer.Layer<
   | VerificationService
   | LinksService
   | BillingService
+  | CustomersService
+  | ReferralsService
+  | SegmentsService
+  | PromotionsService
+  // A cleared referral releases its held points through the customer's wallet entity.
+  | Sharding
   | AppConfig
   | PublicBaseUrl
 > =
@@ -197,6 +209,7 @@ export const ConsoleRpcLive: Layer.Layer<
       ConsoleLinksLive,
       ConsoleBillingLive,
       ConsoleWebhooksLive,
+      ConsoleEngagementHandlersLive,
       ConsoleAuthenticationLive,
       RpcSerialization.layerNdjson
     ])

@@ -176,6 +176,30 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       )
     })
 
+    /**
+     * A customer made from the console: the same rules as `POST /v1/customers`, in the store and mode the
+     * user works in (customer.write); the console's Idempotency-Key shares the merchant API's keys of that
+     * store and mode.
+     */
+    const createForStore = Effect.fn("Customers.createForStore")(function*(
+      storeId: StoreId,
+      livemode: boolean,
+      input: CreateCustomer,
+      idempotencyKey: string | undefined
+    ) {
+      yield* access.currentUser
+      return yield* access.withStore(storeId, "customer.write", (store) => {
+        const owner = { storeId: store.storeId, livemode }
+        return idempotency.once(
+          scopeOf(owner, idempotencyKey),
+          requestFingerprint("customers.create", input),
+          201,
+          encodeCustomer,
+          () => createFor(owner, input)
+        )
+      })
+    })
+
     // ---------------------------------------------------------------------------------------------
     // Reads
     // ---------------------------------------------------------------------------------------------
@@ -220,6 +244,11 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
           recent: payments.recentOfCustomer({ customerId: row.id, limit: RECENT_PAYMENTS })
         }))
       return toCustomer360(row, metrics, recent, yield* publicUrl.get, yield* publicLinks.urls)
+    })
+
+    /** The preferences of a customer the user may read, as the 360's preferences panel shows them. */
+    const preferencesAsUser = Effect.fn("Customers.preferencesAsUser")(function*(id: CustomerId) {
+      return yield* customerOfUser(id, "customer.read", (row) => Effect.succeed(toPreferences(row)))
     })
 
     const consentLog = Effect.fn("Customers.consentLog")(function*(id: CustomerId, params: ListParams) {
@@ -398,6 +427,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
     return {
       create,
       createFor,
+      createForStore,
       list,
       retrieve,
       preferences,
@@ -405,6 +435,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       listForStore,
       overview,
       setPreferencesAsUser,
+      preferencesAsUser,
       consentLog,
       erase,
       revokePublicLinks,

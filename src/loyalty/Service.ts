@@ -176,17 +176,32 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
+    /** Redeems one of the wallet's store's rewards; another store's reward does not exist. */
+    const redeemRewardOf = (wallet: WalletRow, input: RedeemReward, idempotencyKey: string | undefined) =>
+      Effect.gen(function*() {
+        const reward = Option.filter(yield* repo.findReward(input.reward_id), (row) => row.store_id === wallet.store_id)
+        if (Option.isNone(reward)) return yield* rewardNotFound(input.reward_id)
+        return yield* redeemOnce("loyalty.redemptions.create", wallet, idempotencyKey, input, {
+          rewardId: reward.value.id,
+          points: null,
+          reason: null
+        })
+      })
+
     const redeemReward = Effect.fn("Loyalty.redeemReward")(function*(input: RedeemReward, idempotencyKey: string | undefined) {
-      return yield* walletOfKey(input.customer_id, ({ wallet }) =>
-        Effect.gen(function*() {
-          const reward = Option.filter(yield* repo.findReward(input.reward_id), (row) => row.store_id === wallet.store_id)
-          if (Option.isNone(reward)) return yield* rewardNotFound(input.reward_id)
-          return yield* redeemOnce("loyalty.redemptions.create", wallet, idempotencyKey, input, {
-            rewardId: reward.value.id,
-            points: null,
-            reason: null
-          })
-        }))
+      return yield* walletOfKey(input.customer_id, ({ wallet }) => redeemRewardOf(wallet, input, idempotencyKey))
+    })
+
+    /**
+     * A reward redeemed from the console for a customer at the counter: the rules of
+     * `POST /v1/loyalty/redemptions` on a customer the user may change (customer.write); the console's
+     * Idempotency-Key shares the merchant API's keys of the customer's store and mode.
+     */
+    const redeemRewardForUser = Effect.fn("Loyalty.redeemRewardForUser")(function*(
+      input: RedeemReward,
+      idempotencyKey: string | undefined
+    ) {
+      return yield* walletOfUser(input.customer_id, "customer.write", (wallet) => redeemRewardOf(wallet, input, idempotencyKey))
     })
 
     const activeRewards = Effect.fn("Loyalty.activeRewards")(function*(params: ListParams) {
@@ -529,6 +544,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
       wallet,
       redeemPoints,
       redeemReward,
+      redeemRewardForUser,
       activeRewards,
       redemption,
       program,

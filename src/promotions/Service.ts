@@ -167,6 +167,11 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         }))
     })
 
+    /** One promotion of a store the user may read, with its audit trail. */
+    const retrieve = Effect.fn("Promotions.retrieve")(function*(id: PromotionId) {
+      return yield* promotionOfUser(id, "customer.read", ({ row }) => withAudit(row))
+    })
+
     /**
      * The minimum as stored, in minor units: the wire's decimal string read with the currency's decimal
      * places ("5.00" USD is 500 cents; KHR takes whole riel).
@@ -349,7 +354,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         }))
     })
 
-    return { list, create, update, remove, submit, approve, reject, activate, pause, end, endOverdue, simulate } as const
+    return { list, retrieve, create, update, remove, submit, approve, reject, activate, pause, end, endOverdue, simulate } as const
   }),
   dependencies: [PromotionsRepo.Default, AccessService.Default, SegmentsService.Default, Outbox.Default]
 }) {}

@@ -10,6 +10,7 @@ import { accountRoutes } from "./pages/account/routes.tsx"
 import { coreRoutes } from "./pages/core/routes.tsx"
 import { linksRoutes } from "./pages/links/routes.tsx"
 import { settingsRoutes } from "./pages/settings/routes.tsx"
+import { engagementRoutes } from "./pages/engagement/routes.tsx"
 import { type ConsoleRoute, SECTIONS } from "./route.ts"
 import { match } from "./router.tsx"
 
@@ -17,7 +18,8 @@ export const ROUTES: ReadonlyArray<ConsoleRoute> = [
   ...coreRoutes,
   ...accountRoutes,
   ...linksRoutes,
-  ...settingsRoutes
+  ...settingsRoutes,
+  ...engagementRoutes
 ]
 
 /** The page for a path, with its parameters; undefined when none matches. */
