@@ -27,6 +27,7 @@ import Migration0022 from "./0022_rate_limits.ts"
 import Migration0023 from "./0023_journal_entry_ids.ts"
 import Migration0024 from "./0024_mail_delivery.ts"
 import Migration0025 from "./0025_console_sessions.ts"
+import Migration0032 from "./0032_notification_log.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_platform": Migration0001,
@@ -52,5 +53,6 @@ export const migrations = Migrator.fromRecord({
   "0022_rate_limits": Migration0022,
   "0023_journal_entry_ids": Migration0023,
   "0024_mail_delivery": Migration0024,
-  "0025_console_sessions": Migration0025
+  "0025_console_sessions": Migration0025,
+  "0032_notification_log": Migration0032
 })

@@ -33,6 +33,19 @@ import { LoyaltyService } from "../loyalty/Service.ts"
 import { PaymentsService } from "../payments/Service.ts"
 import { StoresService } from "../stores/Service.ts"
 import { hideDefects, hideStreamDefects } from "./rpc/Defects.ts"
+import { ConsoleGamesLive } from "./rpc/Games.ts"
+import { ConsoleInsightsLive } from "./rpc/Insights.ts"
+import { ConsoleIntegrationsLive } from "./rpc/Integrations.ts"
+import { ConsolePlatformLive } from "./rpc/Platform.ts"
+import { AiService } from "../ai/Service.ts"
+import { ConnectorsService } from "../connectors/Service.ts"
+import { LedgerService } from "../ledger/Service.ts"
+import { NotificationsService } from "../notifications/Service.ts"
+import { RevenueSharesService } from "../revenue-shares/Service.ts"
+import { RiskService } from "../risk/Service.ts"
+import { SecurityService } from "../security/Service.ts"
+import { SettingsService } from "../settings/Service.ts"
+import { VerificationService } from "../verification/Service.ts"
 import { isOwnOrigin, sessionTokenOfCookie } from "./Session.ts"
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -163,6 +176,15 @@ export const ConsoleRpcLive: Layer.Layer<
   | AnalyticsService
   | ApiKeysService
   | WebhooksService
+  | LedgerService
+  | RiskService
+  | AiService
+  | RevenueSharesService
+  | ConnectorsService
+  | NotificationsService
+  | SettingsService
+  | SecurityService
+  | VerificationService
   | AppConfig
   | PublicBaseUrl
 > =
@@ -176,6 +198,10 @@ export const ConsoleRpcLive: Layer.Layer<
     Layer.provide([
       ConsoleHandlersLive,
       // Each area's handlers, one line an area (src/console/rpc/<Area>.ts).
+      ConsoleGamesLive,
+      ConsoleInsightsLive,
+      ConsoleIntegrationsLive,
+      ConsolePlatformLive,
       ConsoleAuthenticationLive,
       RpcSerialization.layerNdjson
     ])
