@@ -7,11 +7,19 @@
  * screen carries only the shell.
  */
 import { coreRoutes } from "./pages/core/routes.tsx"
+import { gamesRoutes } from "./pages/games/routes.tsx"
+import { insightsRoutes } from "./pages/insights/routes.tsx"
+import { integrationsRoutes } from "./pages/integrations/routes.tsx"
+import { platformRoutes } from "./pages/platform/routes.tsx"
 import { type ConsoleRoute, SECTIONS } from "./route.ts"
 import { match } from "./router.tsx"
 
 export const ROUTES: ReadonlyArray<ConsoleRoute> = [
-  ...coreRoutes
+  ...coreRoutes,
+  ...gamesRoutes,
+  ...insightsRoutes,
+  ...integrationsRoutes,
+  ...platformRoutes
 ]
 
 /** The page for a path, with its parameters; undefined when none matches. */
