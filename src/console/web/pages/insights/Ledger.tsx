@@ -45,7 +45,8 @@ export const LedgerPage = () => {
 }
 
 export const TrialBalanceCard = ({ balance }: { readonly balance: TrialBalance }) => (
-  <section className="card table-card" aria-labelledby="trial-title">
+  // Focusable: on a narrow screen its four columns scroll sideways, and the keyboard must reach them too.
+  <section className="card table-card" aria-labelledby="trial-title" tabIndex={0}>
     <div className="card-header">
       <h2 id="trial-title">Trial balance</h2>
       {balance.balanced

@@ -42,7 +42,7 @@ export const SecurityPosturePage = () => {
             ))}
           </section>
           <section className="card table-card">
-            <table className="table">
+            <table className="table wrapping-table">
               <caption className="visually-hidden">Security checks</caption>
               <thead>
                 <tr><th scope="col">Check</th><th scope="col">Result</th><th scope="col">Detail</th></tr>
