@@ -31,7 +31,9 @@ import { paidPayment, storeWithKey } from "../support/Merchant.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
 
 const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/console/insights/", import.meta.url))
-const capture = (page: Page, name: string) => captureAt(OUTPUT_DIR, page, name)
+/** Screenshots from the top of the page (a step may have scrolled it), with axe-core. */
+const capture = (page: Page, name: string) =>
+  Effect.zipRight(step(() => page.evaluate("window.scrollTo(0, 0)")), captureAt(OUTPUT_DIR, page, name))
 
 const ADMIN_EMAIL = "platform-admin@example.test"
 

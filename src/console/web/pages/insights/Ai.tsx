@@ -72,9 +72,15 @@ interface Exchange {
   readonly error: string | undefined
 }
 
-/** A figure the answer used, written plainly. */
+/** A figure the answer used, written plainly: a group of figures (amounts per currency, a range) as its parts. */
 const figure = (value: unknown): string =>
-  value === null ? "—" : typeof value === "object" ? JSON.stringify(value) : String(value)
+  value === null || value === undefined
+    ? "—"
+    : Array.isArray(value)
+    ? value.map(figure).join(", ")
+    : typeof value === "object"
+    ? Object.entries(value as Record<string, unknown>).map(([key, part]) => `${key.replaceAll("_", " ")} ${figure(part)}`).join(" · ")
+    : String(value)
 
 const AssistantChat = () => {
   const { livemode, store } = useWorkspace()

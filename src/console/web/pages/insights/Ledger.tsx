@@ -6,6 +6,7 @@ import type { Effect } from "effect"
 import { useState } from "react"
 import type { ConsoleClientShape } from "../../../../../domain/ConsoleClient.ts"
 import type { Mismatch, Reconciliation, TrialBalance } from "../../../../../domain/Analytics.ts"
+import { fromMinor, toMinor } from "../../money.ts"
 import { Link } from "../../router.tsx"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Empty, formatAmount, formatTime, Loading } from "../../ui.tsx"
@@ -45,8 +46,7 @@ export const LedgerPage = () => {
 }
 
 export const TrialBalanceCard = ({ balance }: { readonly balance: TrialBalance }) => (
-  // Focusable: on a narrow screen its four columns scroll sideways, and the keyboard must reach them too.
-  <section className="card table-card" aria-labelledby="trial-title" tabIndex={0}>
+  <section className="card table-card" aria-labelledby="trial-title">
     <div className="card-header">
       <h2 id="trial-title">Trial balance</h2>
       {balance.balanced
@@ -59,8 +59,8 @@ export const TrialBalanceCard = ({ balance }: { readonly balance: TrialBalance }
         <thead>
           <tr>
             <th scope="col">Account</th>
-            <th scope="col">Debit</th>
-            <th scope="col">Credit</th>
+            <th scope="col" className="hide-narrow">Debit</th>
+            <th scope="col" className="hide-narrow">Credit</th>
             <th scope="col">Balance</th>
           </tr>
         </thead>
@@ -68,17 +68,17 @@ export const TrialBalanceCard = ({ balance }: { readonly balance: TrialBalance }
           {balance.accounts.map((row) => (
             <tr key={`${row.account}-${row.currency}`}>
               <td>{accountLabel(row.account)} <span className="muted small">{row.currency}</span></td>
-              <td>{side(row.debit, row.currency)}</td>
-              <td>{side(row.credit, row.currency)}</td>
+              <td className="hide-narrow">{side(row.debit, row.currency)}</td>
+              <td className="hide-narrow">{side(row.credit, row.currency)}</td>
               <td>{formatAmount(row.balance, row.currency)}</td>
             </tr>
           ))}
           {(["USD", "KHR"] as const).map((currency) => (
             <tr key={currency} className="total-row">
               <th scope="row">Total {currency}</th>
-              <td>{formatAmount(balance.totals[currency].debit, currency)}</td>
-              <td>{formatAmount(balance.totals[currency].credit, currency)}</td>
-              <td />
+              <td className="hide-narrow">{formatAmount(balance.totals[currency].debit, currency)}</td>
+              <td className="hide-narrow">{formatAmount(balance.totals[currency].credit, currency)}</td>
+              <td>{formatAmount(fromMinor(toMinor(balance.totals[currency].debit, currency) - toMinor(balance.totals[currency].credit, currency), currency), currency)}</td>
             </tr>
           ))}
         </tbody>
@@ -191,7 +191,7 @@ const JournalsCard = () => {
                     <span className="badge">{entry.kind}</span>
                     <span className="mono small hide-narrow"> {entry.id}</span>
                   </td>
-                  <td className="mono small">
+                  <td className="mono small break">
                     {entry.payment_id === null ? entry.memo ?? "—" : <Link to={`/payments/${entry.payment_id}`}>{entry.payment_id}</Link>}
                     {entry.refund_id === null ? null : <span> · {entry.refund_id}</span>}
                   </td>

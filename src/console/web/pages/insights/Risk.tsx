@@ -5,6 +5,7 @@
 import { useQueryClient } from "@tanstack/react-query"
 import { useEffect, useState } from "react"
 import type { RiskCase, RiskStatus } from "../../../../../domain/Analytics.ts"
+import { fromMinor } from "../../money.ts"
 import { Link } from "../../router.tsx"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Empty, FormError, formatAmount, formatTime, Loading } from "../../ui.tsx"
@@ -109,10 +110,15 @@ export const RiskPage = () => {
   )
 }
 
-/** A detail value of a case as a reviewer reads it: amounts with their currency, thresholds as written. */
+/**
+ * A detail value of a case as a reviewer reads it. The rules record amounts (the payment's, the threshold)
+ * in minor units of the case's currency: shown as money.
+ */
 const detailText = (key: string, value: unknown, details: Record<string, unknown>) => {
   const currency = typeof details["currency"] === "string" ? details["currency"] : undefined
-  if (typeof value === "string" && currency !== undefined && /amount|threshold/.test(key) && !Number.isNaN(Number(value))) return formatAmount(value, currency)
+  if (typeof value === "string" && currency !== undefined && /amount|threshold/.test(key) && /^-?\d+$/.test(value)) {
+    return formatAmount(fromMinor(BigInt(value), currency), currency)
+  }
   return typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? String(value) : JSON.stringify(value)
 }
 

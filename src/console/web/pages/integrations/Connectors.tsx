@@ -122,7 +122,7 @@ export const ConnectorsPage = () => {
               <dl className="details">
                 <dt>Connector</dt><dd>{tested.connector.name}</dd>
                 <dt>Event</dt><dd className="mono">{tested.delivery.event_type}</dd>
-                <dt>Delivery</dt><dd className="mono small">{tested.delivery.id}</dd>
+                <dt>Delivery</dt><dd className="mono small break">{tested.delivery.id}</dd>
                 <dt>Answer</dt><dd>{tested.delivery.status_code ?? "None"}</dd>
                 {tested.delivery.error === null ? null : <div className="details-row"><dt>Error</dt><dd className="break">{tested.delivery.error}</dd></div>}
                 <dt>Time</dt><dd>{formatTime(tested.delivery.created_at)}</dd>
