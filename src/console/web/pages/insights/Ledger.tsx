@@ -174,7 +174,7 @@ const JournalsCard = () => {
       {journals.isPending ? <Loading /> : (journals.data?.data.length ?? 0) === 0
         ? <Empty title="No journal entries yet" />
         : (
-          <table className="table">
+          <table className="table wrapping-table">
             <caption className="visually-hidden">Journal entries, newest first</caption>
             <thead>
               <tr>

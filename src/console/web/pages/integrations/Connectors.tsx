@@ -4,7 +4,7 @@
  * them masked, and the form leaves a secret as it is unless a new value is typed.
  */
 import { useQueryClient } from "@tanstack/react-query"
-import { useEffect, useState } from "react"
+import { useState } from "react"
 import type { Connector, ConnectorDelivery, MarketplaceItem } from "../../../../../domain/Connectors.ts"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../../ui.tsx"
@@ -94,6 +94,8 @@ export const ConnectorsPage = () => {
         )}
       </section>
       <ConnectorDialog
+        // A fresh form for each connector: nothing typed for one (a secret least of all) shows in another's.
+        key={configuring?.id ?? installing?.key ?? "closed"}
         item={installing ?? (configuring === undefined ? undefined : itemOf(configuring.type))}
         connector={configuring}
         onClose={() => {
@@ -162,9 +164,11 @@ const ConnectorDialog = (props: {
 }) => {
   const { store } = useWorkspace()
   const { connector, item } = props
-  const [name, setName] = useState("")
-  const [values, setValues] = useState<Record<string, string>>({})
-  const [enabled, setEnabled] = useState(true)
+  const [name, setName] = useState(connector?.name ?? item?.name ?? "")
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    Object.fromEntries((item?.config_fields ?? []).map((field) => [field.key, field.secret ? "" : connector?.config[field.key] ?? ""]))
+  )
+  const [enabled, setEnabled] = useState(connector?.enabled ?? true)
   const save = useConsoleMutation((client, _: void) => {
     const config = Object.fromEntries(
       (item?.config_fields ?? []).flatMap((field) => {
@@ -178,13 +182,6 @@ const ConnectorDialog = (props: {
       ? client.InstallConnector({ store_id: store!.id, type: item!.key, name: name.trim() === "" ? item!.name : name.trim(), config, enabled })
       : client.UpdateConnector({ id: connector.id, name: name.trim() === "" ? connector.name : name.trim(), config, enabled })
   }, { onSuccess: props.onSaved })
-  useEffect(() => {
-    if (item === undefined) return
-    setName(connector?.name ?? item.name)
-    setEnabled(connector?.enabled ?? true)
-    setValues(Object.fromEntries(item.config_fields.map((field) => [field.key, field.secret ? "" : connector?.config[field.key] ?? ""])))
-    save.reset()
-  }, [item, connector])
   const fieldNames = ["name", ...(item?.config_fields ?? []).map((field) => `config.${field.key}`)]
   return (
     <Dialog title={connector === undefined ? `Install ${item?.name ?? ""}` : `Configure ${connector.name}`} open={item !== undefined} onClose={props.onClose}>

@@ -3,7 +3,7 @@
  * (set here, the environment, or nowhere), masked; set a new value, or clear it back to the environment's.
  */
 import { useQueryClient } from "@tanstack/react-query"
-import { useEffect, useState } from "react"
+import { useState } from "react"
 import type { PlatformSetting } from "../../../../../domain/Settings.ts"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Field, FormError, formatTime, Loading } from "../../ui.tsx"
@@ -33,7 +33,7 @@ export const PlatformSettingsPage = () => {
       <ErrorNotice error={settings.error ?? clear.error} />
       <section className="card table-card">
         {settings.isPending ? <Loading /> : (
-          <table className="table">
+          <table className="table wrapping-table">
             <caption className="visually-hidden">Platform settings</caption>
             <thead>
               <tr>
@@ -67,7 +67,8 @@ export const PlatformSettingsPage = () => {
           </table>
         )}
       </section>
-      <SetDialog setting={editing} onClose={() => setEditing(undefined)} />
+      {/* A fresh form each time: a value typed for one setting never shows in the next. */}
+      <SetDialog key={editing?.key ?? "closed"} setting={editing} onClose={() => setEditing(undefined)} />
     </div>
   )
 }
@@ -81,10 +82,6 @@ const SetDialog = ({ onClose, setting }: { readonly setting: PlatformSetting | u
       onClose()
     }
   })
-  useEffect(() => {
-    setValue("")
-    save.reset()
-  }, [setting?.key])
   return (
     <Dialog title={`Set ${setting?.key ?? ""}`} open={setting !== undefined} onClose={onClose}>
       <form onSubmit={(event) => {
