@@ -122,6 +122,9 @@ const detailText = (key: string, value: unknown, details: Record<string, unknown
   return typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? String(value) : JSON.stringify(value)
 }
 
+/** A detail's key as a label: `window_minutes` → "Window minutes". */
+const labelOf = (key: string) => key.charAt(0).toUpperCase() + key.slice(1).replaceAll("_", " ")
+
 const CaseDialog = (props: { readonly riskCase: RiskCase | undefined; readonly onClose: () => void; readonly onChanged: (updated: RiskCase) => void }) => {
   const { riskCase } = props
   const queryClient = useQueryClient()
@@ -146,11 +149,11 @@ const CaseDialog = (props: { readonly riskCase: RiskCase | undefined; readonly o
           <div className="dialog-body">
             <p><strong>{KIND_LABELS[riskCase.kind]}</strong> <RiskStatusBadge status={riskCase.status} /></p>
             <dl className="details">
-              <dt>Subject</dt><dd><Subject subject={riskCase.subject} /></dd>
+              <dt>Subject</dt><dd className="break"><Subject subject={riskCase.subject} /></dd>
               <dt>Opened</dt><dd>{formatTime(riskCase.created_at)}</dd>
               <dt>Updated</dt><dd>{formatTime(riskCase.updated_at)}</dd>
               {Object.entries(riskCase.details).map(([key, value]) => (
-                <div key={key} className="details-row"><dt>{key.replaceAll("_", " ")}</dt><dd>{detailText(key, value, riskCase.details)}</dd></div>
+                <div key={key} className="details-row"><dt>{labelOf(key)}</dt><dd>{detailText(key, value, riskCase.details)}</dd></div>
               ))}
               {riskCase.resolution === null ? null : <div className="details-row"><dt>Resolution</dt><dd>{riskCase.resolution}</dd></div>}
             </dl>
