@@ -12,6 +12,10 @@ import { ConsoleCoreRpcs } from "./Console.ts"
 import { ConsoleEngagementRpcs } from "./console/Engagement.ts"
 import { AccountRpcs } from "./console/Account.ts"
 import { DeveloperRpcs } from "./console/Developer.ts"
+import { ConsoleGamesRpcs } from "./console/Games.ts"
+import { ConsoleInsightsRpcs } from "./console/Insights.ts"
+import { ConsoleIntegrationsRpcs } from "./console/Integrations.ts"
+import { ConsolePlatformRpcs } from "./console/Platform.ts"
 
 export const ConsoleRpcs = ConsoleCoreRpcs
   .merge(AccountRpcs)
@@ -22,3 +26,7 @@ export const ConsoleRpcs = ConsoleCoreRpcs
   .merge(ConsoleBillingRpcs)
   .merge(ConsoleWebhooksRpcs)
   .merge(ConsoleEngagementRpcs)
+  .merge(ConsoleGamesRpcs)
+  .merge(ConsoleInsightsRpcs)
+  .merge(ConsoleIntegrationsRpcs)
+  .merge(ConsolePlatformRpcs)

@@ -27,6 +27,7 @@ import Migration0022 from "./0022_rate_limits.ts"
 import Migration0023 from "./0023_journal_entry_ids.ts"
 import Migration0024 from "./0024_mail_delivery.ts"
 import Migration0025 from "./0025_console_sessions.ts"
+import Migration0032 from "./0032_notification_log.ts"
 import Migration0035 from "./0035_invitations.ts"
 import Migration0036 from "./0036_email_changes.ts"
 
@@ -55,6 +56,7 @@ export const migrations = Migrator.fromRecord({
   "0023_journal_entry_ids": Migration0023,
   "0024_mail_delivery": Migration0024,
   "0025_console_sessions": Migration0025,
+  "0032_notification_log": Migration0032,
   "0035_invitations": Migration0035,
   "0036_email_changes": Migration0036
 })

@@ -50,6 +50,18 @@ import { ConsoleStoresLive } from "./rpc/Stores.ts"
 import { ConsoleTeamLive } from "./rpc/Team.ts"
 import { ConsoleWebhooksLive } from "./rpc/Webhooks.ts"
 import { ConsoleEngagementHandlersLive } from "./rpc/Engagement.ts"
+import { ConsoleGamesLive } from "./rpc/Games.ts"
+import { ConsoleInsightsLive } from "./rpc/Insights.ts"
+import { ConsoleIntegrationsLive } from "./rpc/Integrations.ts"
+import { ConsolePlatformLive } from "./rpc/Platform.ts"
+import { AiService } from "../ai/Service.ts"
+import { ConnectorsService } from "../connectors/Service.ts"
+import { LedgerService } from "../ledger/Service.ts"
+import { NotificationsService } from "../notifications/Service.ts"
+import { RevenueSharesService } from "../revenue-shares/Service.ts"
+import { RiskService } from "../risk/Service.ts"
+import { SecurityService } from "../security/Service.ts"
+import { SettingsService } from "../settings/Service.ts"
 import { isOwnOrigin, sessionTokenOfCookie } from "./Session.ts"
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -189,6 +201,15 @@ export const ConsoleRpcLive: Layer.Layer<
   | PromotionsService
   // A cleared referral releases its held points through the customer's wallet entity.
   | Sharding
+  | LedgerService
+  | RiskService
+  | AiService
+  | RevenueSharesService
+  | ConnectorsService
+  | NotificationsService
+  | SettingsService
+  | SecurityService
+  | VerificationService
   | AppConfig
   | PublicBaseUrl
 > =
@@ -210,6 +231,10 @@ export const ConsoleRpcLive: Layer.Layer<
       ConsoleBillingLive,
       ConsoleWebhooksLive,
       ConsoleEngagementHandlersLive,
+      ConsoleGamesLive,
+      ConsoleInsightsLive,
+      ConsoleIntegrationsLive,
+      ConsolePlatformLive,
       ConsoleAuthenticationLive,
       RpcSerialization.layerNdjson
     ])

@@ -14,6 +14,7 @@ import { createHash, randomBytes } from "node:crypto"
 import type { Permission } from "../../domain/Access.ts"
 import type { ApiKeyPrincipal } from "../../domain/Auth.ts"
 import { GamePlaysFeedSynced, type GamePlaysFeedFrame, PlayRecorded } from "../../domain/Console.ts"
+import { GameDrawRecord } from "../../domain/console/Games.ts"
 import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import { seedCommitment } from "../../domain/GameFairness.ts"
 import {
@@ -452,6 +453,26 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         }))
     })
 
+    /**
+     * What re-running the game's draws needs: the prize tables and the drawn plays in draw order, with the
+     * seed once it is disclosed (the console verifies every draw in the browser from these).
+     */
+    const drawRecord = Effect.fn("Games.drawRecord")(function*(gameId: GameId) {
+      return yield* gameOfUser(gameId, "customer.read", (game) =>
+        Effect.gen(function*() {
+          const tables = yield* repo.tablesOf(game.id)
+          const drawn = yield* repo.drawnPlays(game.id)
+          return new GameDrawRecord({
+            object: "game_draw_record",
+            game_id: game.id,
+            seed_commitment: game.seed_commitment,
+            seed: yield* disclosedSeed(game),
+            tables,
+            plays: drawn.map((play) => ({ id: play.id, prize_id: play.prize_id, version: play.prize_version }))
+          })
+        }))
+    })
+
     // ---------------------------------------------------------------------------------------------
     // Merchant API
     // ---------------------------------------------------------------------------------------------
@@ -595,6 +616,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
       stats,
       issue,
       playsFeed,
+      drawRecord,
       play,
       reveal,
       customerPlays,

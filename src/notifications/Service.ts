@@ -20,7 +20,7 @@ import { newId } from "../platform/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
 import { SettingsService } from "../settings/Service.ts"
 import { fixedPage } from "../platform/FixedList.ts"
-import type { ListParams } from "../platform/Pagination.ts"
+import { keysetAfter, type ListParams, newestFirst, pageAfter } from "../platform/Pagination.ts"
 import { makeChannels } from "./Channels.ts"
 import { renderMessage } from "./Render.ts"
 
@@ -198,6 +198,17 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
       }),
       testChannel: Effect.fn("Notifications.testChannel")(function*(storeId: StoreId, channel: string) {
         return yield* storeFor(storeId, true, (store) => Effect.flatMap(requireChannel(channel), (name) => sendTest(store.storeId, name)))
+      }),
+      /** The store's messages on every channel (tests and events), newest first: the delivery log. */
+      messages: Effect.fn("Notifications.messages")(function*(storeId: StoreId, params: ListParams) {
+        return yield* storeFor(storeId, false, (store) =>
+          Effect.gen(function*() {
+            const page = yield* pageAfter(params, (position) =>
+              touchesStoreData(sql<MessageRow>`
+                SELECT * FROM notification_messages WHERE store_id = ${store.storeId} AND ${keysetAfter(sql, position)}
+                ORDER BY ${newestFirst(sql)} LIMIT ${params.limit + 1}`.pipe(Effect.orDie)))
+            return { ...page, data: page.data.map(toMessage) }
+          }))
       }),
       /** Sends an event's message on every enabled channel of its store subscribed to its type (idempotent). */
       notify: (storeId: StoreId, eventId: string, eventType: string, object: unknown) =>

@@ -185,7 +185,8 @@ const Shell = () => {
 
   const platformAdmin = workspace.context.me.user.platform_admin
   const found = findRoute(path, platformAdmin)
-  const page = workspace.store === undefined
+  // The platform's own pages need no store: an administrator without one still reaches them.
+  const page = workspace.store === undefined && found?.route.platformAdmin !== true
     ? <NoStore />
     : found === undefined
     ? <NotFoundPage />

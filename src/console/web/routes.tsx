@@ -11,6 +11,10 @@ import { coreRoutes } from "./pages/core/routes.tsx"
 import { linksRoutes } from "./pages/links/routes.tsx"
 import { settingsRoutes } from "./pages/settings/routes.tsx"
 import { engagementRoutes } from "./pages/engagement/routes.tsx"
+import { gamesRoutes } from "./pages/games/routes.tsx"
+import { insightsRoutes } from "./pages/insights/routes.tsx"
+import { integrationsRoutes } from "./pages/integrations/routes.tsx"
+import { platformRoutes } from "./pages/platform/routes.tsx"
 import { type ConsoleRoute, SECTIONS } from "./route.ts"
 import { match } from "./router.tsx"
 
@@ -19,7 +23,11 @@ export const ROUTES: ReadonlyArray<ConsoleRoute> = [
   ...accountRoutes,
   ...linksRoutes,
   ...settingsRoutes,
-  ...engagementRoutes
+  ...engagementRoutes,
+  ...gamesRoutes,
+  ...insightsRoutes,
+  ...integrationsRoutes,
+  ...platformRoutes
 ]
 
 /** The page for a path, with its parameters; undefined when none matches. */

@@ -77,23 +77,26 @@ export const TimeSeriesChart = (props: {
     <figure className="chart" aria-labelledby={titleId}>
       <figcaption id={titleId} className="chart-title">{props.title}</figcaption>
       <div ref={holder} className="chart-canvas" aria-hidden="true" />
-      <table className="visually-hidden">
-        <caption>{props.title}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Day</th>
-            {series.map((s) => <th key={s.label} scope="col">{s.label}</th>)}
-          </tr>
-        </thead>
-        <tbody>
-          {days.map((day, i) => (
-            <tr key={day}>
-              <th scope="row">{day}</th>
-              {series.map((s) => <td key={s.label}>{s.values[i] == null ? "–" : format(s.values[i]!)}</td>)}
+      {/* Hidden in a box: a table's height follows its rows whatever its own height says, so on its own it would lengthen the page. */}
+      <div className="visually-hidden">
+        <table>
+          <caption>{props.title}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Day</th>
+              {series.map((s) => <th key={s.label} scope="col">{s.label}</th>)}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {days.map((day, i) => (
+              <tr key={day}>
+                <th scope="row">{day}</th>
+                {series.map((s) => <td key={s.label}>{s.values[i] == null ? "–" : format(s.values[i]!)}</td>)}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </figure>
   )
 }
