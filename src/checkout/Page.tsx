@@ -5,7 +5,7 @@
 import type { CheckoutView, Receipt } from "../../domain/Checkout.ts"
 import type { PaymentStatus } from "../../domain/Payments.ts"
 import { HostedPage, useCopy } from "../platform/pages/Document.tsx"
-import { type Copy, moneyFormatOptions } from "../platform/pages/Locale.ts"
+import { type Copy, MONEY_LOCALE, moneyFormatOptions } from "../platform/pages/Locale.ts"
 
 const STATUSES: ReadonlyArray<PaymentStatus> = [
   "pending",
@@ -32,7 +32,7 @@ const statusEl = document.getElementById("status");
 const detailEl = document.getElementById("detail");
 const countdownEl = document.getElementById("countdown");
 const amountRefundedEl = document.getElementById("amount-refunded");
-const money = (amount, currency) => new Intl.NumberFormat(data.language, data.money[currency]).format(amount);
+const money = (amount, currency) => new Intl.NumberFormat(data.moneyLocale, data.money[currency]).format(amount);
 const show = (status) => {
   main.dataset.state = status;
   const text = data.text[status] || { title: status, detail: "" };
@@ -69,6 +69,7 @@ const Checkout = ({ preview = false, view }: { readonly view: CheckoutView; read
     expiresAt: view.expires_at,
     status: view.status,
     language: copy.language,
+    moneyLocale: MONEY_LOCALE,
     money: { [view.currency]: moneyFormatOptions(view.currency) },
     // The script fills the placeholders it is handed back: the time left, an amount refunded later.
     expiresIn: copy.text("checkout.expires_in", { time: "{time}" }),

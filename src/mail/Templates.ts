@@ -6,6 +6,7 @@
  * itself a fragment made by the tag: a customer's name, a store's description or an organization's name
  * can never become markup. Pure functions: no I/O, no clock (times come in).
  */
+import { MONEY_LOCALE, moneyFormatOptions } from "../platform/pages/Locale.ts"
 
 export interface RenderedMail {
   readonly subject: string
@@ -288,14 +289,9 @@ export const customerLanguage = (metadata: unknown): CustomerLanguage => {
   return typeof stated === "string" && /^km\b|^kh\b|^km[-_]/i.test(stated.trim()) ? "km" : "en"
 }
 
-/** `12.50` USD as `$12.50`, `40000` KHR as `40,000៛` (no decimals, the riel sign). */
-export const formatMoney = (amount: string, currency: string): string => {
-  const [whole = "0", fraction] = amount.split(".")
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",")
-  if (currency === "KHR") return `${grouped}៛`
-  if (currency === "USD") return `$${grouped}.${(fraction ?? "").padEnd(2, "0").slice(0, 2)}`
-  return `${amount} ${currency}`
-}
+/** `12.50` USD as `$12.50`, `40000` KHR as `៛40,000`: as the customer pages write money (platform/pages/Locale.ts). */
+export const formatMoney = (amount: string, currency: string): string =>
+  new Intl.NumberFormat(MONEY_LOCALE, moneyFormatOptions(currency)).format(amount as Intl.StringNumericLiteral)
 
 const CUSTOMER_TEXT = {
   en: {

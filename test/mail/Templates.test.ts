@@ -43,7 +43,7 @@ describe("mail templates", () => {
 
   it("formats USD with cents and KHR whole with the riel sign", () => {
     expect(formatMoney("12.5", "USD")).toBe("$12.50")
-    expect(formatMoney("1000000", "KHR")).toBe("1,000,000៛")
+    expect(formatMoney("1000000", "KHR")).toBe("៛1,000,000")
     expect(formatMoney("0.05", "USD")).toBe("$0.05")
   })
 
@@ -55,7 +55,7 @@ describe("mail templates", () => {
     expect(customerLanguage(null)).toBe("en")
     const khmer = refundNotice({ ...facts, language: "km", currency: "KHR", amount: "40000", refundAmount: "10000", livemode: false })
     expect(khmer.subject.startsWith("[Test] ការសងប្រាក់វិញពី")).toBe(true)
-    expect(khmer.text).toContain("10,000៛")
+    expect(khmer.text).toContain("៛10,000")
     expect(khmer.html).toContain('<html lang="km">')
   })
 })

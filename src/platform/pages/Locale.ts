@@ -67,9 +67,13 @@ type RichValues = Record<string, string | number | ((chunks: Array<ReactNode>) =
 const DECIMALS: Record<string, number> = { USD: 2, KHR: 0 }
 
 /**
- * How money is written: the currency's sign (`narrowSymbol`: `$`, `៛`) where each language puts it, and the
- * currency's own decimals (KHR none). The checkout's script formats live amounts with the same options.
+ * How money is written: the currency's sign (`narrowSymbol`: `$`, `៛`) before the amount, and the
+ * currency's own decimals (KHR none): `៛40,000`, `$12.50`. The same in both languages, as prices are shown in
+ * Cambodia's shops and apps (the Khmer locale data would put the sign after: `40,000៛`). The checkout's
+ * script formats live amounts with the same locale and options.
  */
+export const MONEY_LOCALE = "en"
+
 export const moneyFormatOptions = (currency: string): Intl.NumberFormatOptions => {
   const decimals = DECIMALS[currency] ?? 2
   return { style: "currency", currency, currencyDisplay: "narrowSymbol", minimumFractionDigits: decimals, maximumFractionDigits: decimals }
@@ -145,7 +149,7 @@ const makeCopy = (language: Language, timeZone: string): Copy => {
     money: (amount, currency) => {
       let format = moneyFormats.get(currency)
       if (format === undefined) {
-        format = new Intl.NumberFormat(language, moneyFormatOptions(currency))
+        format = new Intl.NumberFormat(MONEY_LOCALE, moneyFormatOptions(currency))
         moneyFormats.set(currency, format)
       }
       return format.format(amount as Intl.StringNumericLiteral)
