@@ -14,24 +14,14 @@ import { Effect, Layer } from "effect"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { makeConsoleClient } from "../../domain/ConsoleClient.ts"
-import { createStore, signUp, TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
+import { createStore, mailedLink, signUp, TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
 import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step } from "../support/ConsoleBrowser.ts"
 import { clientAs } from "../support/Client.ts"
-import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
+import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
 const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/console/account/", import.meta.url))
 const capture = (page: Page, name: string) => captureAt(OUTPUT_DIR, page, name)
-
-/** The newest link to `path` in the mails to `recipient`, on the test server's own origin. */
-const mailedLink = (app: TestAppShape, recipient: string, path: string) =>
-  Effect.promise(async () => {
-    const bodies = (await app.mailTo(recipient)).map((mail) => mail.body)
-    const found = bodies.flatMap((body) => body.match(/https?:\/\/\S+/g) ?? []).map((url) => new URL(url)).filter((url) => url.pathname === path)
-    const link = found.at(-1)
-    if (link === undefined) throw new Error(`no ${path} link mailed to ${recipient}`)
-    return app.baseUrl + link.pathname + link.search
-  })
 
 describe.skipIf(!HAS_CHROMIUM)(
   HAS_CHROMIUM ? "console account pages in Chromium" : `console account pages in Chromium (SKIPPED: no ${CHROMIUM})`,
@@ -46,7 +36,7 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           // The Owner signs in and invites a colleague from the Team page.
           const { page, problems } = yield* openConsolePage(browser)
-          yield* step(() => page.goto(`${app.baseUrl}/console/team`, { waitUntil: "networkidle" }))
+          yield* step(() => page.goto(`${app.baseUrl}/console/settings/team`, { waitUntil: "networkidle" }))
           yield* step(() => page.getByLabel("Email").fill(owner.email))
           yield* step(() => page.getByLabel("Password").fill(owner.password))
           yield* step(() => page.getByRole("button", { name: "Sign in" }).click())
@@ -59,7 +49,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByRole("button", { name: "Send invitation" }).click())
           yield* step(() => page.locator(".field-invalid").getByLabel("E-mail").waitFor())
           yield* step(() => page.getByLabel("E-mail").fill(invitee))
-          yield* step(() => page.getByLabel("Role").selectOption("developer"))
+          yield* step(() => page.getByLabel("Role", { exact: true }).selectOption("developer"))
           yield* step(() => page.getByRole("button", { name: "Send invitation" }).click())
           yield* step(() => page.getByText(`Invitation sent to ${invitee}`).waitFor())
           yield* step(() => page.getByRole("row", { name: new RegExp(`^${invitee.replace(/[.]/g, "\\.")} Developer`) }).waitFor())
@@ -67,7 +57,7 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           // The colleague opens the mailed link in their own browser and creates their account there.
           const guest = yield* openConsolePage(browser)
-          const invitationLink = yield* mailedLink(app, invitee, "/console/invitation")
+          const invitationLink = yield* Effect.promise(() => mailedLink(app, invitee, "/console/invitation"))
           yield* step(() => guest.page.goto(invitationLink, { waitUntil: "networkidle" }))
           yield* step(() => guest.page.getByRole("heading", { name: "Join Riverside Coffee" }).waitFor())
           expect(yield* step(() => guest.page.locator("[data-invited-email]").textContent())).toBe(invitee)
@@ -90,7 +80,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           // A new user's verification link verifies the address (opened signed out).
           const newcomer = uniqueEmail("newcomer")
           const grant = yield* app.client.auth.register({ payload: { email: newcomer, password: TEST_PASSWORD } })
-          const verifyLink = yield* mailedLink(app, newcomer, "/console/verify-email")
+          const verifyLink = yield* Effect.promise(() => mailedLink(app, newcomer, "/console/verify-email"))
           const visitor = yield* openConsolePage(browser)
           yield* step(() => visitor.page.goto(verifyLink, { waitUntil: "networkidle" }))
           yield* step(() => visitor.page.getByRole("heading", { name: "Your e-mail address is verified" }).waitFor())
@@ -100,7 +90,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           // An invitation to an address that has an account: its owner signs in on the link's page and joins.
           const ownerConsole = yield* makeConsoleClient({ baseUrl: app.baseUrl, sessionToken: owner.token }).pipe(Effect.provide(FetchHttpClient.layer))
           yield* ownerConsole.InviteMember({ organization_id: owner.organizationId, email: newcomer, role: "analyst" })
-          const existingLink = yield* mailedLink(app, newcomer, "/console/invitation")
+          const existingLink = yield* Effect.promise(() => mailedLink(app, newcomer, "/console/invitation"))
           yield* step(() => visitor.page.goto(existingLink, { waitUntil: "networkidle" }))
           yield* step(() => visitor.page.getByRole("heading", { name: "Sign in to accept" }).waitFor())
           yield* capture(visitor.page, "invitation-sign-in")
@@ -121,7 +111,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByRole("button", { name: "Send confirmation link" }).click())
           yield* step(() => page.getByText(`A confirmation link is on its way to ${moved}`).waitFor())
           yield* capture(page, "profile")
-          const confirmLink = yield* mailedLink(app, moved, "/console/confirm-email")
+          const confirmLink = yield* Effect.promise(() => mailedLink(app, moved, "/console/confirm-email"))
           yield* step(() => page.goto(confirmLink, { waitUntil: "networkidle" }))
           yield* step(() => page.getByRole("heading", { name: "Confirm your new e-mail address" }).waitFor())
           yield* capture(page, "confirm-email")
