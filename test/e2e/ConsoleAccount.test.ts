@@ -1,10 +1,11 @@
 /**
  * The account pages of the console in a real browser, from the links the mails carry: an Owner invites a
- * colleague from the Team page, the colleague opens the mailed link, creates their account there and lands
- * in the console as a member of the organization (its store in the switcher); a new user's verification
- * link verifies the address, and an invitation to that address is accepted by signing in on the link's
- * page; a change of e-mail asked for on the Profile page happens from the link mailed
- * to the new address. axe-core at every screen; screenshots at 1280 and 390 px in test-output/console/account/.
+ * colleague from the Team page (and revokes a mistaken invitation, whose link then fails), the colleague
+ * opens the mailed link, creates their account there and lands in the console as a member of the
+ * organization (its store in the switcher); a new user's verification link verifies the address, and an
+ * invitation to that address is accepted by signing in on the link's page; a change of e-mail asked for on
+ * the Profile page happens from the link mailed to the new address. axe-core at every screen; screenshots
+ * at 1280 and 390 px in test-output/console/account/.
  *
  * Needs /usr/bin/chromium (`apt-get install chromium`); without it the suite is skipped.
  */
@@ -54,6 +55,13 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByText(`Invitation sent to ${invitee}`).waitFor())
           yield* step(() => page.getByRole("row", { name: new RegExp(`^${invitee.replace(/[.]/g, "\\.")} Developer`) }).waitFor())
           yield* capture(page, "team-invited")
+          // An invitation sent to the wrong address is revoked: it leaves the list and its link stops working.
+          const mistaken = uniqueEmail("mistaken")
+          yield* step(() => page.getByLabel("E-mail").fill(mistaken))
+          yield* step(() => page.getByRole("button", { name: "Send invitation" }).click())
+          yield* step(() => page.getByRole("button", { name: `Revoke the invitation of ${mistaken}` }).click())
+          yield* step(() => page.getByRole("button", { name: `Revoke the invitation of ${mistaken}` }).waitFor({ state: "detached" }))
+          const revokedLink = yield* Effect.promise(() => mailedLink(app, mistaken, "/console/invitation"))
 
           // The colleague opens the mailed link in their own browser and creates their account there.
           const guest = yield* openConsolePage(browser)
@@ -76,6 +84,8 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => guest.page.goto(invitationLink, { waitUntil: "networkidle" }))
           yield* step(() => guest.page.getByRole("heading", { name: "This invitation cannot be used" }).waitFor())
           yield* capture(guest.page, "invitation-used")
+          yield* step(() => guest.page.goto(revokedLink, { waitUntil: "networkidle" }))
+          yield* step(() => guest.page.getByRole("heading", { name: "This invitation cannot be used" }).waitFor())
 
           // A new user's verification link verifies the address (opened signed out).
           const newcomer = uniqueEmail("newcomer")
