@@ -1,10 +1,11 @@
 /**
  * The account pages of the console in a real browser, from the links the mails carry: an Owner invites a
- * colleague from the Team page, the colleague opens the mailed link, creates their account there and lands
- * in the console as a member of the organization (its store in the switcher); a new user's verification
- * link verifies the address, and an invitation to that address is accepted by signing in on the link's
- * page; a change of e-mail asked for on the Profile page happens from the link mailed
- * to the new address. axe-core at every screen; screenshots at 1280 and 390 px in test-output/console/account/.
+ * colleague from the Team page (and revokes a mistaken invitation, whose link then fails), the colleague
+ * opens the mailed link, creates their account there and lands in the console as a member of the
+ * organization (its store in the switcher); a new user's verification link verifies the address, and an
+ * invitation to that address is accepted by signing in on the link's page; a change of e-mail asked for on
+ * the Profile page happens from the link mailed to the new address. axe-core at every screen; screenshots
+ * at 1280 and 390 px in test-output/console/account/.
  *
  * Needs /usr/bin/chromium (`apt-get install chromium`); without it the suite is skipped.
  */
@@ -14,24 +15,14 @@ import { Effect, Layer } from "effect"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { makeConsoleClient } from "../../domain/ConsoleClient.ts"
-import { createStore, signUp, TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
+import { createStore, mailedLink, signUp, TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
 import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step } from "../support/ConsoleBrowser.ts"
 import { clientAs } from "../support/Client.ts"
-import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
+import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
 const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/console/account/", import.meta.url))
 const capture = (page: Page, name: string) => captureAt(OUTPUT_DIR, page, name)
-
-/** The newest link to `path` in the mails to `recipient`, on the test server's own origin. */
-const mailedLink = (app: TestAppShape, recipient: string, path: string) =>
-  Effect.promise(async () => {
-    const bodies = (await app.mailTo(recipient)).map((mail) => mail.body)
-    const found = bodies.flatMap((body) => body.match(/https?:\/\/\S+/g) ?? []).map((url) => new URL(url)).filter((url) => url.pathname === path)
-    const link = found.at(-1)
-    if (link === undefined) throw new Error(`no ${path} link mailed to ${recipient}`)
-    return app.baseUrl + link.pathname + link.search
-  })
 
 describe.skipIf(!HAS_CHROMIUM)(
   HAS_CHROMIUM ? "console account pages in Chromium" : `console account pages in Chromium (SKIPPED: no ${CHROMIUM})`,
@@ -46,7 +37,7 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           // The Owner signs in and invites a colleague from the Team page.
           const { page, problems } = yield* openConsolePage(browser)
-          yield* step(() => page.goto(`${app.baseUrl}/console/team`, { waitUntil: "networkidle" }))
+          yield* step(() => page.goto(`${app.baseUrl}/console/settings/team`, { waitUntil: "networkidle" }))
           yield* step(() => page.getByLabel("Email").fill(owner.email))
           yield* step(() => page.getByLabel("Password").fill(owner.password))
           yield* step(() => page.getByRole("button", { name: "Sign in" }).click())
@@ -59,15 +50,22 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByRole("button", { name: "Send invitation" }).click())
           yield* step(() => page.locator(".field-invalid").getByLabel("E-mail").waitFor())
           yield* step(() => page.getByLabel("E-mail").fill(invitee))
-          yield* step(() => page.getByLabel("Role").selectOption("developer"))
+          yield* step(() => page.getByLabel("Role", { exact: true }).selectOption("developer"))
           yield* step(() => page.getByRole("button", { name: "Send invitation" }).click())
           yield* step(() => page.getByText(`Invitation sent to ${invitee}`).waitFor())
           yield* step(() => page.getByRole("row", { name: new RegExp(`^${invitee.replace(/[.]/g, "\\.")} Developer`) }).waitFor())
           yield* capture(page, "team-invited")
+          // An invitation sent to the wrong address is revoked: it leaves the list and its link stops working.
+          const mistaken = uniqueEmail("mistaken")
+          yield* step(() => page.getByLabel("E-mail").fill(mistaken))
+          yield* step(() => page.getByRole("button", { name: "Send invitation" }).click())
+          yield* step(() => page.getByRole("button", { name: `Revoke the invitation of ${mistaken}` }).click())
+          yield* step(() => page.getByRole("button", { name: `Revoke the invitation of ${mistaken}` }).waitFor({ state: "detached" }))
+          const revokedLink = yield* Effect.promise(() => mailedLink(app, mistaken, "/console/invitation"))
 
           // The colleague opens the mailed link in their own browser and creates their account there.
           const guest = yield* openConsolePage(browser)
-          const invitationLink = yield* mailedLink(app, invitee, "/console/invitation")
+          const invitationLink = yield* Effect.promise(() => mailedLink(app, invitee, "/console/invitation"))
           yield* step(() => guest.page.goto(invitationLink, { waitUntil: "networkidle" }))
           yield* step(() => guest.page.getByRole("heading", { name: "Join Riverside Coffee" }).waitFor())
           expect(yield* step(() => guest.page.locator("[data-invited-email]").textContent())).toBe(invitee)
@@ -86,11 +84,13 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => guest.page.goto(invitationLink, { waitUntil: "networkidle" }))
           yield* step(() => guest.page.getByRole("heading", { name: "This invitation cannot be used" }).waitFor())
           yield* capture(guest.page, "invitation-used")
+          yield* step(() => guest.page.goto(revokedLink, { waitUntil: "networkidle" }))
+          yield* step(() => guest.page.getByRole("heading", { name: "This invitation cannot be used" }).waitFor())
 
           // A new user's verification link verifies the address (opened signed out).
           const newcomer = uniqueEmail("newcomer")
           const grant = yield* app.client.auth.register({ payload: { email: newcomer, password: TEST_PASSWORD } })
-          const verifyLink = yield* mailedLink(app, newcomer, "/console/verify-email")
+          const verifyLink = yield* Effect.promise(() => mailedLink(app, newcomer, "/console/verify-email"))
           const visitor = yield* openConsolePage(browser)
           yield* step(() => visitor.page.goto(verifyLink, { waitUntil: "networkidle" }))
           yield* step(() => visitor.page.getByRole("heading", { name: "Your e-mail address is verified" }).waitFor())
@@ -100,7 +100,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           // An invitation to an address that has an account: its owner signs in on the link's page and joins.
           const ownerConsole = yield* makeConsoleClient({ baseUrl: app.baseUrl, sessionToken: owner.token }).pipe(Effect.provide(FetchHttpClient.layer))
           yield* ownerConsole.InviteMember({ organization_id: owner.organizationId, email: newcomer, role: "analyst" })
-          const existingLink = yield* mailedLink(app, newcomer, "/console/invitation")
+          const existingLink = yield* Effect.promise(() => mailedLink(app, newcomer, "/console/invitation"))
           yield* step(() => visitor.page.goto(existingLink, { waitUntil: "networkidle" }))
           yield* step(() => visitor.page.getByRole("heading", { name: "Sign in to accept" }).waitFor())
           yield* capture(visitor.page, "invitation-sign-in")
@@ -121,7 +121,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByRole("button", { name: "Send confirmation link" }).click())
           yield* step(() => page.getByText(`A confirmation link is on its way to ${moved}`).waitFor())
           yield* capture(page, "profile")
-          const confirmLink = yield* mailedLink(app, moved, "/console/confirm-email")
+          const confirmLink = yield* Effect.promise(() => mailedLink(app, moved, "/console/confirm-email"))
           yield* step(() => page.goto(confirmLink, { waitUntil: "networkidle" }))
           yield* step(() => page.getByRole("heading", { name: "Confirm your new e-mail address" }).waitFor())
           yield* capture(page, "confirm-email")

@@ -195,7 +195,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => adminPage.getByRole("button", { name: "Submit for approval" }).click())
           yield* step(() => adminPage.locator(".amount-title [data-status='pending_approval']").waitFor())
           // The Admin may not approve: the page says why, and the server refuses the call all the same.
-          yield* step(() => adminPage.getByTestId("approval-refusal").filter({ hasText: "Only an Owner can approve" }).waitFor())
+          yield* step(() => adminPage.getByTestId("approval-refusal").filter({ hasText: "Your role (Admin) does not allow this: approve or reject promotions" }).waitFor())
           expect(yield* step(() => adminPage.getByRole("button", { name: "Approve" }).isDisabled())).toBe(true)
           yield* capture(adminPage, "promotion-pending-admin")
           const adminRpc = yield* makeConsoleClient({ baseUrl: app.baseUrl, sessionToken: admin.token }).pipe(Effect.provide(FetchHttpClient.layer))

@@ -2,11 +2,11 @@
  * The console's settings, team, links and billing in a real browser (Debian's Chromium driven by
  * playwright-core) against the service on PostgreSQL: an owner brands the checkout and sees the preview
  * follow the form, sets the provider credentials (masked once saved), adds and deactivates a branch, submits
- * the verification, adds a member, creates a payment link and copies it, edits a webhook endpoint and
- * rotates its secret, sees the webhooks a payment set off on its page, and changes plan, paying the invoice's
- * KHQR. The member then signs in with fewer rights: the actions their role may not take are disabled with the
- * reason, and the server refuses them anyway. axe-core checks every page; screenshots at 1280 and 390 px wide
- * go to test-output/console/settings/.
+ * the verification, invites a user who has an account, creates a payment link and copies it, edits a webhook
+ * endpoint and rotates its secret, sees the webhooks a payment set off on its page, and changes plan, paying
+ * the invoice's KHQR. The invited user then accepts from the mailed link and works with fewer rights: the
+ * actions their role may not take are disabled with the reason, and the server refuses them anyway. axe-core
+ * checks every page; screenshots at 1280 and 390 px wide go to test-output/console/settings/.
  *
  * Needs /usr/bin/chromium (`apt-get install chromium`); without it the suite is skipped.
  */
@@ -18,7 +18,7 @@ import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { makeConsoleClient } from "../../domain/ConsoleClient.ts"
-import { signUp, TEST_PASSWORD } from "../support/Accounts.ts"
+import { mailedLink, signUp, TEST_PASSWORD } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
 import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step } from "../support/ConsoleBrowser.ts"
 import { clientAs } from "../support/Client.ts"
@@ -58,7 +58,7 @@ describe.skipIf(!HAS_CHROMIUM)(
   HAS_CHROMIUM ? "console settings in Chromium" : `console settings in Chromium (SKIPPED: no ${CHROMIUM}; apt-get install chromium)`,
   () => {
     layer(Layer.merge(testAppLayer({ webhookAllowPrivateNetworks: true }), consoleBrowserLayer), { timeout: 180_000, excludeTestServices: true })("settings", (it) => {
-      it.scoped("brand the checkout, add a member with fewer rights, a payment link, a webhook edit, a plan change", () =>
+      it.scoped("brand the checkout, invite a member with fewer rights, a payment link, a webhook edit, a plan change", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
           // The owner's store, with a webhook endpoint and a paid payment made through REST.
@@ -129,14 +129,14 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByTestId("verification-status").filter({ hasText: "In review" }).waitFor())
           yield* capture(page, "verification")
 
-          // Team: a registered user added as an Analyst; the role table says what each role may do.
+          // Team: a user who has an account is invited as an Analyst; the role table says what each role may do.
           yield* menu(page, "Team")
           yield* step(() => page.getByRole("heading", { name: "What each role may do" }).waitFor())
           yield* step(() => page.getByLabel("E-mail").fill(analyst.email))
           yield* step(() => page.getByLabel("Role", { exact: true }).selectOption("analyst"))
-          yield* step(() => page.getByRole("button", { name: "Add member" }).click())
-          yield* step(() => page.getByText(`${analyst.email} is now a member as Analyst.`).waitFor())
-          yield* step(() => page.getByLabel(`Role of ${analyst.email}`).waitFor())
+          yield* step(() => page.getByRole("button", { name: "Send invitation" }).click())
+          yield* step(() => page.getByText(`Invitation sent to ${analyst.email}`).waitFor())
+          yield* step(() => page.getByRole("button", { name: `Revoke the invitation of ${analyst.email}` }).waitFor())
           yield* capture(page, "team")
 
           // A payment link: created, then its public link copied.
@@ -200,9 +200,15 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByRole("heading", { name: "Starter plan" }).waitFor({ timeout: 10_000 }))
           yield* capture(page, "billing")
 
-          // The member signs in with fewer rights: what an Analyst may not do is disabled with the reason.
+          // The invited user accepts from the mailed link, signing in there, and works with fewer rights: what an
+          // Analyst may not do is disabled with the reason.
           yield* step(() => page.getByRole("button", { name: "Sign out" }).click())
-          yield* signIn(page, analyst.email)
+          yield* step(() => page.getByRole("heading", { name: "Sign in to your account" }).waitFor())
+          yield* step(async () => page.goto(await mailedLink(app, analyst.email, "/console/invitation"), { waitUntil: "networkidle" }))
+          yield* step(() => page.getByRole("heading", { name: "Sign in to accept" }).waitFor())
+          yield* step(() => page.getByLabel("Password").fill(TEST_PASSWORD))
+          yield* step(() => page.getByRole("button", { name: "Sign in and join" }).click())
+          yield* step(() => page.getByRole("heading", { name: "Home" }).waitFor())
           yield* menu(page, "Payment links")
           const createLink = page.getByRole("button", { name: "Create link" })
           yield* step(() => createLink.waitFor())
@@ -211,7 +217,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* capture(page, "payment-links-analyst")
           yield* menu(page, "Team")
           yield* step(() => page.getByRole("note").filter({ hasText: "Your role (Analyst) does not allow this" }).waitFor())
-          expect(yield* step(() => page.getByRole("button", { name: "Add member" }).count())).toBe(0)
+          expect(yield* step(() => page.getByRole("button", { name: "Send invitation" }).count())).toBe(0)
           yield* capture(page, "team-analyst")
 
           // The server refuses the same calls from the member's session, whatever the page shows.

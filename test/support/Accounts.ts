@@ -35,6 +35,15 @@ export const verificationToken = async (app: TestAppShape, email: string): Promi
   return token
 }
 
+/** The newest link to `path` (e.g. "/console/invitation") in the mails to `recipient`, on the test server's own origin. */
+export const mailedLink = async (app: TestAppShape, recipient: string, path: string): Promise<string> => {
+  const bodies = (await app.mailTo(recipient)).map((mail) => mail.body)
+  const found = bodies.flatMap((body) => body.match(/https?:\/\/\S+/g) ?? []).map((url) => new URL(url)).filter((url) => url.pathname === path)
+  const link = found.at(-1)
+  if (link === undefined) throw new Error(`no ${path} link mailed to ${recipient}`)
+  return app.baseUrl + link.pathname + link.search
+}
+
 /** Verifies `email` with the newest verification link sent to it, as the address's owner would. */
 export const verifyEmail = async (app: TestAppShape, email: string): Promise<void> => {
   const token = await verificationToken(app, email)

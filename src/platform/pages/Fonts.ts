@@ -48,6 +48,9 @@ export const PageFontsLive = Layer.effectDiscard(Effect.gen(function*() {
       contentType: "font/woff2",
       headers: {
         "cache-control": "public, max-age=31536000, immutable",
+        // Fonts are always fetched in CORS mode: the console's branding preview is a sandboxed frame
+        // (origin "null"), which may load the public font only when any origin is allowed.
+        "access-control-allow-origin": "*",
         "x-content-type-options": "nosniff"
       }
     })

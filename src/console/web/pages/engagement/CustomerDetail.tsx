@@ -12,7 +12,8 @@ import { Link, navigate } from "../../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey, StatusBadge } from "../../ui.tsx"
 import { CheckField, LoadError, SelectField } from "../../ui/Fields.tsx"
-import { guard, useStoreAccess } from "./access.ts"
+import { usePermission } from "../../permissions.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { useMemberNames } from "./promotionParts.tsx"
 
 export const ENTRY_LABELS: Record<PointsEntryType, string> = {
@@ -32,7 +33,6 @@ const customerName = (customer: Customer360) =>
 export const CustomerDetailPage = ({ id }: { readonly id: string }) => {
   const customerId = id as CustomerId
   const queryClient = useQueryClient()
-  const access = useStoreAccess()
   const overview = useConsoleQuery(["customer", id], (client) => client.CustomerOverview({ id: customerId }))
   const points = useConsoleQuery(["customer-points", id], (client) => client.CustomerPoints({ id: customerId, limit: 20 }))
   const [dialog, setDialog] = useState<"adjust" | "redeem" | "erase" | undefined>(undefined)
@@ -55,7 +55,6 @@ export const CustomerDetailPage = ({ id }: { readonly id: string }) => {
   const customer = overview.data
   const erased = customer.erased_at !== null
   const metrics = customer.metrics
-  const writable = access.can("customer.write")
   return (
     <div className="page">
       <p className="breadcrumb"><Link to="/customers">← Customers</Link></p>
@@ -70,15 +69,16 @@ export const CustomerDetailPage = ({ id }: { readonly id: string }) => {
           )}
         </div>
         <div className="actions">
-          <Button onClick={() => setDialog("redeem")} {...guard(writable, access.reason("redeem rewards"))}>Redeem reward</Button>
-          <Button onClick={() => setDialog("adjust")} {...guard(writable, access.reason("adjust points"))}>Adjust points</Button>
+          <PermittedButton permission="customer.write" onClick={() => setDialog("redeem")}>Redeem reward</PermittedButton>
+          <PermittedButton permission="customer.write" onClick={() => setDialog("adjust")}>Adjust points</PermittedButton>
           {erased ? null : (
-            <Button kind="danger" onClick={() => setDialog("erase")} {...guard(access.can("customer.erase"), access.reason("erase customers"))}>
+            <PermittedButton permission="customer.erase" kind="danger" onClick={() => setDialog("erase")}>
               Erase personal data
-            </Button>
+            </PermittedButton>
           )}
         </div>
       </div>
+      <PermissionNote permission="customer.write" />
 
       <div className="metrics" aria-label="Loyalty and lifetime figures">
         <div className="metric"><div className="metric-label">Points balance</div><div className="metric-value" data-testid="points-balance">{customer.points_balance.toLocaleString("en-US")}</div></div>
@@ -190,7 +190,6 @@ type Purpose = (typeof PURPOSES)[number]["key"]
 
 const PreferencesCard = ({ customer }: { readonly customer: Customer360 }) => {
   const queryClient = useQueryClient()
-  const access = useStoreAccess()
   const preferences = useConsoleQuery(["customer-preferences", customer.id], (client) => client.CustomerPreferences({ id: customer.id }))
   const log = useConsoleQuery(["consent-log", customer.id], (client) => client.CustomerConsentLog({ id: customer.id, limit: 50 }))
   const [flags, setFlags] = useState<Record<Purpose, boolean> | undefined>(undefined)
@@ -216,7 +215,8 @@ const PreferencesCard = ({ customer }: { readonly customer: Customer360 }) => {
       void queryClient.invalidateQueries({ queryKey: ["consent-log", customer.id] })
     }
   })
-  const writable = access.can("customer.write") && customer.erased_at === null
+  const erased = customer.erased_at !== null
+  const writable = usePermission("customer.write").allowed && !erased
   const memberName = useMemberNames()
   const actorName = (actor: { readonly type: string; readonly id: string }) =>
     actor.type === "api_key" ? `API key ${actor.id}` : memberName(actor.id)
@@ -255,7 +255,8 @@ const PreferencesCard = ({ customer }: { readonly customer: Customer360 }) => {
             <Field label="Policy version (optional)" name="policy_version" value={policyVersion} onChange={setPolicyVersion} error={error} placeholder="2026-01" />
           </div>
           <div className="actions">
-            <Button kind="primary" type="submit" busy={save.isPending} {...guard(writable, customer.erased_at !== null ? "An erased customer's preferences cannot change." : access.reason("change preferences"))}>Save preferences</Button>
+            <PermittedButton permission="customer.write" kind="primary" type="submit" busy={save.isPending} disabled={erased}>Save preferences</PermittedButton>
+            {erased ? <span className="muted">An erased customer's preferences cannot change.</span> : null}
             {saved ? <span className="muted" role="status">Saved; each change is in the consent log below.</span> : null}
           </div>
         </form>

@@ -9,7 +9,8 @@ import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../../
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading, newIdempotencyKey } from "../../ui.tsx"
 import { LoadError } from "../../ui/Fields.tsx"
 import { useWorkspace } from "../../workspace.tsx"
-import { guard, useStoreAccess } from "./access.ts"
+import { usePermission } from "../../permissions.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { useDebounced } from "./useDebounced.ts"
 
 const PAGE_SIZE = 25
@@ -17,7 +18,6 @@ const PAGE_SIZE = 25
 export const CustomersPage = () => {
   const { livemode, store } = useWorkspace()
   const storeId = store!.id
-  const access = useStoreAccess()
   const [search, setSearch] = useState("")
   const [cursors, setCursors] = useState<ReadonlyArray<string | undefined>>([undefined])
   const [adding, setAdding] = useState(false)
@@ -36,10 +36,9 @@ export const CustomersPage = () => {
           <h1>Customers</h1>
           <p className="muted">Everyone who pays you with a customer attached: their points, tier and consent.</p>
         </div>
-        <Button kind="primary" onClick={() => setAdding(true)} {...guard(access.can("customer.write"), access.reason("add customers"))}>
-          Add customer
-        </Button>
+        <PermittedButton permission="customer.write" kind="primary" onClick={() => setAdding(true)}>Add customer</PermittedButton>
       </div>
+      <PermissionNote permission="customer.write" />
       <div className="filter filter-grow search-field">
         <label htmlFor={searchId}>Search customers</label>
         <input id={searchId} type="search" value={search} onChange={(event) => setSearch(event.target.value)} placeholder="E-mail, name, phone or external id" />

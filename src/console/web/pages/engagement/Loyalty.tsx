@@ -11,7 +11,8 @@ import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Load
 import { CheckField, LoadError, SelectField } from "../../ui/Fields.tsx"
 import { useWorkspace } from "../../workspace.tsx"
 import { CustomerName } from "./CustomerName.tsx"
-import { guard, useStoreAccess } from "./access.ts"
+import { usePermission } from "../../permissions.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { useDebounced } from "./useDebounced.ts"
 
 const toInt = (text: string) => (text.trim() === "" ? Number.NaN : Number(text.trim()))
@@ -28,6 +29,7 @@ export const LoyaltyPage = () => {
           <p className="muted">Customers earn points on paid payments and spend them on rewards.</p>
         </div>
       </div>
+      <PermissionNote permission="marketing.manage" />
       <div className="two-columns">
         <ProgramCard />
         <LiabilityCard />
@@ -42,7 +44,6 @@ export const LoyaltyPage = () => {
 const ProgramCard = () => {
   const { store } = useWorkspace()
   const storeId = store!.id
-  const access = useStoreAccess()
   const queryClient = useQueryClient()
   const program = useConsoleQuery(["loyalty-program", storeId], (client) => client.LoyaltyProgram({ store_id: storeId }))
   const [form, setForm] = useState({ active: false, USD: "", KHR: "" })
@@ -57,7 +58,7 @@ const ProgramCard = () => {
       queryClient.setQueryData(["loyalty-program", storeId], updated)
     }
   })
-  const writable = access.can("marketing.manage")
+  const writable = usePermission("marketing.manage").allowed
   const error: ConsoleFailure | null = save.error
   return (
     <section className="card" aria-labelledby="program-title">
@@ -79,7 +80,7 @@ const ProgramCard = () => {
           </div>
           <p className="field-hint">Fractions of a point are rounded down. A tier's multiplier applies on top.</p>
           <div className="actions">
-            <Button kind="primary" type="submit" busy={save.isPending} {...guard(writable, access.reason("change the program"))}>Save program</Button>
+            <PermittedButton permission="marketing.manage" kind="primary" type="submit" busy={save.isPending}>Save program</PermittedButton>
             {saved ? <span className="muted" role="status">Saved.</span> : null}
           </div>
         </form>
@@ -117,7 +118,6 @@ const LiabilityCard = () => {
 const TiersCard = () => {
   const { store } = useWorkspace()
   const storeId = store!.id
-  const access = useStoreAccess()
   const queryClient = useQueryClient()
   const tiers = useConsoleQuery(["tiers", storeId], (client) => client.ListTiers({ store_id: storeId, limit: 100 }))
   const [form, setForm] = useState({ name: "", threshold: "", earn_multiplier: "1" })
@@ -131,7 +131,7 @@ const TiersCard = () => {
   })
   const remove = useConsoleMutation((client, id: string) => client.DeleteTier({ id: id as never }), { onSuccess: refresh })
   const [editing, setEditing] = useState<Tier | undefined>(undefined)
-  const writable = access.can("marketing.manage")
+  const writable = usePermission("marketing.manage").allowed
   const sorted = [...(tiers.data?.data ?? [])].sort((a, b) => a.threshold - b.threshold)
   return (
     <section className="card" aria-labelledby="tiers-title">
@@ -223,7 +223,6 @@ const TierDialog = ({ onClose, tier }: { readonly tier: Tier | undefined; readon
 const RewardsCard = () => {
   const { store } = useWorkspace()
   const storeId = store!.id
-  const access = useStoreAccess()
   const queryClient = useQueryClient()
   const rewards = useConsoleQuery(["rewards", storeId], (client) => client.ListRewards({ store_id: storeId, limit: 100 }))
   const [creating, setCreating] = useState(false)
@@ -231,7 +230,7 @@ const RewardsCard = () => {
   const toggle = useConsoleMutation((client, reward: Reward) => client.UpdateReward({ id: reward.id, active: !reward.active }), {
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["rewards", storeId] })
   })
-  const writable = access.can("marketing.manage")
+  const writable = usePermission("marketing.manage").allowed
   return (
     <section className="card table-card" aria-labelledby="rewards-title">
       <div className="card-header card-pad">
@@ -239,7 +238,7 @@ const RewardsCard = () => {
           <h2 id="rewards-title">Rewards</h2>
           <p className="muted">What customers spend points on. Redeem one for a customer from their page.</p>
         </div>
-        <Button onClick={() => setCreating(true)} {...guard(writable, access.reason("create rewards"))}>New reward</Button>
+        <PermittedButton permission="marketing.manage" onClick={() => setCreating(true)}>New reward</PermittedButton>
       </div>
       {rewards.error !== null ? <LoadError error={rewards.error} retry={() => void rewards.refetch()} /> : null}
       {toggle.error !== null ? <div className="alert alert-error" role="alert">{toggle.error.message}</div> : null}
@@ -367,7 +366,6 @@ const REDEMPTION_LABELS: Record<Redemption["status"], string> = { issued: "Issue
 const RedemptionsCard = () => {
   const { livemode, store } = useWorkspace()
   const storeId = store!.id
-  const access = useStoreAccess()
   const queryClient = useQueryClient()
   const redemptions = useConsoleQuery(["redemptions", storeId, livemode], (client) => client.ListRedemptions({ store_id: storeId, livemode, limit: 50 }))
   const rewards = useConsoleQuery(["rewards", storeId], (client) => client.ListRewards({ store_id: storeId, limit: 100 }))
@@ -378,7 +376,7 @@ const RedemptionsCard = () => {
   }
   const fulfil = useConsoleMutation((client, redemption: Redemption) => client.FulfilRedemption({ id: redemption.id }), { onSuccess: refresh })
   const cancel = useConsoleMutation((client, redemption: Redemption) => client.CancelRedemption({ id: redemption.id }), { onSuccess: refresh })
-  const writable = access.can("customer.write")
+  const writable = usePermission("customer.write").allowed
   const rewardName = (id: string | null) => id === null ? "Points" : rewards.data?.data.find((reward) => reward.id === id)?.name ?? id
   const failure = fulfil.error ?? cancel.error
   return (

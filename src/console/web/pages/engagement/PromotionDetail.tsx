@@ -12,7 +12,8 @@ import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../../
 import { Button, Dialog, Field, FormError, formatAmount, formatTime, Loading } from "../../ui.tsx"
 import { LoadError } from "../../ui/Fields.tsx"
 import { useWorkspace } from "../../workspace.tsx"
-import { guard, useStoreAccess } from "./access.ts"
+import { usePermission } from "../../permissions.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import {
   formOfPromotion,
   PROMOTION_FIELDS,
@@ -41,7 +42,7 @@ export const PromotionDetailPage = ({ id }: { readonly id: string }) => {
   const promotionId = id as PromotionId
   const queryClient = useQueryClient()
   const { context } = useWorkspace()
-  const access = useStoreAccess()
+  const approve = usePermission("promotion.approve")
   const memberName = useMemberNames()
   const promotion = useConsoleQuery(["promotion", id], (client) => client.GetPromotion({ id: promotionId }))
   const { store } = useWorkspace()
@@ -72,11 +73,10 @@ export const PromotionDetailPage = ({ id }: { readonly id: string }) => {
   }
   const current = promotion.data
   const status = current.status
-  const manage = access.can("marketing.manage")
   const submittedByMe = current.submitted_by === context.me.user.id
   /** Why this user may not approve or reject, or undefined when they may. */
-  const decideRefusal = !access.can("promotion.approve")
-    ? "Only an Owner can approve or reject a promotion."
+  const decideRefusal = !approve.allowed
+    ? approve.reason
     : submittedByMe
     ? "You submitted this promotion: another Owner must approve or reject it."
     : undefined
@@ -94,23 +94,24 @@ export const PromotionDetailPage = ({ id }: { readonly id: string }) => {
           {status === "draft" || status === "rejected"
             ? (
               <>
-                <Button onClick={() => setEditing(true)} {...guard(manage, access.reason("edit promotions"))}>Edit</Button>
-                <Button kind="ghost" onClick={() => remove.mutate()} busy={remove.isPending} disabled={!manage}>Delete</Button>
+                <PermittedButton permission="marketing.manage" onClick={() => setEditing(true)}>Edit</PermittedButton>
+                <PermittedButton permission="marketing.manage" kind="ghost" onClick={() => remove.mutate()} busy={remove.isPending}>Delete</PermittedButton>
               </>
             )
             : null}
           {status === "draft"
-            ? <Button kind="primary" busy={move.isPending} disabled={!manage} onClick={() => move.mutate("SubmitPromotion")}>Submit for approval</Button>
+            ? <PermittedButton permission="marketing.manage" kind="primary" busy={move.isPending} onClick={() => move.mutate("SubmitPromotion")}>Submit for approval</PermittedButton>
             : null}
           {status === "approved" || status === "paused"
-            ? <Button kind="primary" busy={move.isPending} disabled={!manage} onClick={() => move.mutate("ActivatePromotion")}>{status === "paused" ? "Resume" : "Activate"}</Button>
+            ? <PermittedButton permission="marketing.manage" kind="primary" busy={move.isPending} onClick={() => move.mutate("ActivatePromotion")}>{status === "paused" ? "Resume" : "Activate"}</PermittedButton>
             : null}
-          {status === "active" ? <Button busy={move.isPending} disabled={!manage} onClick={() => move.mutate("PausePromotion")}>Pause</Button> : null}
+          {status === "active" ? <PermittedButton permission="marketing.manage" busy={move.isPending} onClick={() => move.mutate("PausePromotion")}>Pause</PermittedButton> : null}
           {status === "active" || status === "paused"
-            ? <Button kind="danger" busy={move.isPending} disabled={!manage} onClick={() => move.mutate("EndPromotion")}>End</Button>
+            ? <PermittedButton permission="marketing.manage" kind="danger" busy={move.isPending} onClick={() => move.mutate("EndPromotion")}>End</PermittedButton>
             : null}
         </div>
       </div>
+      <PermissionNote permission="marketing.manage" />
       {failure !== null ? <div className="alert alert-error" role="alert">{failure.message}</div> : null}
       {status === "rejected" && current.rejection_reason !== null
         ? <div className="alert alert-warning" role="note"><strong>Rejected:</strong> {current.rejection_reason}. Edit it to return it to draft.</div>

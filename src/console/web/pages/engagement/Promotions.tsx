@@ -11,7 +11,8 @@ import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Empty, FormError, formatTime, Loading } from "../../ui.tsx"
 import { LoadError } from "../../ui/Fields.tsx"
 import { useWorkspace } from "../../workspace.tsx"
-import { guard, useStoreAccess } from "./access.ts"
+import { usePermission } from "../../permissions.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import {
   emptyPromotionForm,
   PROMOTION_FIELDS,
@@ -25,16 +26,15 @@ import {
 export const PromotionsPage = () => {
   const { context, store } = useWorkspace()
   const storeId = store!.id
-  const access = useStoreAccess()
   const memberName = useMemberNames()
   const promotions = useConsoleQuery(["promotions", storeId], (client) => client.ListPromotions({ store_id: storeId, limit: 100 }))
   const [creating, setCreating] = useState(false)
   const all = promotions.data?.data ?? []
   const waiting = all.filter((promotion) => promotion.status === "pending_approval")
   const mine = (promotion: Promotion) => promotion.submitted_by === context.me.user.id
-  const approver = access.can("promotion.approve")
+  const approver = usePermission("promotion.approve").allowed
   const queue = approver ? waiting.filter((promotion) => !mine(promotion)) : []
-  const writable = access.can("marketing.manage")
+  const writable = usePermission("marketing.manage").allowed
 
   return (
     <div className="page">
@@ -43,8 +43,9 @@ export const PromotionsPage = () => {
           <h1>Promotions</h1>
           <p className="muted">Bonus points on qualifying payments. Each goes live only after an Owner other than its submitter approves it.</p>
         </div>
-        <Button kind="primary" onClick={() => setCreating(true)} {...guard(writable, access.reason("create promotions"))}>New promotion</Button>
+        <PermittedButton permission="marketing.manage" kind="primary" onClick={() => setCreating(true)}>New promotion</PermittedButton>
       </div>
+      <PermissionNote permission="marketing.manage" />
       {promotions.error !== null ? <LoadError error={promotions.error} retry={() => void promotions.refetch()} /> : null}
       {approver
         ? (

@@ -12,7 +12,8 @@ import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Load
 import { CheckField, LoadError } from "../../ui/Fields.tsx"
 import { useWorkspace } from "../../workspace.tsx"
 import { CustomerName } from "./CustomerName.tsx"
-import { guard, useStoreAccess } from "./access.ts"
+import { usePermission } from "../../permissions.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 
 const FLAG_LABELS: Record<ReferralFlag, string> = {
   self_referral: "Same e-mail, phone or id as the referrer",
@@ -33,6 +34,7 @@ export const ReferralsPage = () => (
         <p className="muted">Customers invite friends with their code; both earn points, the referrer a commission.</p>
       </div>
     </div>
+    <PermissionNote permission="marketing.manage" />
     <FunnelCard />
     <ProgramCard />
     <ReviewQueue />
@@ -68,7 +70,6 @@ const FunnelCard = () => {
 const ProgramCard = () => {
   const { store } = useWorkspace()
   const storeId = store!.id
-  const access = useStoreAccess()
   const queryClient = useQueryClient()
   const program = useConsoleQuery(["referral-program", storeId], (client) => client.ReferralProgram({ store_id: storeId }))
   const [form, setForm] = useState({ active: false, referrer_points: "", referee_points: "", commission_percent: "", commission_window_days: "", max_referrals_per_day: "" })
@@ -102,7 +103,7 @@ const ProgramCard = () => {
       queryClient.setQueryData(["referral-program", storeId], updated)
     }
   })
-  const writable = access.can("marketing.manage")
+  const writable = usePermission("marketing.manage").allowed
   const error: ConsoleFailure | null = save.error
   const set = (field: Exclude<keyof typeof form, "active">) => (value: string) => setForm((previous) => ({ ...previous, [field]: value }))
   return (
@@ -127,7 +128,7 @@ const ProgramCard = () => {
             <Field label="Referrals a day per referrer" name="max_referrals_per_day" value={form.max_referrals_per_day} onChange={set("max_referrals_per_day")} inputMode="numeric" error={error} hint="More are flagged for review." />
           </div>
           <div className="actions">
-            <Button kind="primary" type="submit" busy={save.isPending} {...guard(writable, access.reason("change the program"))}>Save program</Button>
+            <PermittedButton permission="marketing.manage" kind="primary" type="submit" busy={save.isPending}>Save program</PermittedButton>
             {saved ? <span className="muted" role="status">Saved.</span> : null}
           </div>
         </form>
@@ -139,10 +140,9 @@ const ProgramCard = () => {
 const ReviewQueue = () => {
   const { livemode, store } = useWorkspace()
   const storeId = store!.id
-  const access = useStoreAccess()
   const flagged = useConsoleQuery(["referrals", storeId, livemode, "flagged"], (client) => client.ListReferrals({ store_id: storeId, livemode, flagged_only: true, limit: 50 }))
   const [reviewing, setReviewing] = useState<{ readonly referral: Referral; readonly decision: "clear" | "void" } | undefined>(undefined)
-  const writable = access.can("customer.write")
+  const writable = usePermission("customer.write").allowed
   return (
     <section className="card table-card" aria-labelledby="review-title">
       <div className="card-header card-pad">
@@ -165,8 +165,8 @@ const ReviewQueue = () => {
                   <td>{referral.flags.map((flag) => <div key={flag}>{FLAG_LABELS[flag]}</div>)}</td>
                   <td className="hide-narrow nowrap">{formatTime(referral.created_at)}</td>
                   <td className="row-actions">
-                    <Button kind="ghost" {...guard(writable, access.reason("review referrals"))} onClick={() => setReviewing({ referral, decision: "clear" })}>Clear</Button>
-                    <Button kind="ghost" {...guard(writable, access.reason("review referrals"))} onClick={() => setReviewing({ referral, decision: "void" })}>Void</Button>
+                    <PermittedButton permission="customer.write" kind="ghost" onClick={() => setReviewing({ referral, decision: "clear" })}>Clear</PermittedButton>
+                    <PermittedButton permission="customer.write" kind="ghost" onClick={() => setReviewing({ referral, decision: "void" })}>Void</PermittedButton>
                   </td>
                 </tr>
               ))}
@@ -254,7 +254,6 @@ const ReferralsTable = () => {
 const CommissionsCard = () => {
   const { livemode, store } = useWorkspace()
   const storeId = store!.id
-  const access = useStoreAccess()
   const queryClient = useQueryClient()
   const summary = useConsoleQuery(["commissions", storeId, livemode, "summary"], (client) => client.CommissionTotals({ store_id: storeId, livemode }))
   const commissions = useConsoleQuery(["commissions", storeId, livemode, "list"], (client) => client.ListCommissions({ store_id: storeId, livemode, limit: 50 }))
@@ -276,7 +275,7 @@ const CommissionsCard = () => {
       payout.reset()
     }
   }, [paying])
-  const writable = access.can("customer.write")
+  const writable = usePermission("customer.write").allowed
   return (
     <section className="card table-card" aria-labelledby="commissions-title">
       <div className="card-header card-pad">
@@ -284,7 +283,7 @@ const CommissionsCard = () => {
           <h2 id="commissions-title">Commissions</h2>
           <p className="muted">Owed to referrers on their referees' payments. Mark them paid once you paid them.</p>
         </div>
-        <Button onClick={() => setPaying({ referrerId: undefined })} {...guard(writable, access.reason("pay commissions"))}>Pay out all</Button>
+        <PermittedButton permission="customer.write" onClick={() => setPaying({ referrerId: undefined })}>Pay out all</PermittedButton>
       </div>
       {paid === undefined ? null : <div className="alert alert-success" role="status">{paid}</div>}
       {summary.error !== null ? <LoadError error={summary.error} retry={() => void summary.refetch()} /> : null}

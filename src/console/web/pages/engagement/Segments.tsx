@@ -12,7 +12,8 @@ import { Button, Empty, Field, FormError, formatTime, Loading } from "../../ui.t
 import { toMinor } from "../../money.ts"
 import { LoadError, SelectField } from "../../ui/Fields.tsx"
 import { useWorkspace } from "../../workspace.tsx"
-import { guard, useStoreAccess } from "./access.ts"
+import { usePermission } from "../../permissions.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { useDebounced } from "./useDebounced.ts"
 
 const FIELDS: ReadonlyArray<{ readonly value: RuleField; readonly label: string; readonly kind: "money-USD" | "money-KHR" | "count" | "tier" | "consent" }> = [
@@ -97,7 +98,6 @@ const newRule = (): DraftRule => ({ key: nextKey++, field: "payments_count", op:
 export const SegmentsPage = () => {
   const { livemode, store } = useWorkspace()
   const storeId = store!.id
-  const access = useStoreAccess()
   const queryClient = useQueryClient()
   const segments = useConsoleQuery(["segments", storeId], (client) => client.ListSegments({ store_id: storeId, limit: 100 }))
   const tiers = useConsoleQuery(["tiers", storeId], (client) => client.ListTiers({ store_id: storeId, limit: 100 }))
@@ -151,7 +151,7 @@ export const SegmentsPage = () => {
     return param !== undefined && (param === `rules.${index}` || param.startsWith(`rules.${index}.`)) ? serverError!.message.replace(/^rules\.\d+: /, "") : undefined
   }
   const ruleFailure = serverError?.param?.startsWith("rules.") === true
-  const writable = access.can("marketing.manage")
+  const writable = usePermission("marketing.manage").allowed
   const tierOptions = [{ value: "", label: "No tier" }, ...(tiers.data?.data ?? []).map((tier) => ({ value: tier.id, label: tier.name }))]
   const update = (index: number, change: Partial<DraftRule>) =>
     setRules(rules.map((rule, at) => {
@@ -174,6 +174,7 @@ export const SegmentsPage = () => {
         </div>
         <Button onClick={() => load(undefined)}>New segment</Button>
       </div>
+      <PermissionNote permission="marketing.manage" />
       <div className="segment-layout">
         <section className="card" aria-labelledby="builder-title">
           <h2 id="builder-title">{editing === undefined ? "New segment" : `Edit “${editing.name}”`}</h2>
@@ -200,9 +201,9 @@ export const SegmentsPage = () => {
             </ol>
             <div className="actions">
               <Button onClick={() => setRules([...rules, newRule()])}>Add rule</Button>
-              <Button kind="primary" type="submit" busy={save.isPending} {...guard(writable, access.reason("save segments"))} disabled={!writable || !valid}>
+              <PermittedButton permission="marketing.manage" kind="primary" type="submit" busy={save.isPending} disabled={!valid}>
                 {editing === undefined ? "Save segment" : "Save changes"}
-              </Button>
+              </PermittedButton>
             </div>
             {saved === undefined ? null : <div className="alert alert-success" role="status">{saved}</div>}
           </form>

@@ -12,6 +12,7 @@ import { type Game, verifyGame } from "../../../../../domain/Games.ts"
 import type { GameDrawRecord } from "../../../../../domain/console/Games.ts"
 import { Link } from "../../router.tsx"
 import { callConsole, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../../rpc.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 import { ErrorNotice, formatPercent } from "../../ui/Forms.tsx"
 import { GameStateBadge, gameState, gameTypeLabel, oddsOf } from "./Games.tsx"
@@ -73,12 +74,13 @@ export const GameDetailPage = ({ id }: { readonly id: string }) => {
         {closed ? null : (
           <div className="actions">
             {current.active
-              ? <Button onClick={() => setActive.mutate(false)} busy={setActive.isPending}>Pause</Button>
-              : <Button kind="primary" onClick={() => setActive.mutate(true)} busy={setActive.isPending}>Activate</Button>}
-            <Button kind="danger" onClick={() => setEnding(true)}>End game</Button>
+              ? <PermittedButton permission="marketing.manage" onClick={() => setActive.mutate(false)} busy={setActive.isPending}>Pause</PermittedButton>
+              : <PermittedButton permission="marketing.manage" kind="primary" onClick={() => setActive.mutate(true)} busy={setActive.isPending}>Activate</PermittedButton>}
+            <PermittedButton permission="marketing.manage" kind="danger" onClick={() => setEnding(true)}>End game</PermittedButton>
           </div>
         )}
       </div>
+      <PermissionNote permission="marketing.manage" />
       <ErrorNotice error={setActive.error} />
       {state === "Paused" ? <div className="alert alert-warning" role="note">Paused: customers see the game but cannot play it. Activate it when its odds are right.</div> : null}
 
@@ -274,7 +276,7 @@ const ScratchCardForm = ({ gameId }: { readonly gameId: Game["id"] }) => {
       }} noValidate>
         <FormError error={issue.error} fields={["customer_id"]} />
         <Field label="Customer ID" name="customer_id" value={customerId} onChange={setCustomerId} placeholder="cus_…" error={issue.error} required />
-        <div><Button type="submit" busy={issue.isPending}>Issue card</Button></div>
+        <div><PermittedButton permission="marketing.manage" type="submit" busy={issue.isPending}>Issue card</PermittedButton></div>
       </form>
       {issue.data === undefined ? null : (
         <div className="alert alert-success" role="status">

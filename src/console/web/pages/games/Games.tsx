@@ -8,6 +8,7 @@ import { useEffect, useState } from "react"
 import type { Game, GameType, PrizeKind } from "../../../../../domain/Games.ts"
 import { Link, navigate } from "../../router.tsx"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 import { ErrorNotice, formatPercent, SelectField } from "../../ui/Forms.tsx"
 import { Pager, useCursorTrail } from "../../ui/Paging.tsx"
@@ -63,8 +64,9 @@ export const GamesPage = () => {
           <h1>Games</h1>
           <p className="muted">Spin-the-wheel, lucky draws and scratch cards for your customers. Every draw is provably fair.</p>
         </div>
-        <Button kind="primary" onClick={() => setCreating(true)}>New game</Button>
+        <PermittedButton permission="marketing.manage" kind="primary" onClick={() => setCreating(true)}>New game</PermittedButton>
       </div>
+      <PermissionNote permission="marketing.manage" />
       <ErrorNotice error={games.error} />
       <section className="card table-card">
         {games.isPending ? <Loading /> : (games.data?.data.length ?? 0) === 0

@@ -6,6 +6,7 @@ import { useQueryClient } from "@tanstack/react-query"
 import { type FormEvent, useId, useState } from "react"
 import { type AiResult, ChannelLimits, type Language } from "../../../../../domain/Ai.ts"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
+import { PermittedButton } from "../../ui/Permitted.tsx"
 import { Button, Field, FormError, Loading } from "../../ui.tsx"
 import { ErrorNotice, SelectField } from "../../ui/Forms.tsx"
 import { useWorkspace } from "../../workspace.tsx"
@@ -190,7 +191,7 @@ const MarketingCopyCard = () => {
             error={write.error}
           />
         </div>
-        <div><Button kind="primary" type="submit" busy={write.isPending}>Write copy</Button></div>
+        <div><PermittedButton permission="marketing.manage" kind="primary" type="submit" busy={write.isPending}>Write copy</PermittedButton></div>
       </form>
       {write.data === undefined ? null : (
         <div className="copy-output">

@@ -7,6 +7,8 @@ import { useQueryClient } from "@tanstack/react-query"
 import { useEffect, useState } from "react"
 import type { RevenueShare } from "../../../../../domain/RevenueShares.ts"
 import { ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
+import { usePermission } from "../../permissions.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 import { ErrorNotice } from "../../ui/Forms.tsx"
 import { useWorkspace } from "../../workspace.tsx"
@@ -19,6 +21,7 @@ export const RevenueSharesPage = () => {
   const { store } = useWorkspace()
   const storeId = store!.id
   const queryClient = useQueryClient()
+  const manage = usePermission("marketing.manage")
   const shares = useConsoleQuery(["revenue-shares", storeId], (client) => client.ListRevenueShares({ store_id: storeId, limit: 100 }))
   const [editing, setEditing] = useState<RevenueShare | "new" | undefined>(undefined)
   const [removing, setRemoving] = useState<RevenueShare | undefined>(undefined)
@@ -39,10 +42,16 @@ export const RevenueSharesPage = () => {
           <h1>Revenue shares</h1>
           <p className="muted">Split each paid payment with partners — a landlord, a franchisor. Shares are booked in the ledger as each payment is paid.</p>
         </div>
-        <Button kind="primary" onClick={() => setEditing("new")} disabled={activeBasis >= 1_000_000} {...(activeBasis >= 1_000_000 ? { title: "Active shares already add up to 100 %" } : {})}>
+        <Button
+          kind="primary"
+          onClick={() => setEditing("new")}
+          disabled={!manage.allowed || activeBasis >= 1_000_000}
+          {...(manage.reason !== undefined ? { title: manage.reason } : activeBasis >= 1_000_000 ? { title: "Active shares already add up to 100 %" } : {})}
+        >
           Add share
         </Button>
       </div>
+      <PermissionNote permission="marketing.manage" />
       <ErrorNotice error={shares.error ?? toggle.error} />
       <section className="metrics" aria-label="Split">
         <div className="metric">
@@ -77,9 +86,9 @@ export const RevenueSharesPage = () => {
                     <td>{share.active ? <span className="badge badge-paid">Active</span> : <span className="badge badge-expired">Paused</span>}</td>
                     <td className="hide-narrow nowrap">{formatTime(share.created_at)}</td>
                     <td className="row-actions">
-                      <Button kind="ghost" onClick={() => setEditing(share)}>Edit<span className="visually-hidden"> {share.party}</span></Button>
-                      <Button kind="ghost" onClick={() => toggle.mutate(share)}>{share.active ? "Pause" : "Resume"}<span className="visually-hidden"> {share.party}</span></Button>
-                      <Button kind="ghost" onClick={() => setRemoving(share)}>Remove<span className="visually-hidden"> {share.party}</span></Button>
+                      <PermittedButton permission="marketing.manage" kind="ghost" onClick={() => setEditing(share)}>Edit<span className="visually-hidden"> {share.party}</span></PermittedButton>
+                      <PermittedButton permission="marketing.manage" kind="ghost" onClick={() => toggle.mutate(share)}>{share.active ? "Pause" : "Resume"}<span className="visually-hidden"> {share.party}</span></PermittedButton>
+                      <PermittedButton permission="marketing.manage" kind="ghost" onClick={() => setRemoving(share)}>Remove<span className="visually-hidden"> {share.party}</span></PermittedButton>
                     </td>
                   </tr>
                 ))}

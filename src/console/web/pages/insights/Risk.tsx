@@ -8,6 +8,7 @@ import type { RiskCase, RiskStatus } from "../../../../../domain/Risk.ts"
 import { fromMinor } from "../../money.ts"
 import { Link } from "../../router.tsx"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { Button, Dialog, Empty, FormError, formatAmount, formatTime, Loading } from "../../ui.tsx"
 import { ErrorNotice, TextAreaField } from "../../ui/Forms.tsx"
 import { Pager, useCursorTrail } from "../../ui/Paging.tsx"
@@ -58,6 +59,7 @@ export const RiskPage = () => {
           <p className="muted">Cases opened by the risk rules as payments, refunds and referrals happen. Review each, then resolve or dismiss it.</p>
         </div>
       </div>
+      <PermissionNote permission="risk.manage" />
       <ErrorNotice error={summary.error ?? cases.error} />
       <div className="tabs" role="group" aria-label="Cases by status">
         {STATUSES.map((option) => (
@@ -173,9 +175,9 @@ const CaseDialog = (props: { readonly riskCase: RiskCase | undefined; readonly o
             <Button onClick={props.onClose}>Close</Button>
             {closed ? null : (
               <>
-                {riskCase.status === "open" ? <Button onClick={() => move.mutate("investigating")} busy={move.isPending}>Investigate</Button> : null}
-                <Button onClick={() => move.mutate("dismissed")} busy={move.isPending}>Dismiss</Button>
-                <Button kind="primary" onClick={() => move.mutate("resolved")} busy={move.isPending}>Resolve</Button>
+                {riskCase.status === "open" ? <PermittedButton permission="risk.manage" onClick={() => move.mutate("investigating")} busy={move.isPending}>Investigate</PermittedButton> : null}
+                <PermittedButton permission="risk.manage" onClick={() => move.mutate("dismissed")} busy={move.isPending}>Dismiss</PermittedButton>
+                <PermittedButton permission="risk.manage" kind="primary" onClick={() => move.mutate("resolved")} busy={move.isPending}>Resolve</PermittedButton>
               </>
             )}
           </footer>

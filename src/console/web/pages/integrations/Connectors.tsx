@@ -7,6 +7,7 @@ import { useQueryClient } from "@tanstack/react-query"
 import { useState } from "react"
 import type { Connector, ConnectorDelivery, MarketplaceItem } from "../../../../../domain/Connectors.ts"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 import { ErrorNotice } from "../../ui/Forms.tsx"
 import { useWorkspace } from "../../workspace.tsx"
@@ -43,6 +44,7 @@ export const ConnectorsPage = () => {
           <p className="muted">Send the store's events to the tools you run it with. Deliveries are signed and retried like webhooks.</p>
         </div>
       </div>
+      <PermissionNote permission="integration.manage" />
       <ErrorNotice error={installed.error ?? marketplace.error ?? test.error} />
       <section className="card table-card" aria-labelledby="installed-title">
         <div className="card-header"><h2 id="installed-title">Installed</h2></div>
@@ -66,11 +68,11 @@ export const ConnectorsPage = () => {
                     <td className="hide-narrow mono small break">{connector.config["url"] ?? "—"}</td>
                     <td>{connector.enabled ? <span className="badge badge-paid">Enabled</span> : <span className="badge badge-expired">Disabled</span>}</td>
                     <td className="row-actions">
-                      <Button kind="ghost" onClick={() => test.mutate(connector)} busy={test.isPending && test.variables?.id === connector.id} disabled={!connector.enabled}>
+                      <PermittedButton permission="integration.manage" kind="ghost" onClick={() => test.mutate(connector)} busy={test.isPending && test.variables?.id === connector.id} disabled={!connector.enabled}>
                         Send test event<span className="visually-hidden"> to {connector.name}</span>
-                      </Button>
-                      <Button kind="ghost" onClick={() => setConfiguring(connector)}>Configure<span className="visually-hidden"> {connector.name}</span></Button>
-                      <Button kind="ghost" onClick={() => setRemoving(connector)}>Remove<span className="visually-hidden"> {connector.name}</span></Button>
+                      </PermittedButton>
+                      <PermittedButton permission="integration.manage" kind="ghost" onClick={() => setConfiguring(connector)}>Configure<span className="visually-hidden"> {connector.name}</span></PermittedButton>
+                      <PermittedButton permission="integration.manage" kind="ghost" onClick={() => setRemoving(connector)}>Remove<span className="visually-hidden"> {connector.name}</span></PermittedButton>
                     </td>
                   </tr>
                 ))}
@@ -87,7 +89,7 @@ export const ConnectorsPage = () => {
                 <span className="badge">{item.category}</span>
                 <h3>{item.name}</h3>
                 <p className="muted small">{item.description}</p>
-                <div><Button onClick={() => setInstalling(item)}>Install<span className="visually-hidden"> {item.name}</span></Button></div>
+                <div><PermittedButton permission="integration.manage" onClick={() => setInstalling(item)}>Install<span className="visually-hidden"> {item.name}</span></PermittedButton></div>
               </li>
             ))}
           </ul>

@@ -8,6 +8,7 @@ import type { Effect } from "effect"
 import { useEffect, useState } from "react"
 import { NotificationEvents } from "../../../../../domain/Notifications.ts"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
+import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { Button, Empty, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 import { ErrorNotice } from "../../ui/Forms.tsx"
 import { Pager, useCursorTrail } from "../../ui/Paging.tsx"
@@ -46,6 +47,7 @@ export const NotificationsPage = () => {
           <p className="muted">Messages to you or your staff when payments arrive, refunds go out, rewards are redeemed or a risk case opens.</p>
         </div>
       </div>
+      <PermissionNote permission="integration.manage" />
       <ErrorNotice error={telegram.error ?? channels.error} />
       {telegram.isPending || channels.isPending ? <Loading /> : (
         <div className="channel-grid">
@@ -125,10 +127,10 @@ const ChannelCard = ({ state }: { readonly state: ChannelState }) => {
         </fieldset>
         <label className="check"><input type="checkbox" checked={enabled} onChange={(event) => setEnabled(event.target.checked)} /> Send {label} messages</label>
         <div className="actions">
-          <Button kind="primary" type="submit" busy={save.isPending}>Save<span className="visually-hidden"> {label}</span></Button>
-          <Button onClick={() => test.mutate()} busy={test.isPending} disabled={state.destination === null}>
+          <PermittedButton permission="integration.manage" kind="primary" type="submit" busy={save.isPending}>Save<span className="visually-hidden"> {label}</span></PermittedButton>
+          <PermittedButton permission="integration.manage" onClick={() => test.mutate()} busy={test.isPending} disabled={state.destination === null}>
             Send test message<span className="visually-hidden"> on {label}</span>
-          </Button>
+          </PermittedButton>
         </div>
         {saved && !save.isPending ? <p className="muted small" role="status">Saved.</p> : null}
       </form>
