@@ -37,7 +37,13 @@ if (form) {
         window.location.assign(answer.checkout_url);
         return;
       }
-      errorEl.textContent = (answer && answer.error && answer.error.message) || data.errors.start;
+      // The API's messages are for developers, in English: the payer reads what went wrong in the page's language.
+      const param = answer && answer.error ? answer.error.param : undefined;
+      errorEl.textContent = param === "amount" ? data.errors.amount
+        : param === "payer_email" ? data.errors.email
+        : response.status === 409 ? data.errors.unavailable
+        : response.status === 429 ? data.errors.busy
+        : data.errors.start;
     } catch (error) {
       errorEl.textContent = data.errors.network;
     }
@@ -103,7 +109,19 @@ const LinkView = ({ link }: { readonly link: PublicPaymentLink }) => {
       // A closed link's state colours its status line the way the checkout does (paid green, expired red).
       state={closed}
       script={closed === undefined
-        ? { data: { errors: { start: copy.text("link.error.start"), network: copy.text("link.error.network") } }, source: PAY_SCRIPT }
+        ? {
+          data: {
+            errors: {
+              start: copy.text("link.error.start"),
+              network: copy.text("link.error.network"),
+              amount: copy.text("link.error.amount", { bounds: boundsHint(copy, link) }),
+              email: copy.text("link.error.email"),
+              unavailable: copy.text("link.error.unavailable"),
+              busy: copy.text("link.error.busy")
+            }
+          },
+          source: PAY_SCRIPT
+        }
         : undefined}
     >
       {link.livemode ? null : <span className="badge">{copy.text("page.test_mode")}</span>}

@@ -6,6 +6,7 @@
 import type { ReactNode } from "react"
 import type { Wallet } from "../../domain/Loyalty.ts"
 import { HostedPage, useCopy } from "../platform/pages/Document.tsx"
+import { POINTS_REDEMPTION_LABEL } from "./View.ts"
 
 const WALLET_STYLES = `
   .balance { font-size: 2.4rem; font-weight: 700; margin: 8px 0 0; font-variant-numeric: tabular-nums; }
@@ -91,7 +92,7 @@ const WalletView = ({ wallet }: { readonly wallet: Wallet }) => {
             items={wallet.vouchers}
             row={(voucher) => (
               <li className="voucher" key={voucher.code}>
-                <span>{voucher.label}</span>
+                <span>{voucher.label === POINTS_REDEMPTION_LABEL ? copy.text("wallet.voucher.points") : voucher.label}</span>
                 <span className="code">{voucher.code}</span>
               </li>
             )}

@@ -104,11 +104,14 @@ export const toWalletEntry = (row: PointsEntryRow): WalletEntry =>
     label: ENTRY_LABELS[row.type]
   })
 
+/** A voucher's label when it is for points rather than a named reward (the wallet page writes it in the page's language). */
+export const POINTS_REDEMPTION_LABEL = "Points redemption"
+
 /** A voucher not yet handed over, as the customer's own wallet shows it. */
 export const toWalletVoucher = (row: WalletVoucherRow): WalletVoucher =>
   new WalletVoucher({
     code: row.voucher_code,
-    label: row.reward_name ?? "Points redemption",
+    label: row.reward_name ?? POINTS_REDEMPTION_LABEL,
     created_at: row.created_at.toISOString()
   })
 

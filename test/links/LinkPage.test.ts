@@ -56,8 +56,14 @@ describe.skipIf(!HAS_CHROMIUM)("payment-link page in Chromium", () => {
 
         yield* Effect.promise(() => page.fill("#amount", "25"))
         yield* Effect.promise(() => page.click("#pay-button"))
-        yield* Effect.promise(() => page.locator("#error").filter({ hasText: "at most 20.00 USD" }).waitFor({ timeout: 10_000 }))
+        // The payer reads what the link accepts in the page's language, not the API's message for developers.
+        yield* Effect.promise(() => page.locator("#error").filter({ hasText: "Enter an amount this link accepts: From $1.00 to $20.00." }).waitFor({ timeout: 10_000 }))
         expect(page.url()).toBe(`${app.baseUrl}/links/${link.id}`)
+        yield* Effect.promise(() => page.goto(`${app.baseUrl}/links/${link.id}?lang=km`))
+        yield* Effect.promise(() => page.fill("#amount", "25"))
+        yield* Effect.promise(() => page.click("#pay-button"))
+        yield* Effect.promise(() => page.locator("#error").filter({ hasText: "សូមបញ្ចូលចំនួនទឹកប្រាក់ដែលតំណនេះទទួលយក៖ ពី $1.00 ដល់ $20.00។" }).waitFor({ timeout: 10_000 }))
+        yield* Effect.promise(() => page.goto(`${app.baseUrl}/links/${link.id}?lang=en`))
         expect(yield* Effect.promise(() => page.evaluate("window.__cspViolations"))).toEqual([])
 
         yield* Effect.promise(() => page.fill("#amount", "7.25"))
