@@ -51,6 +51,7 @@ const Failures = Schema.Union(InvalidState, NotFound)
 /** How many customers' store and mode one game's entity keeps in memory. */
 const MAX_REMEMBERED_CUSTOMERS = 10_000
 
+/** Messages persisted and uninterruptible, for the reason the payment entity's are (src/payments/Entity.ts). */
 export const GameInventoryEntity = Entity.make("GameInventory", [
   /** An instant play of a spin or lucky-draw game. */
   Rpc.make("Play", {
@@ -73,7 +74,7 @@ export const GameInventoryEntity = Entity.make("GameInventory", [
     error: Failures,
     primaryKey: (payload) => payload.playId
   }).annotate(ClusterSchema.Persisted, true)
-])
+]).annotateRpcs(ClusterSchema.Uninterruptible, true)
 
 export const outcomeOf = (view: PlayViewRow): PlayOutcome => ({
   playId: view.id,

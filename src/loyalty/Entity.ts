@@ -38,6 +38,7 @@ export const CreditTypes = ["referral", "promotion", "game"] as const
 
 const WalletPoints = Schema.Int.pipe(Schema.between(-MAX_POINTS, MAX_POINTS))
 
+/** Messages persisted and uninterruptible, for the reason the payment entity's are (src/payments/Entity.ts). */
 export const CustomerWalletEntity = Entity.make("CustomerWallet", [
   Rpc.make("Earn", {
     payload: { paymentId: PaymentId },
@@ -85,7 +86,7 @@ export const CustomerWalletEntity = Entity.make("CustomerWallet", [
     error: Schema.Union(InvalidState, NotFound),
     primaryKey: (payload) => `credit:${payload.type}:${payload.key}`
   }).annotate(ClusterSchema.Persisted, true)
-])
+]).annotateRpcs(ClusterSchema.Uninterruptible, true)
 
 const encodeEntry = Schema.encodeSync(PointsEntry)
 const encodeRedemption = Schema.encodeSync(Redemption)

@@ -43,6 +43,12 @@ export const PaymentState = Schema.Struct({
 
 export const RefundState = Schema.Struct({ ...RefundRow.fields, created_at: Schema.Date })
 
+/**
+ * Every message is persisted and uninterruptible: a caller that stops waiting (a client gone, the expiry
+ * sweep's time limit) does not interrupt the entity's work, and an interruption that is not a shutdown is
+ * retried rather than stored as the message's answer (a stored interruption would be the answer to every
+ * later send of the same key, wedging that payment, wallet or game for good).
+ */
 export const PaymentEntity = Entity.make("Payment", [
   Rpc.make("Transition", {
     payload: { action: Schema.Literal(...PaymentActions), requestKey: Schema.String },
@@ -67,7 +73,7 @@ export const PaymentEntity = Entity.make("Payment", [
     error: Schema.Union(InvalidState, InvalidRequest, NotFound, Forbidden),
     primaryKey: (payload) => `refund:${payload.requestKey}`
   }).annotate(ClusterSchema.Persisted, true)
-])
+]).annotateRpcs(ClusterSchema.Uninterruptible, true)
 
 
 export const PaymentEntityLive = PaymentEntity.toLayer(

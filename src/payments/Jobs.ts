@@ -19,9 +19,10 @@ import { PaymentsRepo } from "./Repo.ts"
 const EXPIRY_BATCH = 200
 const EXPIRY_INTERVAL = Duration.seconds(1)
 /**
- * How long one expiry may wait for its entity. A message sent while the payment's shard moves between
+ * How long one expiry waits for its entity. A message sent while the payment's shard moves between
  * runners can wait for the new owner; the sweep must not wait with it, or every other due payment waits
- * too. The transition is keyed (`expire:expires_at`), so the next pass sending it again is safe.
+ * too. Stopping to wait does not stop the message (the entity's messages are uninterruptible), and the
+ * transition is keyed (`expire:expires_at`), so the next pass sending it again gets its one answer.
  */
 const EXPIRY_CALL_TIMEOUT = Duration.seconds(10)
 const PROVIDER_POLL_INTERVAL = Duration.seconds(5)

@@ -11,42 +11,20 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { NodeServer } from "../../runtime/Http.ts"
 import { currentTotp } from "../../src/accounts/Totp.ts"
 import { TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
-import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step } from "../support/ConsoleBrowser.ts"
+import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step, eventReceiver } from "../support/ConsoleBrowser.ts"
 import { clientAs } from "../support/Client.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
 const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/console/", import.meta.url))
 const capture = (page: Page, name: string) => captureAt(OUTPUT_DIR, page, name)
 
-/** The merchant's webhook receiver: answers 200 and counts what it got. */
-const webhookReceiver = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly received: Array<string>; readonly close: () => void }>((resume) => {
-    const received: Array<string> = []
-    const server = createServer((request, response) => {
-      let body = ""
-      request.on("data", (chunk) => (body += chunk))
-      request.on("end", () => {
-        received.push((JSON.parse(body) as { type: string }).type)
-        response.writeHead(200).end("ok")
-      })
-    })
-    server.listen(0, "127.0.0.1", () =>
-      resume(Effect.succeed({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/khqr`,
-        received,
-        close: () => server.close()
-      })))
-  }),
-  (receiver) => Effect.sync(receiver.close)
-)
+const webhookReceiver = eventReceiver("/hooks/khqr")
 
 const rowStatus = (page: Page, paymentId: string) => page.locator(`tr[data-payment-id="${paymentId}"] [data-status]`)
 

@@ -18,14 +18,12 @@
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import type { Browser, Page } from "playwright-core"
 import { makeConsoleClient } from "../../domain/ConsoleClient.ts"
 import { type SignedUp, signUp } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
-import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step } from "../support/ConsoleBrowser.ts"
+import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step, eventReceiver } from "../support/ConsoleBrowser.ts"
 import { clientAs } from "../support/Client.ts"
 import { paidPayment, storeWithKey } from "../support/Merchant.ts"
 import { TestApp, type TestAppShape, testAppLayer } from "../support/TestApp.ts"
@@ -37,27 +35,7 @@ const capture = (page: Page, name: string) =>
 
 const ADMIN_EMAIL = "platform-admin@example.test"
 
-/** A connector's receiving end: answers 200 and counts what it got. */
-const connectorReceiver = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly received: Array<string>; readonly close: () => void }>((resume) => {
-    const received: Array<string> = []
-    const server = createServer((request, response) => {
-      let body = ""
-      request.on("data", (chunk) => (body += chunk))
-      request.on("end", () => {
-        received.push((JSON.parse(body) as { type: string }).type)
-        response.writeHead(200).end("ok")
-      })
-    })
-    server.listen(0, "127.0.0.1", () =>
-      resume(Effect.succeed({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`,
-        received,
-        close: () => server.close()
-      })))
-  }),
-  (receiver) => Effect.sync(receiver.close)
-)
+const connectorReceiver = eventReceiver("/events")
 
 /** A new browser context signed in to the console as `user`, on its home page. */
 const signedIn = (browser: Browser, app: TestAppShape, user: SignedUp) =>

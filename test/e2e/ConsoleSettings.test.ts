@@ -13,14 +13,12 @@
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { makeConsoleClient } from "../../domain/ConsoleClient.ts"
 import { mailedLink, signUp, TEST_PASSWORD } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
-import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step } from "../support/ConsoleBrowser.ts"
+import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step, eventReceiver } from "../support/ConsoleBrowser.ts"
 import { clientAs } from "../support/Client.ts"
 import { createPayment, simulate, storeWithKey } from "../support/Merchant.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
@@ -30,18 +28,7 @@ const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/console/settings/", 
 const capture = (page: Page, name: string) =>
   Effect.zipRight(step(() => page.evaluate(() => window.scrollTo(0, 0))), captureAt(OUTPUT_DIR, page, name))
 
-/** A merchant's webhook receiver that answers 200 to everything. */
-const webhookReceiver = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly close: () => void }>((resume) => {
-    const server = createServer((request, response) => {
-      request.resume()
-      request.on("end", () => response.writeHead(200).end("ok"))
-    })
-    server.listen(0, "127.0.0.1", () =>
-      resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/khqr`, close: () => server.close() })))
-  }),
-  (receiver) => Effect.sync(receiver.close)
-)
+const webhookReceiver = eventReceiver("/hooks/khqr")
 
 const signIn = (page: Page, email: string) =>
   Effect.gen(function*() {

@@ -6,6 +6,8 @@
 import { expect } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { seriousViolations } from "./Accessibility.ts"
@@ -86,3 +88,33 @@ export const screenshotOnFailure = (directory: string) => <A, E, R>(effect: Effe
         }
       })
     ))
+
+/**
+ * A merchant's receiving end on loopback (webhooks, a connector): answers 200 at `path` and keeps the `type`
+ * of every JSON event it got, in order.
+ */
+export const eventReceiver = (path: string) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly url: string; readonly received: Array<string>; readonly close: () => void }>((resume) => {
+      const received: Array<string> = []
+      const server = createServer((request, response) => {
+        let body = ""
+        request.on("data", (chunk) => (body += chunk))
+        request.on("end", () => {
+          try {
+            received.push((JSON.parse(body) as { type: string }).type)
+          } catch {
+            received.push("(not JSON)")
+          }
+          response.writeHead(200).end("ok")
+        })
+      })
+      server.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed({
+          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+          received,
+          close: () => server.close()
+        })))
+    }),
+    (receiver) => Effect.sync(receiver.close)
+  )

@@ -1,4 +1,7 @@
-/** Form controls ui.tsx lacks: a labelled select and a labelled checkbox, each showing its error at the field. */
+/**
+ * Form controls ui.tsx lacks: a labelled select, checkbox and multi-line text, each showing the failure that
+ * names its field (`param`) under it, like `Field`.
+ */
 import { type ReactNode, useId } from "react"
 import type { ConsoleFailure } from "../rpc.ts"
 
@@ -58,3 +61,35 @@ export const LoadError = ({ error, retry }: { readonly error: ConsoleFailure; re
     {error.message} <button type="button" className="link-button" onClick={retry}>Try again</button>
   </div>
 )
+
+/** A labelled multi-line text whose error (a failure naming this field in `param`) is shown under it. */
+export const TextAreaField = (props: {
+  readonly label: string
+  readonly name: string
+  readonly value: string
+  readonly onChange: (value: string) => void
+  readonly error?: ConsoleFailure | null | undefined
+  readonly rows?: number
+  readonly placeholder?: string
+  readonly required?: boolean
+}) => {
+  const id = useId()
+  const fieldError = props.error?.param === props.name ? props.error : undefined
+  return (
+    <div className={`field${fieldError === undefined ? "" : " field-invalid"}`}>
+      <label htmlFor={id}>{props.label}</label>
+      <textarea
+        id={id}
+        name={props.name}
+        rows={props.rows ?? 3}
+        value={props.value}
+        placeholder={props.placeholder}
+        required={props.required}
+        onChange={(event) => props.onChange(event.target.value)}
+        aria-invalid={fieldError === undefined ? undefined : true}
+        aria-describedby={fieldError === undefined ? undefined : `${id}-error`}
+      />
+      {fieldError === undefined ? null : <p className="field-error" id={`${id}-error`} role="alert">{fieldError.message}</p>}
+    </div>
+  )
+}

@@ -8,7 +8,8 @@ import { type AiResult, ChannelLimits, type Language } from "../../../../../doma
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { PermittedButton } from "../../ui/Permitted.tsx"
 import { Button, Field, FormError, Loading } from "../../ui.tsx"
-import { ErrorNotice, SelectField } from "../../ui/Forms.tsx"
+import { SelectField } from "../../ui/Fields.tsx"
+import { ErrorNotice } from "../../ui/Forms.tsx"
 import { useWorkspace } from "../../workspace.tsx"
 
 type Tone = "friendly" | "formal" | "playful"

@@ -8,7 +8,7 @@ import type { PaymentLink } from "../../../../../domain/Links.ts"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading } from "../../ui.tsx"
 import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
-import { SelectField } from "../../ui/SelectField.tsx"
+import { SelectField } from "../../ui/Fields.tsx"
 import { useWorkspace } from "../../workspace.tsx"
 
 const STATUS_BADGES: Record<string, string> = { open: "badge-paid", paid: "badge-paid", inactive: "badge-expired", expired: "badge-expired" }

@@ -7,7 +7,8 @@ import { useEffect, useState } from "react"
 import type { Verification } from "../../../../../domain/Verification.ts"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Empty, FormError, formatTime, Loading } from "../../ui.tsx"
-import { ErrorNotice, TextAreaField } from "../../ui/Forms.tsx"
+import { TextAreaField } from "../../ui/Fields.tsx"
+import { ErrorNotice } from "../../ui/Forms.tsx"
 import { Pager, useCursorTrail } from "../../ui/Paging.tsx"
 
 type Status = Verification["status"]

@@ -14,7 +14,7 @@ import { ROLE_LABELS, usePermission } from "../../permissions.ts"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
-import { SelectField } from "../../ui/SelectField.tsx"
+import { SelectField } from "../../ui/Fields.tsx"
 import { useWorkspace } from "../../workspace.tsx"
 
 type AssignableRole = Exclude<Role, "owner">
