@@ -215,12 +215,19 @@ describe.skipIf(!HAS_CHROMIUM)(
           // The receipt on paper: the switch and the print button stay on the screen.
           yield* open(app, khmer.page, paths.receipt)
           yield* Effect.promise(() => khmer.page.emulateMedia({ media: "print" }))
-          expect(yield* Effect.promise(() => khmer.page.locator("nav.languages").isHidden())).toBe(true)
-          expect(yield* Effect.promise(() => khmer.page.locator("#print").isHidden())).toBe(true)
+          // Waited for, not read at once: the print styles apply at the next style pass.
+          yield* Effect.promise(() => khmer.page.locator("nav.languages").waitFor({ state: "hidden", timeout: 5_000 }))
+          yield* Effect.promise(() => khmer.page.locator("#print").waitFor({ state: "hidden", timeout: 5_000 }))
           expect(yield* textOf(khmer.page, "#net")).toBe("៛30,000")
           yield* Effect.promise(() => khmer.page.screenshot({ path: join(OUTPUT_DIR, "receipt-km-print.png"), fullPage: true }))
           yield* Effect.promise(() => khmer.page.emulateMedia({ media: "screen" }))
-          expect(yield* Effect.promise(() => khmer.page.evaluate(`document.fonts.check('16px "Noto Sans Khmer"', "ក")`))).toBe(true)
+          // The page was just opened again: its Khmer face is asked for and awaited, then must be usable.
+          expect(
+            yield* Effect.promise(() =>
+              khmer.page.evaluate(`document.fonts.load('16px "Noto Sans Khmer"', "ក").then(() => document.fonts.check('16px "Noto Sans Khmer"', "ក"))`)
+            ),
+            "the Khmer font is loaded"
+          ).toBe(true)
           expect(khmer.fonts.length).toBeGreaterThan(0)
           for (const font of khmer.fonts) {
             expect(new URL(font.url).origin).toBe(app.baseUrl)
