@@ -5,7 +5,7 @@ import { Link, navigate, useLocation } from "./router.tsx"
 import { AccountLinkPage, isAccountLinkPath } from "./pages/account/links.tsx"
 import { findRoute, navigation } from "./routes.tsx"
 import { ConsoleFailure, onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
-import { register, signIn, signOut } from "./session.ts"
+import { register, signOut, useSignInSteps } from "./session.ts"
 import { Button, CodeField, Field, FormError, Loading } from "./ui.tsx"
 import { useWorkspace, WorkspaceProvider } from "./workspace.tsx"
 
@@ -68,28 +68,11 @@ const SignInPage = () => {
   const queryClient = useQueryClient()
   const [email, setEmail] = useState("")
   const [password, setPassword] = useState("")
-  const [code, setCode] = useState("")
-  const [mfaStep, setMfaStep] = useState(false)
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<ConsoleFailure | null>(null)
+  const { busy, code, error, mfaStep, setCode, submit: signInWith } = useSignInSteps(() => signedIn(queryClient))
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
-      await signIn(mfaStep ? { email, password, mfa_code: code } : { email, password })
-      await signedIn(queryClient)
-    } catch (failure) {
-      const consoleFailure = failure as ConsoleFailure
-      if (consoleFailure.code === "mfa_required") {
-        setMfaStep(true)
-      } else {
-        setError(consoleFailure)
-      }
-    } finally {
-      setBusy(false)
-    }
+    void signInWith({ email, password })
   }
 
   return (

@@ -4,6 +4,7 @@
  * and their failures the API's envelope, read into a ConsoleFailure like the RPC's.
  */
 import { Schema } from "effect"
+import { useState } from "react"
 import {
   CONSOLE_REGISTER_PATH,
   CONSOLE_SESSION_PATH,
@@ -50,4 +51,30 @@ export const register = async (form: typeof ConsoleRegister.Type) =>
 
 export const signOut = async () => {
   await send("DELETE", CONSOLE_SESSION_PATH)
+}
+
+/**
+ * The sign-in steps both sign-in forms share (the sign-in page, an invitation's "sign in to accept"): the
+ * password first, then, when the account has two-step verification, the authenticator code. `after` runs
+ * once signed in; a failure is kept for the form, and `busy` stays on after success while the page moves on.
+ */
+export const useSignInSteps = (after: () => Promise<void>) => {
+  const [code, setCode] = useState("")
+  const [mfaStep, setMfaStep] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<ConsoleFailure | null>(null)
+  const submit = async (credentials: { readonly email: string; readonly password: string }) => {
+    setBusy(true)
+    setError(null)
+    try {
+      await signIn(mfaStep ? { ...credentials, mfa_code: code } : credentials)
+      await after()
+    } catch (failure) {
+      const consoleFailure = failure as ConsoleFailure
+      if (consoleFailure.code === "mfa_required") setMfaStep(true)
+      else setError(consoleFailure)
+      setBusy(false)
+    }
+  }
+  return { code, setCode, mfaStep, busy, error, submit }
 }

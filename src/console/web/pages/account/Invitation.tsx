@@ -16,7 +16,7 @@ import { AuthLayout } from "../../App.tsx"
 import type { PageProps } from "../../route.ts"
 import { Link, navigate, useLocation } from "../../router.tsx"
 import { callConsole, type ConsoleFailure } from "../../rpc.ts"
-import { send, signIn, signOut } from "../../session.ts"
+import { send, signOut, useSignInSteps } from "../../session.ts"
 import { Button, CodeField, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 
 const decodePreview = Schema.decodeUnknownSync(InvitationPreview)
@@ -132,24 +132,13 @@ const acceptInvitation = (token: string) => callConsole((client) => client.Accep
 const SignInToAccept = ({ preview, token }: StepProps) => {
   const enter = useEnterConsole()
   const [password, setPassword] = useState("")
-  const [code, setCode] = useState("")
-  const [mfaStep, setMfaStep] = useState(false)
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<ConsoleFailure | null>(null)
-  const submit = async (event: FormEvent) => {
+  const { busy, code, error, mfaStep, setCode, submit: signInWith } = useSignInSteps(async () => {
+    await acceptInvitation(token)
+    await enter()
+  })
+  const submit = (event: FormEvent) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
-      await signIn(mfaStep ? { email: preview.email, password, mfa_code: code } : { email: preview.email, password })
-      await acceptInvitation(token)
-      await enter()
-    } catch (failure) {
-      const consoleFailure = failure as ConsoleFailure
-      if (consoleFailure.code === "mfa_required") setMfaStep(true)
-      else setError(consoleFailure)
-      setBusy(false)
-    }
+    void signInWith({ email: preview.email, password })
   }
   return (
     <form onSubmit={submit} noValidate aria-label="Sign in to accept">
