@@ -15,6 +15,7 @@ import { callConsole, useConsoleMutation, useConsoleQuery, useLiveFeed } from ".
 import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 import { ErrorNotice, formatPercent } from "../../ui/Forms.tsx"
+import { CustomerName } from "../engagement/CustomerName.tsx"
 import { GameStateBadge, gameState, gameTypeLabel, oddsOf } from "./Games.tsx"
 
 export const GameDetailPage = ({ id }: { readonly id: string }) => {
@@ -153,7 +154,7 @@ export const GameDetailPage = ({ id }: { readonly id: string }) => {
                   <tr key={play.id} data-play-id={play.id}>
                     <td>{play.status === "issued" ? "Not revealed yet" : play.prize === null ? "No prize left" : play.prize.name}{play.voucher_code === undefined ? null : <span className="mono small"> {play.voucher_code}</span>}</td>
                     <td><span className="badge">{play.status === "issued" ? "Card issued" : play.status === "revealed" ? "Card revealed" : "Played"}</span></td>
-                    <td className="hide-narrow mono small">{play.customer_id}</td>
+                    <td className="hide-narrow small"><CustomerName id={play.customer_id} /></td>
                     <td className="hide-narrow nowrap">{formatTime(play.revealed_at ?? play.created_at)}</td>
                   </tr>
                 ))}

@@ -8,7 +8,7 @@ import type { Forecast, Timeseries } from "../../../../../domain/Analytics.ts"
 import { fromMinor, toMinor } from "../../money.ts"
 import { useConsoleQuery } from "../../rpc.ts"
 import { Button, Empty, formatAmount, Loading } from "../../ui.tsx"
-import { TimeSeriesChart } from "../../ui/Chart.tsx"
+import { compactAmount, TimeSeriesChart } from "../../ui/Chart.tsx"
 import { ErrorNotice, formatPercent } from "../../ui/Forms.tsx"
 import { useWorkspace } from "../../workspace.tsx"
 
@@ -119,7 +119,8 @@ const RevenueChart = (props: { readonly currency: Currency; readonly series: Tim
     }
   }, [currency, series, forecast])
   const format = useMemo(() => (value: number) => formatAmount(value.toFixed(currency === "KHR" ? 0 : 2), currency), [currency])
-  return <TimeSeriesChart title={`Revenue · ${currency}`} days={days} series={lines} format={format} height={220} />
+  const axisFormat = useMemo(() => (value: number) => compactAmount(value, currency), [currency])
+  return <TimeSeriesChart title={`Revenue · ${currency}`} days={days} series={lines} format={format} axisFormat={axisFormat} height={220} />
 }
 
 const change = (now: string, before: string) => {

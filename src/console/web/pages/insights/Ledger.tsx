@@ -12,6 +12,7 @@ import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Empty, formatAmount, formatTime, Loading } from "../../ui.tsx"
 import { ErrorNotice } from "../../ui/Forms.tsx"
 import { Pager, useCursorTrail } from "../../ui/Paging.tsx"
+import { PaymentName } from "../../ui/PaymentName.tsx"
 import { useWorkspace } from "../../workspace.tsx"
 
 const ACCOUNT_LABELS: Record<string, string> = {
@@ -96,10 +97,18 @@ const MISMATCH_LABELS: Record<Mismatch["kind"], string> = {
   unbalanced_entry: "Entry out of balance"
 }
 
-/** Where a mismatch can be looked into: its payment (a refund's payment is not known here, so its id is shown). */
-const MismatchSubject = ({ mismatch }: { readonly mismatch: Mismatch }) => (
+/**
+ * Where a mismatch can be looked into: its payment, by the merchant's reference and amount (a refund's payment
+ * is not known here, so its id is shown). Across stores (the platform's view) the payment's store is not the
+ * reader's, so its id is linked as it is.
+ */
+const MismatchSubject = ({ mismatch, acrossStores }: { readonly mismatch: Mismatch; readonly acrossStores: boolean }) => (
   <>
-    {mismatch.payment_id === undefined ? null : <Link to={`/payments/${mismatch.payment_id}`}>{mismatch.payment_id}</Link>}
+    {mismatch.payment_id === undefined
+      ? null
+      : acrossStores
+      ? <Link to={`/payments/${mismatch.payment_id}`}>{mismatch.payment_id}</Link>
+      : <PaymentName id={mismatch.payment_id} />}
     {mismatch.refund_id === undefined ? null : <span className="mono small"> refund {mismatch.refund_id}</span>}
     {mismatch.entry_id === undefined ? null : <span className="mono small"> entry {mismatch.entry_id}</span>}
   </>
@@ -146,7 +155,7 @@ export const ReconciliationCard = <E,>(props: {
                 {result.mismatches.map((mismatch, index) => (
                   <tr key={index}>
                     <td>{MISMATCH_LABELS[mismatch.kind]}</td>
-                    <td className="mono small"><MismatchSubject mismatch={mismatch} /></td>
+                    <td className="small break"><MismatchSubject mismatch={mismatch} acrossStores={props.showStore === true} /></td>
                     {props.showStore === true ? <td className="hide-narrow mono small">{mismatch.store_id}</td> : null}
                     <td className="hide-narrow small">{mismatch.expected}</td>
                     <td className="hide-narrow small">{mismatch.actual}</td>
@@ -191,9 +200,9 @@ const JournalsCard = () => {
                     <span className="badge">{entry.kind}</span>
                     <span className="mono small hide-narrow"> {entry.id}</span>
                   </td>
-                  <td className="mono small break">
-                    {entry.payment_id === null ? entry.memo ?? "—" : <Link to={`/payments/${entry.payment_id}`}>{entry.payment_id}</Link>}
-                    {entry.refund_id === null ? null : <span> · {entry.refund_id}</span>}
+                  <td className="small break">
+                    {entry.payment_id === null ? entry.memo ?? "—" : <PaymentName id={entry.payment_id} />}
+                    {entry.refund_id === null ? null : <span className="id-text"> · {entry.refund_id}</span>}
                   </td>
                   <td>
                     <button type="button" className="link-button" aria-expanded={open === entry.id} onClick={() => setOpen(open === entry.id ? undefined : entry.id)}>

@@ -13,7 +13,9 @@ import { Button, Dialog, Empty, FormError, formatAmount, formatTime, Loading } f
 import { TextAreaField } from "../../ui/Fields.tsx"
 import { ErrorNotice } from "../../ui/Forms.tsx"
 import { Pager, useCursorTrail } from "../../ui/Paging.tsx"
+import { PaymentName } from "../../ui/PaymentName.tsx"
 import { useWorkspace } from "../../workspace.tsx"
+import { CustomerName } from "../engagement/CustomerName.tsx"
 
 const STATUSES: ReadonlyArray<{ readonly value: RiskStatus; readonly label: string; readonly badge: string }> = [
   { value: "open", label: "Open", badge: "failed" },
@@ -33,12 +35,12 @@ const RiskStatusBadge = ({ status }: { readonly status: RiskStatus }) => {
   return <span className={`badge badge-${found?.badge ?? "pending"}`}>{found?.label ?? status}</span>
 }
 
-/** The case's subject, linked where the console has a page for it. */
+/** The case's subject by the name the merchant knows it by, linked where the console has a page for it. */
 const Subject = ({ subject }: { readonly subject: RiskCase["subject"] }) =>
   subject.type === "payment"
-    ? <Link to={`/payments/${subject.id}`}>Payment {subject.id}</Link>
+    ? <PaymentName id={subject.id} prefix="Payment" />
     : subject.type === "customer"
-    ? <Link to={`/customers/${subject.id}`}>Customer {subject.id}</Link>
+    ? <span>Customer <CustomerName id={subject.id} /></span>
     : subject.type === "referral"
     ? <span>Referral {subject.id} (<Link to="/referrals">referrals</Link>)</span>
     : <span>The whole store</span>
