@@ -24,8 +24,8 @@ const AXIS_FONT = "12px system-ui, -apple-system, \"Segoe UI\", Roboto, sans-ser
 const AXIS_GAP = 20
 
 let measuring: CanvasRenderingContext2D | null = null
-const axisWidth = (labels: ReadonlyArray<string> | undefined) => {
-  if (labels === undefined || labels.length === 0) return 48
+const axisWidth = (labels: ReadonlyArray<string> | null | undefined) => {
+  if (labels == null || labels.length === 0) return 48
   measuring ??= document.createElement("canvas").getContext("2d")
   if (measuring === null) return 12 + 8 * Math.max(...labels.map((label) => label.length))
   measuring.font = AXIS_FONT

@@ -49,12 +49,18 @@ export const PromotionDetailPage = ({ id }: { readonly id: string }) => {
   const segments = useConsoleQuery(["segments", store!.id], (client) => client.ListSegments({ store_id: store!.id, limit: 100 }))
   const segmentName = (segmentId: string) => `Segment: ${segments.data?.data.find((segment) => segment.id === segmentId)?.name ?? segmentId}`
   const [rejecting, setRejecting] = useState(false)
+  const [ending, setEnding] = useState(false)
   const [editing, setEditing] = useState(false)
   const moved = (updated: Promotion) => {
     queryClient.setQueryData(["promotion", id], updated)
     void queryClient.invalidateQueries({ queryKey: ["promotions"] })
   }
-  const move = useConsoleMutation((client, tag: Move) => client[tag]({ id: promotionId }), { onSuccess: moved })
+  const move = useConsoleMutation((client, tag: Move) => client[tag]({ id: promotionId }), {
+    onSuccess: (updated) => {
+      moved(updated)
+      setEnding(false)
+    }
+  })
   const remove = useConsoleMutation((client, _: void) => client.DeletePromotion({ id: promotionId }), {
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ["promotions"] })
@@ -107,7 +113,7 @@ export const PromotionDetailPage = ({ id }: { readonly id: string }) => {
             : null}
           {status === "active" ? <PermittedButton permission="marketing.manage" busy={move.isPending} onClick={() => move.mutate("PausePromotion")}>Pause</PermittedButton> : null}
           {status === "active" || status === "paused"
-            ? <PermittedButton permission="marketing.manage" kind="danger" busy={move.isPending} onClick={() => move.mutate("EndPromotion")}>End</PermittedButton>
+            ? <PermittedButton permission="marketing.manage" kind="danger" onClick={() => setEnding(true)}>End</PermittedButton>
             : null}
         </div>
       </div>
@@ -166,6 +172,17 @@ export const PromotionDetailPage = ({ id }: { readonly id: string }) => {
           </ol>
         </section>
       </div>
+      {/* Ending is for good (a paused promotion can be resumed, an ended one cannot): asked once more. */}
+      <Dialog title="End this promotion" open={ending} onClose={() => setEnding(false)}>
+        <div className="dialog-body">
+          <p>No payment earns its bonus points after this, and it cannot be started again. To stop it for a while, pause it instead.</p>
+          {move.error !== null ? <div className="alert alert-error" role="alert">{move.error.message}</div> : null}
+        </div>
+        <footer className="dialog-footer">
+          <Button onClick={() => setEnding(false)}>Cancel</Button>
+          <Button kind="danger" busy={move.isPending} onClick={() => move.mutate("EndPromotion")}>End promotion</Button>
+        </footer>
+      </Dialog>
       <RejectDialog open={rejecting} onClose={() => setRejecting(false)} promotionId={promotionId} onRejected={moved} />
       <EditDialog open={editing} onClose={() => setEditing(false)} promotion={current} onSaved={moved} />
     </div>

@@ -21,6 +21,7 @@ const FLAG_LABELS: Record<ReferralFlag, string> = {
   converting_payment_refunded: "Converting payment refunded"
 }
 const STATUS_BADGES: Record<Referral["status"], string> = { pending: "badge-pending", converted: "badge-paid", flagged: "badge-failed", voided: "badge-expired" }
+const STATUS_LABELS: Record<Referral["status"], string> = { pending: "Pending", converted: "Converted", flagged: "Flagged", voided: "Voided" }
 
 
 const totals = (amounts: { readonly USD: string; readonly KHR: string }) =>
@@ -238,7 +239,7 @@ const ReferralsTable = () => {
               {referrals.data.data.map((referral) => (
                 <tr key={referral.id}>
                   <td><CustomerName id={referral.referrer_id} /> → <CustomerName id={referral.referee_id} /></td>
-                  <td><span className={`badge ${STATUS_BADGES[referral.status]}`}>{referral.status}</span></td>
+                  <td><span className={`badge ${STATUS_BADGES[referral.status]}`} data-status={referral.status}>{STATUS_LABELS[referral.status]}</span></td>
                   <td className="hide-narrow">{referral.flags.length === 0 ? "—" : referral.flags.map((flag) => FLAG_LABELS[flag]).join("; ")}</td>
                   <td className="hide-narrow">{referral.review === null ? "—" : `${referral.review.decision === "clear" ? "Cleared" : "Voided"} ${formatTime(referral.review.reviewed_at)}${referral.review.note === null ? "" : `: ${referral.review.note}`}`}</td>
                   <td className="hide-narrow nowrap">{formatTime(referral.created_at)}</td>

@@ -137,6 +137,8 @@ const ChannelCard = ({ state }: { readonly state: ChannelState }) => {
       <ErrorNotice error={test.error} />
       {test.data === undefined ? null : test.data.status === "sent"
         ? <div className="alert alert-success" role="status">Test message sent to {test.data.destination}.</div>
+        : test.data.status === "failed"
+        ? <div className="alert alert-error" role="status">Not sent{test.data.last_error === null ? "" : `: ${test.data.last_error}`}. Check the {state.channel === "telegram" ? "chat id" : "phone number"} and save again.</div>
         : (
           <div className="alert alert-warning" role="status">
             Not sent yet{test.data.last_error === null ? "" : `: ${test.data.last_error}`}. {test.data.next_attempt_at === null ? "" : `Next try ${formatTime(test.data.next_attempt_at)}.`}
