@@ -88,7 +88,11 @@ const usageTotals = {
 }
 
 export const AiFeatureUsage = Schema.Struct({ feature: AiFeature, ...usageTotals }).annotations({ identifier: "AiFeatureUsage" })
-export const AiStoreUsage = Schema.Struct({ store_id: StoreId, ...usageTotals }).annotations({ identifier: "AiStoreUsage" })
+export const AiStoreUsage = Schema.Struct({
+  store_id: StoreId,
+  store_name: Schema.NullOr(Schema.String).annotations({ description: "The store's name; null once the store is gone" }),
+  ...usageTotals
+}).annotations({ identifier: "AiStoreUsage" })
 
 export class AiUsage extends Schema.Class<AiUsage>("AiUsage")({
   object: Schema.Literal("ai_usage"),

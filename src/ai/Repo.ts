@@ -81,10 +81,11 @@ export class AiRepo extends Effect.Service<AiRepo>()("ai/AiRepo", {
 
     const platformByStore = SqlSchema.findAll({
       Request: Schema.Struct({ since: Schema.DateFromSelf }),
-      Result: Schema.Struct({ store_id: Schema.String, ...Totals }),
+      Result: Schema.Struct({ store_id: Schema.String, store_name: Schema.NullOr(Schema.String), ...Totals }),
       execute: ({ since }) =>
         sql`
-          SELECT store_id, ${totalsSelect(sql)} FROM ai_usage WHERE created_at >= ${since}
+          SELECT store_id, (SELECT name FROM stores WHERE stores.id = ai_usage.store_id) AS store_name, ${totalsSelect(sql)}
+          FROM ai_usage WHERE created_at >= ${since}
           GROUP BY store_id ORDER BY sum(cost_micro_usd) DESC, store_id`
     })
 

@@ -509,7 +509,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
             window_days: AI_USAGE_WINDOW_DAYS,
             ...sumTotals(byFeature),
             by_feature: byFeature.map((row) => ({ feature: row.feature, ...totalsOf(row) })),
-            by_store: byStore.map((row) => ({ store_id: row.store_id as StoreId, ...totalsOf(row) }))
+            by_store: byStore.map((row) => ({ store_id: row.store_id as StoreId, store_name: row.store_name, ...totalsOf(row) }))
           })
         }))
     })

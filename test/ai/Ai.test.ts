@@ -320,7 +320,7 @@ describe("AI assistance", () => {
 
         const admin = (yield* asAdmin(app)).ai
         const platform = yield* admin.platformUsage()
-        expect(platform.by_store.find((s) => s.store_id === merchant.storeId)).toMatchObject({ calls: 15 })
+        expect(platform.by_store.find((s) => s.store_id === merchant.storeId)).toMatchObject({ store_name: "Metered Shop", calls: 15 })
         expect(platform.calls).toBe(platform.by_store.reduce((total, s) => total + s.calls, 0))
         const registry = yield* admin.registry()
         expect(registry.data.map((m) => [m.id, m.default])).toEqual([["builtin", true], ["openai_compatible", false]])

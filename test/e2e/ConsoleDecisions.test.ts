@@ -139,7 +139,7 @@ describe.skipIf(!HAS_CHROMIUM)(
             expect(yield* step(() => page.getByRole("button", { name: /^(Pause|Resume|Activate|End)$/ }).count())).toBe(0)
             const trail = yield* step(() => page.getByTestId("audit-trail").locator("li").allTextContents())
             expect(trail.length).toBeGreaterThanOrEqual(9)
-            for (const verb of ["rejected it", "paused it", "ended it"]) expect(trail.some((entry) => entry.includes(verb)), verb).toBe(true)
+            for (const verb of ["rejected it", "paused it", "resumed it", "ended it"]) expect(trail.some((entry) => entry.includes(verb)), verb).toBe(true)
             yield* capture(page, "promotion-ended")
 
             // A referral flagged as fraud (the friend has the referrer's phone), voided with a note.

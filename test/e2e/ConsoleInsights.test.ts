@@ -209,7 +209,9 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByText("Balanced", { exact: true }).waitFor())
           yield* step(() => page.getByRole("button", { name: "Run reconciliation" }).click())
           yield* step(() => page.getByText(/All clear: 2 payments/).waitFor())
-          yield* step(() => page.getByRole("link", { name: large.id }).first().waitFor())
+          // A journal entry names its payment by the merchant's reference and amount, the id after it.
+          yield* step(() => page.getByRole("link", { name: "catering-42 · $1,500.00" }).first().waitFor())
+          yield* step(() => page.getByText(large.id).first().waitFor())
           yield* capture(page, "ledger")
 
           // Risk: the large payment's case, its subject linked, resolved with a resolution.
@@ -223,7 +225,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* capture(page, "risk")
           yield* step(() => riskCase.click())
           const caseDialog = page.getByRole("dialog", { name: "Risk case" })
-          yield* step(() => caseDialog.getByRole("link", { name: `Payment ${large.id}` }).waitFor())
+          yield* step(() => caseDialog.getByRole("link", { name: "Payment catering-42 · $1,500.00" }).waitFor())
           yield* step(() => caseDialog.getByRole("button", { name: "Resolve" }).click())
           yield* step(() => caseDialog.locator(".field-invalid").getByLabel("Resolution").waitFor())
           yield* step(() => caseDialog.getByLabel("Resolution").fill("Catering order confirmed by phone with the customer."))

@@ -33,14 +33,13 @@ const axisWidth = (labels: ReadonlyArray<string> | null | undefined) => {
 }
 
 /**
- * An amount in few characters for an axis: `$1.2K`, `1.2M ៛`. The riel's sign follows the number, as
- * Cambodians write it.
+ * An amount in few characters for an axis: `$1.2K`, `KHR 1.2M` (the riel by its code, as the console writes it
+ * everywhere: the canvas draws with the system's fonts, and many have no riel sign).
  */
 export const compactAmount = (value: number, currency: string) => {
   const number = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 }).format(value)
-  if (currency === "KHR") return `${number} ៛`
   if (currency === "USD") return value < 0 ? `-$${number.slice(1)}` : `$${number}`
-  return `${number} ${currency}`
+  return `${currency} ${number}`
 }
 
 export const TimeSeriesChart = (props: {
@@ -114,7 +113,8 @@ export const TimeSeriesChart = (props: {
           canvas's hover legend needs a pointer). */}
       <details className="chart-figures">
         <summary>Figures<span className="visually-hidden"> of {props.title}</span></summary>
-        <div className="table-scroll">
+        {/* Scrolls on its own: focusable, so the keyboard scrolls it too. */}
+        <div className="table-scroll" tabIndex={0} role="region" aria-label={`Figures of ${props.title}`}>
           <table className="table compact">
             <caption className="visually-hidden">{props.title}</caption>
             <thead>

@@ -161,7 +161,7 @@ export const PromotionDetailPage = ({ id }: { readonly id: string }) => {
               <li key={index} className={entry.action === "reject" ? "timeline-failure" : entry.to === "active" || entry.action === "approve" ? "timeline-success" : undefined}>
                 <span className="timeline-dot" aria-hidden="true" />
                 <div>
-                  <strong>{memberName(entry.user_id)} {AUDIT_VERBS[entry.action]}</strong>
+                  <strong>{memberName(entry.user_id)} {entry.action === "activate" && entry.from === "paused" ? "resumed it" : AUDIT_VERBS[entry.action]}</strong>
                   <p className="muted">
                     {formatTime(entry.at)} · {entry.from === null ? "" : `${PROMOTION_STATUS[entry.from].label} → `}{PROMOTION_STATUS[entry.to].label}
                     {entry.reason === null ? "" : ` · “${entry.reason}”`}

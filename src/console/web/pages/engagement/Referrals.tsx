@@ -290,7 +290,7 @@ const CommissionsCard = () => {
       {summary.error !== null ? <LoadError error={summary.error} retry={() => void summary.refetch()} /> : null}
       <h3 className="subheading card-pad">Per referrer</h3>
       {summary.isPending ? <Loading /> : summary.data === undefined || summary.data.data.length === 0
-        ? <Empty title="No commissions yet" />
+        ? <Empty title="No commissions yet"><p>Set a commission percentage in the program above; a referred customer's paid payments then earn their referrer one.</p></Empty>
         : (
           <table className="table">
             <caption className="visually-hidden">Commission totals per referrer</caption>

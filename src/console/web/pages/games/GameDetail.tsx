@@ -6,16 +6,18 @@
  */
 import { useQueryClient } from "@tanstack/react-query"
 import { Effect } from "effect"
-import { useState } from "react"
+import { useId, useState } from "react"
 import type { FairnessReport } from "../../../../../domain/GameFairness.ts"
 import { type Game, verifyGame } from "../../../../../domain/Games.ts"
 import type { GameDrawRecord } from "../../../../../domain/console/Games.ts"
 import { Link } from "../../router.tsx"
-import { callConsole, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../../rpc.ts"
+import { callConsole, type ConsoleFailure, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../../rpc.ts"
 import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
 import { Button, Dialog, Empty, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 import { ErrorNotice, formatPercent } from "../../ui/Forms.tsx"
 import { CustomerName } from "../engagement/CustomerName.tsx"
+import { useDebounced } from "../engagement/useDebounced.ts"
+import { useWorkspace } from "../../workspace.tsx"
 import { GameStateBadge, gameState, gameTypeLabel, oddsOf } from "./Games.tsx"
 
 export const GameDetailPage = ({ id }: { readonly id: string }) => {
@@ -259,24 +261,70 @@ const PublicPageCard = ({ game }: { readonly game: Game }) => {
   )
 }
 
+/** How a customer is offered in the picker: their name and e-mail, as the merchant knows them. */
+const customerLabel = (customer: { readonly id: string; readonly name: string | null; readonly email: string | null; readonly external_id: string | null }) =>
+  [customer.name, customer.email === null ? null : `<${customer.email}>`, customer.name === null && customer.email === null ? customer.external_id ?? customer.id : null]
+    .filter((part) => part !== null).join(" ")
+
 const ScratchCardForm = ({ gameId }: { readonly gameId: Game["id"] }) => {
   const queryClient = useQueryClient()
-  const [customerId, setCustomerId] = useState("")
-  const issue = useConsoleMutation((client, _: void) => client.IssueScratchCard({ id: gameId, customer_id: customerId.trim() as never }), {
+  const { livemode, store } = useWorkspace()
+  const storeId = store!.id
+  const listId = useId()
+  // The customer is found by name, e-mail or external id as typed (an id pasted in works too).
+  const [typed, setTyped] = useState("")
+  const search = useDebounced(typed.trim(), 250)
+  const byId = /^cus_\w+$/.test(search)
+  const matches = useConsoleQuery(["customers", storeId, livemode, "pick", search], (client) =>
+    client.SearchCustomers({ store_id: storeId, livemode, limit: 8, search }), { enabled: search.length >= 2 && !byId })
+  const offered = matches.data?.data ?? []
+  const picked = byId
+    ? typed.trim()
+    : offered.find((customer) => customerLabel(customer) === typed.trim())?.id ?? (offered.length === 1 ? offered[0]!.id : undefined)
+  const issue = useConsoleMutation((client, _: void) => client.IssueScratchCard({ id: gameId, customer_id: (picked ?? "") as never }), {
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ["game-plays", gameId] })
       void queryClient.invalidateQueries({ queryKey: ["game-stats", gameId] })
     }
   })
+  const [unpicked, setUnpicked] = useState(false)
+  const fieldError = unpicked ? { param: "customer_id", message: "Pick a customer from the list (type at least two letters of their name or e-mail)." } as ConsoleFailure : issue.error
   return (
     <section className="card" aria-labelledby="issue-title">
       <h2 id="issue-title">Issue a scratch card</h2>
       <form onSubmit={(event) => {
         event.preventDefault()
-        issue.mutate()
+        setUnpicked(picked === undefined)
+        if (picked !== undefined) issue.mutate()
       }} noValidate>
-        <FormError error={issue.error} fields={["customer_id"]} />
-        <Field label="Customer ID" name="customer_id" value={customerId} onChange={setCustomerId} placeholder="cus_…" error={issue.error} required />
+        <FormError error={fieldError} fields={["customer_id"]} />
+        <div className={`field${fieldError?.param === "customer_id" ? " field-invalid" : ""}`}>
+          <label htmlFor={`${listId}-input`}>Customer</label>
+          <input
+            id={`${listId}-input`}
+            name="customer_id"
+            list={listId}
+            value={typed}
+            autoComplete="off"
+            placeholder="Name, e-mail or external id"
+            aria-invalid={fieldError?.param === "customer_id" ? true : undefined}
+            aria-describedby={`${listId}-note`}
+            onChange={(event) => {
+              setTyped(event.target.value)
+              setUnpicked(false)
+            }}
+          />
+          <datalist id={listId}>
+            {offered.map((customer) => <option key={customer.id} value={customerLabel(customer)} />)}
+          </datalist>
+          {fieldError?.param === "customer_id"
+            ? <p className="field-error" id={`${listId}-note`} role="alert">{fieldError.message}</p>
+            : (
+              <p className="field-hint" id={`${listId}-note`} aria-live="polite">
+                {picked === undefined ? "Type at least two letters, then pick from the list." : <>For <CustomerName id={picked} /></>}
+              </p>
+            )}
+        </div>
         <div><PermittedButton permission="marketing.manage" type="submit" busy={issue.isPending}>Issue card</PermittedButton></div>
       </form>
       {issue.data === undefined ? null : (

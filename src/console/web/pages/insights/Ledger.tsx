@@ -181,7 +181,7 @@ const JournalsCard = () => {
       <div className="card-header"><h2 id="journals-title">Journal entries</h2></div>
       <ErrorNotice error={journals.error} />
       {journals.isPending ? <Loading /> : (journals.data?.data.length ?? 0) === 0
-        ? <Empty title="No journal entries yet" />
+        ? <Empty title="No journal entries yet"><p>Every paid payment and refund writes one. <Link to="/payments">Go to payments</Link> to take the first.</p></Empty>
         : (
           <table className="table wrapping-table">
             <caption className="visually-hidden">Journal entries, newest first</caption>

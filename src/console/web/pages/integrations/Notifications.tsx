@@ -149,6 +149,7 @@ const ChannelCard = ({ state }: { readonly state: ChannelState }) => {
 }
 
 const STATUS_BADGES: Record<string, string> = { sent: "paid", pending: "pending", failed: "failed" }
+const STATUS_LABELS: Record<string, string> = { sent: "Sent", pending: "Retrying", failed: "Failed" }
 
 const DeliveryLog = () => {
   const { store } = useWorkspace()
@@ -170,7 +171,7 @@ const DeliveryLog = () => {
             <thead>
               <tr>
                 <th scope="col">Message</th>
-                <th scope="col">Channel</th>
+                <th scope="col" className="hide-narrow">Channel</th>
                 <th scope="col">Outcome</th>
                 <th scope="col" className="hide-narrow">Time</th>
               </tr>
@@ -181,12 +182,14 @@ const DeliveryLog = () => {
                   <td>
                     <span className="mono small">{message.event_type}</span>
                     <p className="muted small log-text">{message.text}</p>
+                    {/* On a phone the channel column is gone: said here instead. */}
+                    <p className="muted small show-narrow">{CHANNEL_LABELS[message.channel as Channel] ?? message.channel} · {message.destination}</p>
                   </td>
-                  <td>{CHANNEL_LABELS[message.channel as Channel] ?? message.channel}<span className="muted small hide-narrow"> · {message.destination}</span></td>
+                  <td className="hide-narrow">{CHANNEL_LABELS[message.channel as Channel] ?? message.channel}<span className="muted small"> · {message.destination}</span></td>
                   <td>
-                    <span className={`badge badge-${STATUS_BADGES[message.status] ?? "pending"}`}>{message.status}</span>
+                    <span className={`badge badge-${STATUS_BADGES[message.status] ?? "pending"}`} data-status={message.status}>{message.status === "pending" && message.attempts === 0 ? "Sending" : STATUS_LABELS[message.status] ?? message.status}</span>
                     <span className="muted small"> {message.attempts} {message.attempts === 1 ? "attempt" : "attempts"}{message.last_status_code === null ? "" : ` · ${message.last_status_code}`}</span>
-                    {message.last_error === null ? null : <p className="muted small break">{message.last_error}</p>}
+                    {message.last_error === null ? null : <p className="muted small log-error">{message.last_error}</p>}
                   </td>
                   <td className="hide-narrow nowrap">{formatTime(message.created_at)}</td>
                 </tr>

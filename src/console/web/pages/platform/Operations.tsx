@@ -133,7 +133,7 @@ export const PlatformAiUsagePage = () => {
           </section>
           <section className="card table-card" aria-labelledby="by-store-title">
             <div className="card-header"><h2 id="by-store-title">By store</h2></div>
-            {data.by_store.length === 0 ? <Empty title="No AI calls yet" /> : (
+            {data.by_store.length === 0 ? <Empty title="No AI calls yet"><p>Stores' calls to the assistant, marketing copy and summaries appear here with their cost.</p></Empty> : (
               <table className="table">
                 <caption className="visually-hidden">AI usage by store</caption>
                 <thead>
@@ -142,7 +142,7 @@ export const PlatformAiUsagePage = () => {
                 <tbody>
                   {data.by_store.map((row) => (
                     <tr key={row.store_id}>
-                      <td className="mono small">{row.store_id}</td>
+                      <td>{row.store_name ?? "Removed store"}<div className="id-text muted">{row.store_id}</div></td>
                       <td>{row.calls}{row.failed_calls > 0 ? <span className="muted small"> ({row.failed_calls} failed)</span> : null}</td>
                       <td className="hide-narrow">{(row.input_tokens + row.output_tokens).toLocaleString("en-US")}</td>
                       <td>{usd(row.cost_usd)}</td>
