@@ -192,6 +192,24 @@ describe.skipIf(!HAS_CHROMIUM)(
             yield* step(() => page.locator("tr[data-entry-type='adjust']").filter({ hasText: "Points given twice by mistake" }).getByText("-75").waitFor())
             yield* capture(page, "points-adjusted")
 
+            // A scratch card for Sokha, found by name: no id to copy from anywhere.
+            const scratch = yield* adminRpc.CreateGame({
+              store_id: merchant.storeId,
+              name: "Monsoon scratch",
+              type: "scratch",
+              prizes: [{ name: "Free cake", kind: "voucher", weight: 1 }]
+            })
+            yield* step(() => page.goto(`${app.baseUrl}/console/games/${scratch.id}`))
+            const issueCard = page.getByRole("region", { name: "Issue a scratch card" })
+            yield* step(() => issueCard.getByRole("button", { name: "Issue card" }).click())
+            yield* step(() => issueCard.locator(".field-invalid").getByLabel("Customer").waitFor())
+            yield* step(() => issueCard.getByLabel("Customer").fill("Sokha"))
+            yield* step(() => issueCard.locator(".field-hint").getByRole("link", { name: "Sokha Chan" }).waitFor())
+            yield* step(() => issueCard.getByRole("button", { name: "Issue card" }).click())
+            yield* step(() => issueCard.getByText("Card issued", { exact: false }).waitFor())
+            yield* step(() => page.locator("tr[data-play-id]").getByRole("link", { name: "Sokha Chan" }).waitFor())
+            yield* capture(page, "scratch-card-issued")
+
             // Telegram: the platform's bot points at the fake Bot API; the store's staff chat gets a test message.
             const telegram = yield* telegramBotApi(BOT_TOKEN, [STAFF_CHAT])
             const platformAdmin = yield* Effect.promise(() => signUp(app, { email: ADMIN_EMAIL, organization_name: "KHQR Platform" }))

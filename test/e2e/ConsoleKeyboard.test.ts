@@ -34,7 +34,8 @@ const focusStop = () => {
   const style = getComputedStyle(element)
   const box = element.getBoundingClientRect()
   const ring = (style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== "none"
-  const name = `${element.tagName.toLowerCase()}${element.id === "" ? "" : `#${element.id}`} "${(element.getAttribute("aria-label") ?? element.textContent ?? "").trim().slice(0, 40)}"`
+  const label = element.getAttribute("aria-label") ?? (element.id === "" ? null : document.querySelector(`label[for="${element.id}"]`)?.textContent) ?? element.textContent ?? ""
+  const name = `${element.tagName.toLowerCase()}[${element.getAttribute("type") ?? ""}] "${label.trim().slice(0, 40)}" on ${location.pathname} (outline ${style.outlineStyle} ${style.outlineWidth}, ${Math.round(box.width)}×${Math.round(box.height)})`
   return { name, seen: ring && box.width > 1 && box.height > 1 }
 }
 
