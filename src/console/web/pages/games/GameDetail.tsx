@@ -95,7 +95,7 @@ export const GameDetailPage = ({ id }: { readonly id: string }) => {
       </section>
 
       <section className="card table-card" aria-labelledby="prizes-title">
-        <div className="card-header"><h2 id="prizes-title">Prizes <span className="live-dot" aria-label="Live">Live</span></h2></div>
+        <div className="card-header"><h2 id="prizes-title">Prizes {closed ? null : <span className="live-dot" aria-label="Live">Live</span>}</h2></div>
         {current.prizes.length === 0 ? <Empty title="No prizes" /> : (
           <table className="table">
             <caption className="visually-hidden">Prizes in draw order, with their odds now</caption>

@@ -7,7 +7,7 @@ import { type FormEvent, useId, useState } from "react"
 import { type AiResult, ChannelLimits, type Language } from "../../../../../domain/Ai.ts"
 import { useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { PermittedButton } from "../../ui/Permitted.tsx"
-import { Button, Field, FormError, Loading } from "../../ui.tsx"
+import { Button, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 import { SelectField } from "../../ui/Fields.tsx"
 import { ErrorNotice } from "../../ui/Forms.tsx"
 import { useWorkspace } from "../../workspace.tsx"
@@ -75,6 +75,9 @@ interface Exchange {
 }
 
 /** A figure the answer used, written plainly: a group of figures (amounts per currency, a range) as its parts. */
+/** A time in the figures, as the rest of the console writes times (not the wire's ISO 8601). */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/
+
 const figure = (value: unknown): string =>
   value === null || value === undefined
     ? "—"
@@ -82,6 +85,8 @@ const figure = (value: unknown): string =>
     ? value.map(figure).join(", ")
     : typeof value === "object"
     ? Object.entries(value as Record<string, unknown>).map(([key, part]) => `${key.replaceAll("_", " ")} ${figure(part)}`).join(" · ")
+    : typeof value === "string" && ISO_TIME.test(value)
+    ? formatTime(value)
     : String(value)
 
 const AssistantChat = () => {
@@ -125,7 +130,7 @@ const AssistantChat = () => {
                     <summary>Figures used</summary>
                     <dl className="details">
                       {Object.entries((exchange.answer.data ?? {}) as Record<string, unknown>).map(([key, value]) => (
-                        <div key={key} className="details-row"><dt>{key.replaceAll("_", " ")}</dt><dd className="break">{figure(value)}</dd></div>
+                        <div key={key} className="details-row"><dt>{key.replaceAll("_", " ")}</dt><dd>{figure(value)}</dd></div>
                       ))}
                     </dl>
                   </details>
