@@ -53,6 +53,16 @@ const menu = (page: Page, label: string) =>
     yield* step(() => page.getByRole("heading", { name: label, level: 1 }).waitFor())
   })
 
+/** A merchant's Owner with a store and an Admin in their organization. */
+const newMerchant = Effect.gen(function*() {
+  const app = yield* TestApp
+  const browser = yield* ConsoleBrowser
+  const owner: SignedUp = yield* Effect.promise(() => signUp(app, { organization_name: "Riverside Coffee" }))
+  const merchant = yield* storeWithKey(app, owner, "Riverside Cafe")
+  const admin = yield* Effect.promise(() => addMember(app, owner.token, owner.organizationId, "admin"))
+  return { app, browser, owner, merchant, admin }
+})
+
 const consoleAs = (app: TestAppShape, token: string) =>
   makeConsoleClient({ baseUrl: app.baseUrl, sessionToken: token }).pipe(Effect.provide(FetchHttpClient.layer))
 
@@ -62,15 +72,9 @@ describe.skipIf(!HAS_CHROMIUM)(
     layer(Layer.merge(testAppLayer({ platformAdminEmails: [ADMIN_EMAIL] }), consoleBrowserLayer), { timeout: 180_000, excludeTestServices: true })(
       "decisions",
       (it) => {
-        it.scoped("a promotion rejected, paused and ended; a referral voided; points adjusted; a Telegram test message in the log", () =>
+        it.scoped("a promotion rejected, edited, approved, paused, resumed and ended", () =>
           Effect.gen(function*() {
-            const app = yield* TestApp
-            const browser = yield* ConsoleBrowser
-            const owner: SignedUp = yield* Effect.promise(() => signUp(app, { organization_name: "Riverside Coffee" }))
-            const merchant = yield* storeWithKey(app, owner, "Riverside Cafe")
-            const admin = yield* Effect.promise(() => addMember(app, owner.token, owner.organizationId, "admin"))
-            const keyApi = yield* clientAs(app, merchant.key)
-            const ownerApi = yield* clientAs(app, owner.token)
+            const { admin, app, browser, merchant, owner } = yield* newMerchant
 
             // The Admin's draft, submitted for approval (through the console's procedures, as their page would).
             const adminRpc = yield* consoleAs(app, admin.token)
@@ -141,6 +145,18 @@ describe.skipIf(!HAS_CHROMIUM)(
             expect(trail.length).toBeGreaterThanOrEqual(9)
             for (const verb of ["rejected it", "paused it", "resumed it", "ended it"]) expect(trail.some((entry) => entry.includes(verb)), verb).toBe(true)
             yield* capture(page, "promotion-ended")
+
+            expect(yield* step(() => page.evaluate(`window.__cspViolations`))).toEqual([])
+            expect(problems).toEqual([])
+          }).pipe(screenshotOnFailure(OUTPUT_DIR)), 150_000)
+
+        it.scoped("a referral voided, points adjusted, a scratch card issued by name, a Telegram test message in the log", () =>
+          Effect.gen(function*() {
+            const { admin, app, browser, merchant, owner } = yield* newMerchant
+            const keyApi = yield* clientAs(app, merchant.key)
+            const ownerApi = yield* clientAs(app, owner.token)
+            const adminRpc = yield* consoleAs(app, admin.token)
+            const { page, problems } = yield* signedIn(browser, app, owner, owner.password)
 
             // A referral flagged as fraud (the friend has the referrer's phone), voided with a note.
             yield* ownerApi.referralsConsole.configure({

@@ -5,8 +5,7 @@
  */
 import { useQueryClient } from "@tanstack/react-query"
 import { useEffect, useState } from "react"
-import type { Referral, ReferralFlag } from "../../../../../domain/Referrals.ts"
-import { Link } from "../../router.tsx"
+import type { CommissionStatus, Referral, ReferralFlag } from "../../../../../domain/Referrals.ts"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery } from "../../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey } from "../../ui.tsx"
 import { CheckField, LoadError } from "../../ui/Fields.tsx"
@@ -14,6 +13,7 @@ import { useWorkspace } from "../../workspace.tsx"
 import { CustomerName } from "./CustomerName.tsx"
 import { usePermission } from "../../permissions.ts"
 import { PermissionNote, PermittedButton } from "../../ui/Permitted.tsx"
+import { PaymentName } from "../../ui/PaymentName.tsx"
 
 const FLAG_LABELS: Record<ReferralFlag, string> = {
   self_referral: "Same e-mail, phone or id as the referrer",
@@ -21,6 +21,8 @@ const FLAG_LABELS: Record<ReferralFlag, string> = {
   converting_payment_refunded: "Converting payment refunded"
 }
 const STATUS_BADGES: Record<Referral["status"], string> = { pending: "badge-pending", converted: "badge-paid", flagged: "badge-failed", voided: "badge-expired" }
+const COMMISSION_LABELS: Record<CommissionStatus, string> = { held: "Held", accrued: "Owed", paid: "Paid", voided: "Voided" }
+const COMMISSION_BADGES: Record<CommissionStatus, string> = { held: "badge-refunded", accrued: "badge-pending", paid: "badge-paid", voided: "badge-expired" }
 const STATUS_LABELS: Record<Referral["status"], string> = { pending: "Pending", converted: "Converted", flagged: "Flagged", voided: "Voided" }
 
 
@@ -319,9 +321,9 @@ const CommissionsCard = () => {
               {commissions.data.data.map((commission) => (
                 <tr key={commission.id}>
                   <td className="numeric">{formatAmount(commission.amount, commission.currency)}</td>
-                  <td><span className="badge">{commission.status}</span></td>
+                  <td><span className={`badge ${COMMISSION_BADGES[commission.status]}`} data-status={commission.status}>{COMMISSION_LABELS[commission.status]}</span></td>
                   <td className="hide-narrow"><CustomerName id={commission.referrer_id} /></td>
-                  <td className="hide-narrow"><Link to={`/payments/${commission.payment_id}`}><span className="id-text">{commission.payment_id}</span></Link></td>
+                  <td className="hide-narrow"><PaymentName id={commission.payment_id} /></td>
                   <td className="hide-narrow nowrap">{formatTime(commission.paid_at)}</td>
                 </tr>
               ))}
