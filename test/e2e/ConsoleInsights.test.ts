@@ -324,7 +324,7 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           expect(yield* step(() => page.evaluate(`window.__cspViolations`))).toEqual([])
           expect(problems).toEqual([])
-        }).pipe(screenshotOnFailure(OUTPUT_DIR)), 120_000)
+        }).pipe(screenshotOnFailure(OUTPUT_DIR)), 240_000)
     })
   }
 )
