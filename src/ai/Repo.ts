@@ -1,11 +1,12 @@
 /**
  * The AI area's SQL: usage records and their sums, and the read-only facts of the store the features
- * and the assistant's tools talk about (payments, customers, loyalty). Every query is parameterized;
- * nothing a model answers ever reaches SQL.
+ * and the assistant's tools talk about (payments, customers, loyalty); the figures of payments are the
+ * payments area's reports. Every query is parameterized; nothing a model answers ever reaches SQL.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { AiFeature } from "../../domain/Ai.ts"
+import { PaymentReports } from "../payments/Reports.ts"
 
 const StoreWindow = Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean, since: Schema.DateFromSelf, until: Schema.DateFromSelf })
 
@@ -42,6 +43,7 @@ export type UsageRecord = typeof UsageRecord.Type
 export class AiRepo extends Effect.Service<AiRepo>()("ai/AiRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const reports = yield* PaymentReports
 
     const record = SqlSchema.void({
       Request: UsageRecord,
@@ -100,39 +102,11 @@ export class AiRepo extends Effect.Service<AiRepo>()("ai/AiRepo", {
     })
 
     /** Paid revenue (payments paid in the window, by currency) and refunds made in it. */
-    const revenue = SqlSchema.findAll({
-      Request: StoreWindow,
-      Result: Schema.Struct({ currency: Schema.Literal("USD", "KHR"), payments: Schema.Number, amount: Schema.BigInt, refunded: Schema.BigInt }),
-      execute: (w) =>
-        sql`
-          SELECT currency, count(*)::int AS payments, COALESCE(sum(amount), 0)::text AS amount,
-                 COALESCE(sum(amount_refunded), 0)::text AS refunded
-          FROM payments
-          WHERE store_id = ${w.storeId} AND livemode = ${w.livemode} AND paid_at IS NOT NULL
-            AND paid_at >= ${w.since} AND paid_at < ${w.until}
-          GROUP BY currency ORDER BY currency DESC`
-    })
+    const revenue = (window: typeof StoreWindow.Type) => reports.windowRevenue(window)
 
     /** The customers who paid the most in the window, per currency (names are quoted data). */
-    const topCustomers = SqlSchema.findAll({
-      Request: Schema.Struct({ ...StoreWindow.fields, limit: Schema.Number }),
-      Result: Schema.Struct({
-        customer_id: Schema.String,
-        name: Schema.NullOr(Schema.String),
-        currency: Schema.Literal("USD", "KHR"),
-        payments: Schema.Number,
-        amount: Schema.BigInt
-      }),
-      execute: (w) =>
-        sql`
-          SELECT c.id AS customer_id, c.name, p.currency, count(*)::int AS payments, sum(p.amount - p.amount_refunded)::text AS amount
-          FROM payments p JOIN customers c ON c.id = p.customer_id
-          WHERE p.store_id = ${w.storeId} AND p.livemode = ${w.livemode} AND p.paid_at IS NOT NULL
-            AND p.paid_at >= ${w.since} AND p.paid_at < ${w.until}
-          GROUP BY c.id, c.name, p.currency
-          ORDER BY p.currency DESC, sum(p.amount - p.amount_refunded) DESC, c.id
-          LIMIT ${w.limit}`
-    })
+    const topCustomers = (window: typeof StoreWindow.Type & { readonly limit: number }) =>
+      reports.topPayers({ ...window, customers: sql`SELECT id, name FROM customers` })
 
     const pointsLiability = SqlSchema.single({
       Request: Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean }),
@@ -145,23 +119,16 @@ export class AiRepo extends Effect.Service<AiRepo>()("ai/AiRepo", {
 
     /**
      * Customers by how recently they paid: `active` paid in the window, `lapsed` paid in the 60 days
-     * before it but not in it; `reachable` counts those who agreed to marketing.
+     * before it but not in it; `reachable` counts those who agreed to marketing. Erased customers are left out.
      */
-    const segments = SqlSchema.findAll({
-      Request: Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean, since: Schema.DateFromSelf, before: Schema.DateFromSelf }),
-      Result: Schema.Struct({ segment: Schema.Literal("active", "lapsed"), customers: Schema.Number, reachable: Schema.Number }),
-      execute: (w) =>
-        sql`
-          WITH last_paid AS (
-            SELECT c.id, c.prefers_marketing, max(p.paid_at) AS paid_at
-            FROM customers c JOIN payments p ON p.customer_id = c.id AND p.paid_at IS NOT NULL
-            WHERE c.store_id = ${w.storeId} AND c.livemode = ${w.livemode} AND c.erased_at IS NULL AND p.paid_at >= ${w.before}
-            GROUP BY c.id, c.prefers_marketing
-          )
-          SELECT CASE WHEN paid_at >= ${w.since} THEN 'active' ELSE 'lapsed' END AS segment,
-                 count(*)::int AS customers, (count(*) FILTER (WHERE prefers_marketing))::int AS reachable
-          FROM last_paid GROUP BY 1 ORDER BY 1`
-    })
+    const segments = (w: { readonly storeId: string; readonly livemode: boolean; readonly since: Date; readonly before: Date }) =>
+      reports.recency({
+        customers: sql`
+          SELECT id, prefers_marketing AS reachable FROM customers
+          WHERE store_id = ${w.storeId} AND livemode = ${w.livemode} AND erased_at IS NULL`,
+        since: w.since,
+        before: w.before
+      })
 
     return {
       record,
@@ -175,7 +142,8 @@ export class AiRepo extends Effect.Service<AiRepo>()("ai/AiRepo", {
       pointsLiability,
       segments
     } as const
-  })
+  }),
+  dependencies: [PaymentReports.Default]
 }) {}
 
 export type TotalsRow = { readonly calls: number; readonly failed_calls: number; readonly input_tokens: number; readonly output_tokens: number; readonly cost_micro_usd: bigint }

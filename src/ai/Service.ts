@@ -29,7 +29,7 @@ import { addDays, dayOf } from "../platform/Days.ts"
 import { AnalyticsService } from "../analytics/Service.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { currentDate } from "../platform/Time.ts"
-import { PromotionsRepo } from "../promotions/Repo.ts"
+import { PromotionsService } from "../promotions/Service.ts"
 import { RiskService } from "../risk/Service.ts"
 import { SettingsService } from "../settings/Service.ts"
 import { answerQuestion } from "./Assistant.ts"
@@ -92,7 +92,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     const settings = yield* SettingsService
     const analytics = yield* AnalyticsService
     const risk = yield* RiskService
-    const promotions = storeData(yield* PromotionsRepo, "inTransaction")
+    const promotions = yield* PromotionsService
     const httpClient = yield* HttpClient.HttpClient
 
     const setting = (key: string) => settings.get(key).pipe(Effect.orDie)
@@ -398,7 +398,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
           const target = lapsed.reachable > 0 ? { ...lapsed, bonus_points: WIN_BACK_BONUS } : { ...active, bonus_points: LOYAL_BONUS }
           // What the suggested promotion would have cost over the last 30 days: the promotions simulation
           // (GET /dashboard/promotions/{id}/simulate) run on the suggestion before it exists.
-          const simulated = target.customers === 0 ? null : yield* promotions.simulate({
+          const simulated = target.customers === 0 ? null : yield* promotions.simulateDraft({
             storeId: store.storeId,
             livemode,
             now,
@@ -554,7 +554,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     SettingsService.Default,
     AnalyticsService.Default,
     RiskService.Default,
-    PromotionsRepo.Default,
+    PromotionsService.Default,
     FetchHttpClient.layer
   ]
 }) {}

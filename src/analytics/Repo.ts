@@ -1,11 +1,13 @@
 /**
- * SQL of the analytics: one query per report, aggregated in the database. Daily figures come from the
- * payments' paid time and the refunds' time through covering indexes (migration 0014), zero-filled
- * with `generate_series`.
+ * SQL of the analytics: the daily rollup (`analytics_daily`) and what it is read with, aggregated in the
+ * database. The figures of payments and refunds come from the payments area's reports (their paid time and
+ * the refunds' time, through covering indexes, migration 0014); the rollup's days are zero-filled with
+ * `generate_series`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { OrganizationId, StoreId } from "../../domain/Ids.ts"
+import { type CurrencyTotals, PaymentReports, type StorePeriod } from "../payments/Reports.ts"
 
 export const DailyRow = Schema.Struct({
   date: Schema.String,
@@ -17,18 +19,7 @@ export const DailyRow = Schema.Struct({
 })
 export type DailyRow = typeof DailyRow.Type
 
-export const PeriodRow = Schema.Struct({
-  store_id: StoreId,
-  name: Schema.String,
-  revenue_usd: Schema.BigInt,
-  revenue_khr: Schema.BigInt,
-  previous_usd: Schema.BigInt,
-  previous_khr: Schema.BigInt,
-  paid: Schema.Number,
-  created: Schema.Number,
-  refunded: Schema.Number
-})
-export type PeriodRow = typeof PeriodRow.Type
+export type PeriodRow = StorePeriod
 
 export const OrganizationTotals = Schema.Struct({
   active_customers: Schema.Number,
@@ -38,23 +29,12 @@ export const OrganizationTotals = Schema.Struct({
 export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("analytics/AnalyticsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const reports = yield* PaymentReports
 
-    /**
-     * The daily rows of a range: complete days from the rollup (`analytics_daily`), today from the
-     * payments and refunds themselves, so today's figures are exact the moment a payment commits.
-     */
-    const daily = SqlSchema.findAll({
-      Request: Schema.Struct({
-        storeId: StoreId,
-        livemode: Schema.Boolean,
-        from: Schema.String,
-        to: Schema.String,
-        today: Schema.String,
-        todayStart: Schema.DateFromSelf,
-        todayEnd: Schema.DateFromSelf
-      }),
+    const rollup = SqlSchema.findAll({
+      Request: Schema.Struct({ storeId: StoreId, livemode: Schema.Boolean, from: Schema.String, to: Schema.String, today: Schema.String }),
       Result: DailyRow,
-      execute: ({ from, livemode, storeId, to, today, todayEnd, todayStart }) =>
+      execute: ({ from, livemode, storeId, to, today }) =>
         sql`
           WITH days AS (
             SELECT generate_series(${from}::date, ${to}::date, interval '1 day')::date AS day
@@ -62,16 +42,6 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("analytics/An
             SELECT day, currency, paid_count, revenue, refunds FROM analytics_daily
             WHERE store_id = ${storeId} AND livemode = ${livemode} AND day >= ${from}::date AND day <= ${to}::date
               AND day < ${today}::date
-            UNION ALL
-            SELECT ${today}::date, currency, count(*), sum(amount), 0 FROM payments
-            WHERE store_id = ${storeId} AND livemode = ${livemode} AND paid_at >= ${todayStart} AND paid_at < ${todayEnd}
-              AND ${today}::date BETWEEN ${from}::date AND ${to}::date
-            GROUP BY currency
-            UNION ALL
-            SELECT ${today}::date, currency, 0, 0, sum(amount) FROM refunds
-            WHERE store_id = ${storeId} AND livemode = ${livemode} AND created_at >= ${todayStart} AND created_at < ${todayEnd}
-              AND status = 'succeeded' AND ${today}::date BETWEEN ${from}::date AND ${to}::date
-            GROUP BY currency
           )
           SELECT to_char(d.day, 'YYYY-MM-DD') AS date,
             COALESCE(sum(f.paid_count), 0)::int AS count,
@@ -84,104 +54,119 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("analytics/An
           ORDER BY d.day`
     })
 
+    /** Today's row with the payments and refunds of today added (the rollup holds only complete days). */
+    const withToday = (row: DailyRow, totals: ReadonlyArray<CurrencyTotals>): DailyRow => {
+      const of = (currency: "USD" | "KHR") => totals.find((t) => t.currency === currency)
+      const usd = of("USD")
+      const khr = of("KHR")
+      return {
+        date: row.date,
+        count: row.count + totals.reduce((n, t) => n + t.paid_count, 0),
+        revenue_usd: row.revenue_usd + (usd?.revenue ?? 0n),
+        revenue_khr: row.revenue_khr + (khr?.revenue ?? 0n),
+        refunds_usd: row.refunds_usd + (usd?.refunds ?? 0n),
+        refunds_khr: row.refunds_khr + (khr?.refunds ?? 0n)
+      }
+    }
+
+    /**
+     * The daily rows of a range: complete days from the rollup (`analytics_daily`), today from the
+     * payments and refunds themselves, so today's figures are exact the moment a payment commits.
+     */
+    const daily = (input: {
+      readonly storeId: StoreId
+      readonly livemode: boolean
+      readonly from: string
+      readonly to: string
+      readonly today: string
+      readonly todayStart: Date
+      readonly todayEnd: Date
+    }) =>
+      Effect.gen(function*() {
+        const rows = yield* Effect.orDie(rollup(input))
+        if (input.today < input.from || input.today > input.to) return rows
+        const totals = yield* reports.storeTotals({
+          storeId: input.storeId,
+          livemode: input.livemode,
+          start: input.todayStart,
+          end: input.todayEnd
+        })
+        return rows.map((row) => row.date === input.today ? withToday(row, totals) : row)
+      })
+
+    /** Writes rollup rows, replacing those of the same store, mode, day and currency. */
+    const upsertDays = (storeId: StoreId, rows: ReadonlyArray<{
+      readonly livemode: boolean
+      readonly day: string
+      readonly currency: string
+      readonly paid_count: number
+      readonly revenue: bigint
+      readonly refunds: bigint
+    }>) =>
+      sql`
+        INSERT INTO analytics_daily ${
+        sql.insert(rows.map((row) => ({
+          store_id: storeId,
+          livemode: row.livemode,
+          day: row.day,
+          currency: row.currency,
+          paid_count: row.paid_count,
+          revenue: row.revenue.toString(),
+          refunds: row.refunds.toString()
+        })))
+      }
+        ON CONFLICT (store_id, livemode, day, currency) DO UPDATE
+          SET paid_count = EXCLUDED.paid_count, revenue = EXCLUDED.revenue, refunds = EXCLUDED.refunds`
+
     /**
      * Recomputes the rollup rows of one store, mode and day from the payments and refunds of that day:
-     * what the analytics consumer does for each event, so applying an event twice changes nothing.
+     * what the analytics consumer does for each event, so applying an event twice changes nothing. The
+     * consumer applies one store's events in order, so the figures read are never older than those written.
      */
-    const refreshDay = SqlSchema.void({
-      Request: Schema.Struct({
-        storeId: StoreId,
-        livemode: Schema.Boolean,
-        day: Schema.String,
-        start: Schema.DateFromSelf,
-        end: Schema.DateFromSelf
-      }),
-      execute: ({ day, end, livemode, start, storeId }) =>
-        sql`
-          INSERT INTO analytics_daily (store_id, livemode, day, currency, paid_count, revenue, refunds)
-          SELECT ${storeId}, ${livemode}, ${day}::date, c.currency,
-            (SELECT count(*) FROM payments WHERE store_id = ${storeId} AND livemode = ${livemode}
-               AND currency = c.currency AND paid_at >= ${start} AND paid_at < ${end}),
-            (SELECT COALESCE(sum(amount), 0) FROM payments WHERE store_id = ${storeId} AND livemode = ${livemode}
-               AND currency = c.currency AND paid_at >= ${start} AND paid_at < ${end}),
-            (SELECT COALESCE(sum(amount), 0) FROM refunds WHERE store_id = ${storeId} AND livemode = ${livemode}
-               AND currency = c.currency AND status = 'succeeded' AND created_at >= ${start} AND created_at < ${end})
-          FROM (VALUES ('USD'), ('KHR')) AS c (currency)
-          ON CONFLICT (store_id, livemode, day, currency) DO UPDATE
-            SET paid_count = EXCLUDED.paid_count, revenue = EXCLUDED.revenue, refunds = EXCLUDED.refunds`
-    })
+    const refreshDay = (input: { readonly storeId: StoreId; readonly livemode: boolean; readonly day: string; readonly start: Date; readonly end: Date }) =>
+      Effect.gen(function*() {
+        const totals = yield* reports.storeTotals({ storeId: input.storeId, livemode: input.livemode, start: input.start, end: input.end })
+        yield* upsertDays(input.storeId, totals.map((row) => ({ ...row, livemode: input.livemode, day: input.day })))
+      }).pipe(Effect.orDie)
+
+    /** Rows a statement writes at most: a long history is written in parts, below the bound parameters' limit. */
+    const ROWS_PER_INSERT = 1_000
 
     /** Rebuilds a store's whole rollup from its history (after history was written by other means). */
     const rebuildStore = (storeId: StoreId) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql`DELETE FROM analytics_daily WHERE store_id = ${storeId}`
-        yield* sql`
-          INSERT INTO analytics_daily (store_id, livemode, day, currency, paid_count, revenue, refunds)
-          SELECT store_id, livemode, day, currency, sum(paid_count), sum(revenue), sum(refunds)
-          FROM (
-            SELECT store_id, livemode, (paid_at AT TIME ZONE 'UTC')::date AS day, currency,
-                   count(*) AS paid_count, sum(amount) AS revenue, 0 AS refunds
-            FROM payments WHERE store_id = ${storeId} AND paid_at IS NOT NULL GROUP BY 1, 2, 3, 4
-            UNION ALL
-            SELECT store_id, livemode, (created_at AT TIME ZONE 'UTC')::date, currency, 0, 0, sum(amount)
-            FROM refunds WHERE store_id = ${storeId} AND status = 'succeeded' GROUP BY 1, 2, 3, 4
-          ) history
-          GROUP BY 1, 2, 3, 4`
+        const history = yield* reports.storeHistoryByDay(storeId)
+        for (let at = 0; at < history.length; at += ROWS_PER_INSERT) {
+          yield* upsertDays(storeId, history.slice(at, at + ROWS_PER_INSERT))
+        }
       })).pipe(Effect.orDie)
 
-    /** Per store of the organization: revenue of the period and the one before, and its counts. */
-    const period = SqlSchema.findAll({
-      Request: Schema.Struct({
-        organizationId: OrganizationId,
-        livemode: Schema.Boolean,
-        previousStart: Schema.DateFromSelf,
-        start: Schema.DateFromSelf,
-        end: Schema.DateFromSelf
-      }),
-      Result: PeriodRow,
-      execute: ({ end, livemode, organizationId, previousStart, start }) =>
+    const liabilityPoints = SqlSchema.single({
+      Request: Schema.Struct({ organizationId: OrganizationId, livemode: Schema.Boolean }),
+      Result: Schema.Struct({ liability_points: Schema.Number }),
+      execute: ({ livemode, organizationId }) =>
         sql`
-          SELECT s.id AS store_id, s.name,
-            COALESCE(sum(p.amount) FILTER (WHERE p.paid_at >= ${start} AND p.currency = 'USD'), 0)::text AS revenue_usd,
-            COALESCE(sum(p.amount) FILTER (WHERE p.paid_at >= ${start} AND p.currency = 'KHR'), 0)::text AS revenue_khr,
-            COALESCE(sum(p.amount) FILTER (WHERE p.paid_at < ${start} AND p.currency = 'USD'), 0)::text AS previous_usd,
-            COALESCE(sum(p.amount) FILTER (WHERE p.paid_at < ${start} AND p.currency = 'KHR'), 0)::text AS previous_khr,
-            count(p.id) FILTER (WHERE p.paid_at >= ${start})::int AS paid,
-            (SELECT count(*) FROM payments c WHERE c.store_id = s.id AND c.livemode = ${livemode}
-               AND c.created_at >= ${start} AND c.created_at < ${end})::int AS created,
-            count(p.id) FILTER (WHERE p.paid_at >= ${start} AND p.amount_refunded > 0)::int AS refunded
-          FROM stores s
-          LEFT JOIN payments p ON p.store_id = s.id AND p.livemode = ${livemode} AND p.paid_at IS NOT NULL
-            AND p.paid_at >= ${previousStart} AND p.paid_at < ${end}
-          WHERE s.organization_id = ${organizationId}
-          GROUP BY s.id, s.name
-          ORDER BY s.created_at, s.id`
+          SELECT COALESCE(sum(c.points_balance), 0)::int AS liability_points FROM customers c JOIN stores s ON s.id = c.store_id
+          WHERE s.organization_id = ${organizationId} AND c.livemode = ${livemode}`
     })
 
-    const organizationTotals = SqlSchema.single({
-      Request: Schema.Struct({
-        organizationId: OrganizationId,
-        livemode: Schema.Boolean,
-        start: Schema.DateFromSelf,
-        end: Schema.DateFromSelf
-      }),
-      Result: OrganizationTotals,
-      execute: ({ end, livemode, organizationId, start }) =>
-        sql`
-          SELECT
-            (SELECT count(DISTINCT p.customer_id) FROM payments p JOIN stores s ON s.id = p.store_id
-              WHERE s.organization_id = ${organizationId} AND p.livemode = ${livemode} AND p.customer_id IS NOT NULL
-                AND p.paid_at >= ${start} AND p.paid_at < ${end})::int AS active_customers,
-            (SELECT COALESCE(sum(c.points_balance), 0) FROM customers c JOIN stores s ON s.id = c.store_id
-              WHERE s.organization_id = ${organizationId} AND c.livemode = ${livemode})::int AS liability_points`
-    })
+    /** The organization's customers who paid in [start, end), and the points its stores' customers hold. */
+    const organizationTotals = (input: { readonly organizationId: OrganizationId; readonly livemode: boolean; readonly start: Date; readonly end: Date }) =>
+      Effect.gen(function*() {
+        const activeCustomers = yield* reports.organizationPayingCustomers(input)
+        const { liability_points } = yield* Effect.orDie(liabilityPoints(input))
+        return { active_customers: activeCustomers, liability_points } satisfies typeof OrganizationTotals.Type
+      })
 
     return {
-      daily: (input: Parameters<typeof daily>[0]) => Effect.orDie(daily(input)),
-      refreshDay: (input: Parameters<typeof refreshDay>[0]) => Effect.orDie(refreshDay(input)),
+      daily,
+      refreshDay,
       rebuildStore,
-      period: (input: Parameters<typeof period>[0]) => Effect.orDie(period(input)),
-      organizationTotals: (input: Parameters<typeof organizationTotals>[0]) => Effect.orDie(organizationTotals(input))
+      /** Per store of the organization, the period's figures and the period's before. */
+      period: reports.organizationPeriod,
+      organizationTotals
     } as const
-  })
+  }),
+  dependencies: [PaymentReports.Default]
 }) {}

@@ -18,8 +18,8 @@ import { Readable } from "node:stream"
 import type { PaymentId } from "../../domain/Ids.ts"
 import { type PaymentStatus, TerminalStatuses } from "../../domain/Payments.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
-import { subscribePaymentChanges } from "../payments/Changes.ts"
-import { type PaymentChange, paymentChangeOf, PaymentsRepo } from "../payments/Repo.ts"
+import { type PaymentChange, paymentChangeOf, subscribePaymentChanges } from "../payments/Changes.ts"
+import { PaymentReads } from "../payments/Reads.ts"
 
 /** After these the stream has nothing more to say (refunds come later, but the checkout is over). */
 const TERMINAL: ReadonlySet<PaymentStatus> = new Set(TerminalStatuses)
@@ -60,7 +60,7 @@ interface Watcher {
 export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatus", {
   scoped: Effect.gen(function*() {
     const feed = yield* ChangeFeed
-    const payments = yield* PaymentsRepo
+    const payments = yield* PaymentReads
     const watchersByPayment = new Map<PaymentId, Set<Watcher>>()
 
     const forget = (watcher: Watcher) => {
@@ -86,7 +86,7 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
     }
 
     const readCurrent = (paymentId: PaymentId) =>
-      Effect.map(payments.find(paymentId), Option.map(paymentChangeOf))
+      Effect.map(payments.paymentById(paymentId), Option.map(paymentChangeOf))
 
     /** After a reconnect of the listener, every followed payment is read again: notices may have been lost. */
     const resyncAll = Effect.forEach(
@@ -156,5 +156,5 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
 
     return { open } as const
   }),
-  dependencies: [PaymentsRepo.Default]
+  dependencies: [PaymentReads.Default]
 }) {}

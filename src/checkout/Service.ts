@@ -11,7 +11,7 @@ import type { PaymentStatus } from "../../domain/Payments.ts"
 import type { Store } from "../../domain/Stores.ts"
 import { formatAmount } from "../platform/Money.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
-import { type PaymentRow, PaymentsRepo } from "../payments/Repo.ts"
+import { PaymentReads, type PaymentRow } from "../payments/Reads.ts"
 import { AccessService } from "../access/Service.ts"
 import { StoresService } from "../stores/Service.ts"
 import { LiveStatus } from "./LiveStatus.ts"
@@ -29,7 +29,7 @@ export const checkoutMerchantOf = (store: Store): CheckoutMerchant =>
 
 export class CheckoutService extends Effect.Service<CheckoutService>()("checkout/CheckoutService", {
   effect: Effect.gen(function*() {
-    const payments = yield* PaymentsRepo
+    const payments = yield* PaymentReads
     const stores = yield* StoresService
     const liveStatus = yield* LiveStatus
     const publicUrl = yield* PublicBaseUrl
@@ -38,7 +38,7 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
 
     const findPayment = (id: PaymentId) =>
       Effect.flatMap(
-        payments.find(id),
+        payments.paymentById(id),
         Option.match({ onNone: () => Effect.fail(paymentNotFound(id)), onSome: Effect.succeed })
       )
 
@@ -85,7 +85,7 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
       if (!RECEIPT_STATUSES.has(payment.status) || payment.paid_at === null) {
         return yield* new NotFound({ message: `No receipt for payment ${id}: it is not paid`, param: "id" })
       }
-      const refunds = yield* payments.listRefunds(id, 100)
+      const refunds = yield* payments.refundsOf(id, 100)
       return new Receipt({
         id: `rcpt_${payment.id.slice("pay_".length)}`,
         object: "receipt",
@@ -120,5 +120,5 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
 
     return { view, receipt, statusStream } as const
   }),
-  dependencies: [PaymentsRepo.Default, StoresService.Default, LiveStatus.Default]
+  dependencies: [PaymentReads.Default, StoresService.Default, LiveStatus.Default]
 }) {}

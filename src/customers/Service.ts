@@ -424,7 +424,11 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       }
     })
 
+    /** The customer's row, for an area that authorized its store already (a segment's preview renders it). */
+    const findRow = (id: CustomerId) => repo.find(id)
+
     return {
+      findRow,
       create,
       createFor,
       createForStore,

@@ -15,7 +15,7 @@ import type { Currency } from "../../domain/Money.ts"
 import { formatAmount } from "../platform/Money.ts"
 import type { LinkUrls } from "../platform/PublicLinks.ts"
 import type { CustomerPaymentFigures } from "../payments/Reads.ts"
-import type { PaymentRow } from "../payments/Repo.ts"
+import type { PaymentRow } from "../payments/Reads.ts"
 import { toPayment } from "../payments/View.ts"
 import type { ConsentEventRow, CustomerRow } from "./Repo.ts"
 

@@ -2,6 +2,11 @@
  * SQL of the ledger reports: trial balances, journal pages, the ledger over a range with running
  * balances, the facts reconciliation compares, the backfill's inserts, and the entries the payment engine
  * posts as a payment is paid or refunded (through Journal.ts); entries and lines are immutable.
+ *
+ * Reconciliation and the backfill read payments and refunds with their journal entries in one statement:
+ * the audit's point is that both agree in one snapshot (read apart, a payment paid between the two reads
+ * would be reported without its entry), and the payments area's columns they read are those the journal
+ * records. Every other figure of payments comes from the payments area's reports.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -9,6 +14,7 @@ import { LedgerAccount } from "../../domain/Ledger.ts"
 import { JournalId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
+import { PaymentReports } from "../payments/Reports.ts"
 import type { JournalLine } from "./Postings.ts"
 
 export const AccountTotal = Schema.Struct({
@@ -115,6 +121,7 @@ export type Scope = StoreId | null
 export class LedgerRepo extends Effect.Service<LedgerRepo>()("ledger/LedgerRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const reports = yield* PaymentReports
     const storeIs = (column: string, scope: string | null) => scope === null ? sql`TRUE` : sql`${sql(column)} = ${scope}`
 
     const accountTotals = SqlSchema.findAll({
@@ -260,14 +267,6 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("ledger/LedgerRepo"
           ORDER BY at`
     })
 
-    const countPostable = SqlSchema.single({
-      Request: Schema.Void,
-      Result: Schema.Struct({ n: Schema.Number }),
-      execute: () =>
-        sql`SELECT ((SELECT count(*) FROM payments WHERE paid_at IS NOT NULL)
-                  + (SELECT count(*) FROM refunds WHERE status = 'succeeded'))::int AS n`
-    })
-
     const sharePercents = SqlSchema.findAll({
       Request: StoreId,
       Result: Schema.Struct({ percent: Schema.String }),
@@ -366,11 +365,13 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("ledger/LedgerRepo"
       refundPostings: (scope: Scope) => Effect.orDie(refundPostings(scope)),
       unsoundEntries: (scope: Scope) => Effect.orDie(unsoundEntries(scope)),
       missingPostings: Effect.orDie(missingPostings(undefined)),
-      countPostable: Effect.map(Effect.orDie(countPostable(undefined)), (row) => row.n),
+      /** Paid payments and succeeded refunds: how many journal entries a complete journal holds. */
+      countPostable: reports.postableCount,
       sharePercents: (storeId: StoreId) => Effect.map(Effect.orDie(sharePercents(storeId)), (rows) => rows.map((row) => row.percent)),
       postOnce,
       postEntry,
       sharedTotalOf
     } as const
-  })
+  }),
+  dependencies: [PaymentReports.Default]
 }) {}

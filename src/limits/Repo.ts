@@ -1,7 +1,15 @@
 /**
  * The reads plan limits make: an organization's plan and what it holds. Every method dies on SQL failures:
- * they are the infrastructure's, not the caller's. Subscriptions are written by billing; this area only
- * reads which plan an organization is on.
+ * they are the infrastructure's, not the caller's.
+ *
+ * The tables are other areas', read here by key because this area sits below all of them: stores, accounts
+ * and payments call it as they create, and billing (which writes subscriptions) sits above payments, so
+ * none of their modules may be imported here. Each read is one column or one count:
+ * - `subscriptions.plan_id`: which plan the organization is on (billing writes it; free without a row);
+ * - the count of `stores` or `memberships` of the organization, taken in the creating transaction while the
+ *   organization's row is locked, so it cannot change before the creation commits;
+ * - the lock of the `organizations` row itself, which serializes two creations checked against one limit;
+ * - `stores.organization_id` of the store a payment is created for.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"

@@ -1,14 +1,15 @@
 /**
  * SQL of payment links and invoices. A link's payment count and (for invoices) when it was paid are
- * read from the payments started through it, so they can never disagree with the payments.
+ * read from the payments started through it (the payments area's reports over the link's `link_payments`
+ * rows), so they can never disagree with the payments.
  */
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { PaymentId, StoreId } from "../../domain/Ids.ts"
 import { LinkId } from "../../domain/Links.ts"
-import { OpenStatuses } from "../../domain/Payments.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { firstPaidAtOf, PaymentReports } from "../payments/Reports.ts"
 
 export const LinkRow = Schema.Struct({
   id: LinkId,
@@ -33,14 +34,6 @@ export const LinkRow = Schema.Struct({
   updated_at: Schema.DateFromSelf
 })
 export type LinkRow = typeof LinkRow.Type
-
-export const OpenLinkPayment = Schema.Struct({
-  id: PaymentId,
-  amount: Schema.BigInt,
-  currency: Currency,
-  overdue: Schema.Boolean
-})
-export type OpenLinkPayment = typeof OpenLinkPayment.Type
 
 export interface NewLink {
   readonly id: LinkId
@@ -73,6 +66,7 @@ export interface LinkChanges {
 export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const reports = yield* PaymentReports
 
     // Every read goes through this projection, so the derived columns are the same everywhere.
     const selectLinks = sql`
@@ -80,8 +74,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
         l.currency, l.active, l.reference_id, l.customer_email, to_char(l.due_date, 'YYYY-MM-DD') AS due_date,
         l.expires_at, l.deleted_at, l.created_at, l.updated_at,
         (SELECT count(*)::int FROM link_payments lp WHERE lp.link_id = l.id) AS payments_count,
-        (SELECT min(p.paid_at) FROM link_payments lp JOIN payments p ON p.id = lp.payment_id
-          WHERE lp.link_id = l.id AND p.paid_at IS NOT NULL) AS paid_at
+        ${firstPaidAtOf(sql, sql`SELECT lp.payment_id FROM link_payments lp WHERE lp.link_id = l.id`)} AS paid_at
       FROM payment_links l`
 
     const findLink = SqlSchema.findOne({
@@ -221,23 +214,12 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
         Effect.withSpan("LinksRepo.withLockedLink")
       )
 
-    const findOpenPayment = SqlSchema.findOne({
-      Request: Schema.Struct({ linkId: LinkId, now: Schema.DateFromSelf }),
-      Result: OpenLinkPayment,
-      execute: ({ linkId, now }) =>
-        sql`
-          SELECT p.id, p.amount, p.currency, p.expires_at <= ${now} AS overdue
-          FROM link_payments lp JOIN payments p ON p.id = lp.payment_id
-          WHERE lp.link_id = ${linkId} AND p.status IN ${sql.in(OpenStatuses)}
-          ORDER BY p.created_at DESC, p.id DESC
-          LIMIT 1`
-    })
     /**
      * The newest payment started through the link that is still open (pending or scanned), with whether
      * its expiry has come at `now` (the sweeper moves it to expired within a moment).
      */
     const openPayment = Effect.fn("LinksRepo.openPayment")((linkId: LinkId, now: Date) =>
-      findOpenPayment({ linkId, now }).pipe(Effect.orDie)
+      reports.newestOpenAmong(sql`SELECT payment_id FROM link_payments WHERE link_id = ${linkId}`, now)
     )
 
     const insertLinkPayment = SqlSchema.void({
@@ -250,5 +232,6 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
     )
 
     return { insert, find, listByStore, update, remove, withLockedLink, openPayment, recordPayment } as const
-  })
+  }),
+  dependencies: [PaymentReports.Default]
 }) {}

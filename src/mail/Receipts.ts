@@ -7,9 +7,10 @@
  * for Khmer) picks the template; English otherwise.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Either, Layer, Schema } from "effect"
+import { Effect, Either, Layer, Option, Schema } from "effect"
 import { Currency } from "../../domain/Money.ts"
 import { formatAmount, parseAmount } from "../platform/Money.ts"
+import { PaymentReports } from "../payments/Reports.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { RECEIPT_EVENT_TYPES, RECEIPTS_CONSUMER } from "./Names.ts"
@@ -87,14 +88,10 @@ export const applyReceiptEvent = (event: OutboxEvent) =>
     }
     // The refund this event announces: the one that brought the refunded total to the event's.
     const refundedTotal = yield* parseAmount(payment.amount_refunded, payment.currency).pipe(Effect.orDie)
-    const refunds = yield* sql<{ id: string; amount: string }>`
-      SELECT id, amount::text AS amount FROM (
-        SELECT id, amount, sum(amount) OVER (ORDER BY created_at, id) AS running FROM refunds WHERE payment_id = ${payment.id}
-      ) refunds
-      WHERE running = ${refundedTotal.toString()}::bigint`
-    const refund = refunds[0]
-    if (refund === undefined) return
-    const refundAmount = formatAmount(BigInt(refund.amount), payment.currency)
+    const found = yield* (yield* PaymentReports).refundReaching(payment.id, refundedTotal)
+    if (Option.isNone(found)) return
+    const refund = found.value
+    const refundAmount = formatAmount(refund.amount, payment.currency)
     yield* queue.enqueueOrFail({
       to: customer.email,
       kind: "refund_notice",
@@ -108,4 +105,4 @@ export const ReceiptMailLive = OutboxConsumer.make(RECEIPTS_CONSUMER, {
   types: RECEIPT_EVENT_TYPES,
   keyOf: customerOf,
   apply: applyReceiptEvent
-}).pipe(Layer.provide(MailQueue.Default))
+}).pipe(Layer.provide([MailQueue.Default, PaymentReports.Default]))

@@ -8,6 +8,8 @@ import type { PaymentId, StoreId } from "../../domain/Ids.ts"
 import type { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { PAYMENT_CHANNEL, PaymentChange } from "./Repo.ts"
 
+export { PaymentChange, paymentChangeOf } from "./Repo.ts"
+
 /** A change of a followed payment, or word that some may have been missed (the listener reconnected). */
 export type PaymentNotice =
   | { readonly _tag: "Change"; readonly change: PaymentChange }

@@ -2,14 +2,17 @@
  * The reads other areas make of payments. The payments area owns the table; these are the narrow reads the
  * others need where they cannot go through PaymentsService: inside their own transactions (a wallet's
  * earning, a referral's conversion, a risk rule), or from areas the payments service itself depends on
- * (customers, plan limits). Each is named for what it answers; every method dies on SQL failures.
+ * (customers, plan limits), or without a merchant's credential (the hosted checkout). Each is named for what
+ * it answers; every method dies on SQL failures.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { CustomerId, type OrganizationId, PaymentId, StoreId } from "../../domain/Ids.ts"
 import { Currency } from "../platform/Money.ts"
 import { newestFirst } from "../platform/Pagination.ts"
-import { PaymentRow } from "./Repo.ts"
+import { PaymentRow, PaymentsRepo } from "./Repo.ts"
+
+export { PaymentRow, RefundRow } from "./Repo.ts"
 
 /** What another area acts on when a payment is paid or refunded; amounts in minor units. */
 export const PaymentFacts = Schema.Struct({
@@ -38,6 +41,7 @@ export type CustomerPaymentFigures = typeof CustomerPaymentFigures.Type
 export class PaymentReads extends Effect.Service<PaymentReads>()("payments/PaymentReads", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const repo = yield* PaymentsRepo
 
     /** The payment's facts (none when there is no such payment). */
     const factsOf = Effect.fn("PaymentReads.factsOf")(
@@ -133,6 +137,25 @@ export class PaymentReads extends Effect.Service<PaymentReads>()("payments/Payme
       Effect.map(Effect.orDie(customerPaid(input)), (row) => row.n)
     const storeWindowTotals = (input: Parameters<typeof windowTotals>[0]) => Effect.orDie(windowTotals(input))
 
-    return { factsOf, customerFigures, recentOfCustomer, liveCountOfOrganization, stateOf, customerPaidBetween, storeWindowTotals } as const
-  })
+    /**
+     * The payment (none when there is no such payment), read without a merchant's credential: the hosted
+     * checkout page and the live status streams show it to whoever holds its link.
+     */
+    const paymentById = repo.find
+    /** The payment's newest refunds, at most `limit` of them (and one more, telling there are more). */
+    const refundsOf = (paymentId: PaymentId, limit: number) => repo.listRefunds(paymentId, limit)
+
+    return {
+      paymentById,
+      refundsOf,
+      factsOf,
+      customerFigures,
+      recentOfCustomer,
+      liveCountOfOrganization,
+      stateOf,
+      customerPaidBetween,
+      storeWindowTotals
+    } as const
+  }),
+  dependencies: [PaymentsRepo.Default]
 }) {}

@@ -11,6 +11,7 @@ import { storePageOf } from "../platform/Pagination.ts"
 import { metricsOf, predicateOf } from "../segments/Rules.ts"
 import { transactionOf } from "../platform/Transaction.ts"
 import { PaymentReads } from "../payments/Reads.ts"
+import { PaymentReports } from "../payments/Reports.ts"
 
 export const PromotionRow = Schema.Struct({
   id: PromotionId,
@@ -77,6 +78,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const payments = yield* PaymentReads
+    const reports = yield* PaymentReports
 
     const inTransaction = transactionOf(sql)
 
@@ -207,7 +209,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
     /**
      * Over the paid payments of the last 30 days up to `now` of the store's customers of the mode who are in
      * the segment now (every non-erased customer without one): how many customers made a qualifying payment,
-     * and how many such payments. One query; reads only.
+     * and how many such payments. One query (the segment's members joined to the payments area's report); reads only.
      */
     const simulate = Effect.fn("PromotionsRepo.simulate")(function*(input: {
       readonly storeId: StoreId
@@ -221,20 +223,18 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
       const members = input.segment === null
         ? sql`SELECT m.id FROM (${metricsOf(sql, scope)}) m`
         : sql`SELECT m.id FROM (${metricsOf(sql, scope)}) m WHERE ${predicateOf(sql, input.segment)}`
-      const minimum = input.minAmount === null
-        ? sql`true`
-        : sql`p.currency = ${input.minCurrency} AND p.amount >= ${input.minAmount}`
-      const rows = yield* sql<{ customers: string; payments: string }>`
-        WITH members AS (${members})
-        SELECT count(DISTINCT p.customer_id) AS customers, count(*) AS payments
-        FROM payments p JOIN members ON members.id = p.customer_id
-        WHERE p.store_id = ${input.storeId} AND p.livemode = ${input.livemode} AND p.paid_at IS NOT NULL
-          AND p.paid_at > ${input.now}::timestamptz - make_interval(days => ${SIMULATION_WINDOW_DAYS})
-          AND p.paid_at <= ${input.now}::timestamptz
-          AND ${minimum}`.pipe(Effect.orDie)
+      const paid = yield* reports.membersPaid({
+        storeId: input.storeId,
+        livemode: input.livemode,
+        now: input.now,
+        windowDays: SIMULATION_WINDOW_DAYS,
+        members,
+        minAmount: input.minAmount,
+        minCurrency: input.minCurrency
+      })
       return {
-        eligibleCustomers: Number(rows[0]?.customers ?? 0),
-        qualifyingPayments: Number(rows[0]?.payments ?? 0)
+        eligibleCustomers: paid.customers,
+        qualifyingPayments: paid.payments
       } satisfies Simulation
     })
 
@@ -254,5 +254,5 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
       simulate
     } as const
   }),
-  dependencies: [PaymentReads.Default]
+  dependencies: [PaymentReads.Default, PaymentReports.Default]
 }) {}

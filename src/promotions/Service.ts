@@ -17,6 +17,7 @@ import {
   PromotionList,
   PromotionSimulation,
   type PromotionStatus,
+  type RuleSet,
   SIMULATION_WINDOW_DAYS,
   type UpdatePromotion
 } from "../../domain/Promotions.ts"
@@ -354,7 +355,20 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         }))
     })
 
-    return { list, retrieve, create, update, remove, submit, approve, reject, activate, pause, end, endOverdue, simulate } as const
+    /**
+     * The simulation of a promotion that does not exist yet (the assistant's campaign suggestion), for a
+     * caller that authorized the store already: the figures `simulate` answers for a saved one.
+     */
+    const simulateDraft = (draft: {
+      readonly storeId: StoreId
+      readonly livemode: boolean
+      readonly now: Date
+      readonly segment: RuleSet | null
+      readonly minAmount: number | null
+      readonly minCurrency: string | null
+    }) => repo.simulate(draft)
+
+    return { list, retrieve, create, update, remove, submit, approve, reject, activate, pause, end, endOverdue, simulate, simulateDraft } as const
   }),
   dependencies: [PromotionsRepo.Default, AccessService.Default, SegmentsService.Default, Outbox.Default]
 }) {}

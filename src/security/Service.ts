@@ -8,6 +8,7 @@ import { isIP } from "node:net"
 import { Monitoring, PostureCheck, SecurityPosture } from "../../domain/Security.ts"
 import { AccessService } from "../access/Service.ts"
 import { AppConfig } from "../platform/Config.ts"
+import { PaymentReports } from "../payments/Reports.ts"
 import { BaseUrlSettings } from "../settings/Known.ts"
 import { SettingsService } from "../settings/Service.ts"
 import { hostOf, refusedRangeOf } from "../webhooks/Destination.ts"
@@ -46,6 +47,7 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const access = yield* AccessService
+    const reports = yield* PaymentReports
     const config = yield* AppConfig
     const settings = yield* SettingsService
 
@@ -122,14 +124,14 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
       const latency = Math.round((performance.now() - started) * 100) / 100
       const hourAgo = new Date(now.getTime() - 60 * 60 * 1000)
       const minuteAgo = new Date(now.getTime() - 60 * 1000)
-      const rows = yield* sql<{ pending: number; oldest: Date | null; jobs: number; failed: number; payments: number }>`
+      const rows = yield* sql<{ pending: number; oldest: Date | null; jobs: number; failed: number }>`
         SELECT
           (SELECT count(*)::int FROM outbox WHERE dispatched_at IS NULL) AS pending,
           (SELECT min(created_at) FROM outbox WHERE dispatched_at IS NULL) AS oldest,
           (SELECT count(*)::int FROM webhook_jobs WHERE status = 'pending') AS jobs,
-          (SELECT count(*)::int FROM webhook_deliveries WHERE error IS NOT NULL AND created_at >= ${hourAgo}) AS failed,
-          (SELECT count(*)::int FROM payments WHERE created_at >= ${minuteAgo}) AS payments`.pipe(Effect.orDie)
+          (SELECT count(*)::int FROM webhook_deliveries WHERE error IS NOT NULL AND created_at >= ${hourAgo}) AS failed`.pipe(Effect.orDie)
       const row = rows[0]!
+      const paymentsLastMinute = yield* reports.createdSince(minuteAgo)
       const cluster = yield* clusterFigures
       return new Monitoring({
         object: "monitoring",
@@ -140,12 +142,12 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
           oldest_age_seconds: row.oldest === null ? 0 : Math.max(0, Math.round((now.getTime() - row.oldest.getTime()) / 1000))
         },
         webhooks: { pending: row.jobs, failed_last_hour: row.failed },
-        throughput: { payments_last_minute: row.payments, requests_last_minute: requestsLastMinute() },
+        throughput: { payments_last_minute: paymentsLastMinute, requests_last_minute: requestsLastMinute() },
         process: { uptime_seconds: Math.round(process.uptime()), rss_bytes: process.memoryUsage().rss }
       })
     })
 
     return { posture, monitoring } as const
   }),
-  dependencies: [AccessService.Default, SettingsService.Default]
+  dependencies: [AccessService.Default, SettingsService.Default, PaymentReports.Default]
 }) {}

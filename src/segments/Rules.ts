@@ -7,11 +7,13 @@
  * amounts less refunds, in minor units; `payments_count` counts paid payments; `payments_last_30d` those
  * paid in the 30 days up to now; `days_since_*` are whole days (floored). A customer who never paid has
  * no `days_since_last_payment`: a condition on it never holds for them. `tier_id` is the highest tier
- * the lifetime points reach (null with none). Erased customers are never members.
+ * the lifetime points reach (null with none). Erased customers are never members. The payment figures
+ * are the payments area's (`paidFiguresOfCustomer`), joined to each customer in the same statement.
  */
 import type { Statement } from "@effect/sql"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { ComparisonOp, Rule, RuleField, RuleSet } from "../../domain/Promotions.ts"
+import { paidFiguresOfCustomer } from "../payments/Reports.ts"
 
 type Sql = SqlClient
 type Fragment = Statement.Fragment
@@ -72,15 +74,7 @@ export const metricsOf = (
     floor(extract(epoch FROM (${scope.now}::timestamptz - p.last_paid_at)) / 86400) AS days_since_last_payment,
     floor(extract(epoch FROM (${scope.now}::timestamptz - c.created_at)) / 86400) AS days_since_created
   FROM customers c
-  LEFT JOIN LATERAL (
-    SELECT
-      sum(pp.amount - pp.amount_refunded) FILTER (WHERE pp.currency = 'USD') AS lifetime_value_usd,
-      sum(pp.amount - pp.amount_refunded) FILTER (WHERE pp.currency = 'KHR') AS lifetime_value_khr,
-      count(*) AS payments_count,
-      count(*) FILTER (WHERE pp.paid_at > ${scope.now}::timestamptz - interval '30 days') AS payments_last_30d,
-      max(pp.paid_at) AS last_paid_at
-    FROM payments pp
-    WHERE pp.customer_id = c.id AND pp.paid_at IS NOT NULL AND pp.paid_at <= ${scope.now}::timestamptz
+  LEFT JOIN LATERAL (${paidFiguresOfCustomer(sql, sql`c.id`, scope.now)}
   ) p ON true
   WHERE c.store_id = ${scope.storeId} AND c.livemode = ${scope.livemode} AND c.erased_at IS NULL
     AND ${scope.customerId === undefined ? sql`true` : sql`c.id = ${scope.customerId}`}`

@@ -19,7 +19,7 @@ import {
   type UpdateSegment
 } from "../../domain/Promotions.ts"
 import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
-import { CustomersRepo } from "../customers/Repo.ts"
+import { CustomersService } from "../customers/Service.ts"
 import { toCustomer } from "../customers/View.ts"
 import { newId } from "../platform/Ids.ts"
 import { PublicLinks } from "../platform/PublicLinks.ts"
@@ -45,7 +45,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
   effect: Effect.gen(function*() {
     const repo = storeData(yield* SegmentsRepo)
     const access = yield* AccessService
-    const customers = storeData(yield* CustomersRepo)
+    const customers = yield* CustomersService
     const publicLinks = yield* PublicLinks
 
     const storeOfUser = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
@@ -79,7 +79,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
     /** The count and sample of the store's customers of a mode that the rules match now. */
     const previewOf = Effect.fn("Segments.previewOf")(function*(storeId: StoreId, livemode: boolean, ruleSet: RuleSet) {
       const found = yield* repo.preview({ storeId, livemode, now: yield* currentDate }, ruleSet)
-      const sample = yield* Effect.forEach(found.sample, (id) => customers.find(id))
+      const sample = yield* Effect.forEach(found.sample, (id) => customers.findRow(id))
       const links = yield* publicLinks.urls
       return new SegmentPreview({
         object: "segment_preview",
@@ -162,5 +162,5 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
 
     return { previewOf, contains, list, create, update, remove, previewRules, preview, ofStore, find: repo.find } as const
   }),
-  dependencies: [SegmentsRepo.Default, AccessService.Default, CustomersRepo.Default, PublicLinks.Default]
+  dependencies: [SegmentsRepo.Default, AccessService.Default, CustomersService.Default, PublicLinks.Default]
 }) {}

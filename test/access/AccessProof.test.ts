@@ -104,7 +104,7 @@ describe("the proof of an access check, in the types", () => {
     // Internal methods another area calls under its own proof (or a job under a named system one).
     const internal: {
       payments: Same<RequiringProof<PaymentsService>, "createFor" | "applyTransition">
-      customers: Same<RequiringProof<CustomersService>, "createFor" | "checkPayer">
+      customers: Same<RequiringProof<CustomersService>, "createFor" | "checkPayer" | "findRow">
       stores: Same<RequiringProof<StoresService>, "getById" | "findBranch" | "markBranchHasHistory">
       segments: Same<RequiringProof<SegmentsService>, "previewOf" | "contains" | "ofStore" | "find">
       games: Same<RequiringProof<GamesService>, "openInstantGames">
@@ -118,7 +118,7 @@ describe("the proof of an access check, in the types", () => {
       links: Same<RequiringProof<LinksService>, never>
       webhooks: Same<RequiringProof<WebhooksService>, never>
       apiKeys: Same<RequiringProof<ApiKeysService>, never>
-      promotions: Same<RequiringProof<PromotionsService>, never>
+      promotions: Same<RequiringProof<PromotionsService>, "simulateDraft">
       referrals: Same<RequiringProof<ReferralsService>, never>
       revenueShares: Same<RequiringProof<RevenueSharesService>, never>
       connectors: Same<RequiringProof<ConnectorsService>, never>
