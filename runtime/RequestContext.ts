@@ -47,7 +47,10 @@ export const withoutApplicationServices = (strip: (context: Context.Context<neve
  * memo map, so the HttpApi router it registers with is the one the API is served from.
  */
 export const builtOn = <const Tags extends ReadonlyArray<Context.Tag<any, any>>>(...tags: Tags) =>
-<A, E, R extends Context.Tag.Identifier<Tags[number]>>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+<A, E, R>(
+  layer: Layer.Layer<A, E, R> & ([Exclude<R, Context.Tag.Identifier<Tags[number]>>] extends [never] ? unknown
+    : { readonly "services the layer requires and the tags do not name": Exclude<R, Context.Tag.Identifier<Tags[number]>> })
+): Layer.Layer<A, E, R> =>
   Layer.scopedContext(Effect.gen(function*() {
     const scope = yield* Effect.scope
     const memoMap = yield* Layer.CurrentMemoMap
