@@ -5,13 +5,17 @@
  */
 import { HttpApi, HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Context, Effect, Layer, Option, Predicate } from "effect"
+import { Cause, Context, Effect, Layer, Option, Predicate, Tracer } from "effect"
 import { Server } from "node:http"
 import { Api } from "../domain/Api.ts"
 import { CONSOLE_PATH, CONSOLE_REGISTER_PATH, CONSOLE_RPC_PATH, CONSOLE_SESSION_PATH } from "../domain/Console.ts"
 import type { ErrorCode } from "../domain/Errors.ts"
 import { API_VERSION, API_VERSION_HEADER } from "../domain/Version.ts"
+import { Authentication } from "../domain/Auth.ts"
 import { AuthenticationLive } from "../src/accounts/Authentication.ts"
+import { PaymentsService } from "../src/payments/Service.ts"
+import { MetricsService } from "../src/system/Metrics.ts"
+import { SystemService } from "../src/system/Service.ts"
 import { AuthHttpLive, MembersHttpLive, SessionHttpLive } from "../src/accounts/Http.ts"
 import { BranchesHttpLive, StoresHttpLive } from "../src/stores/Http.ts"
 import { CheckoutHttpLive } from "../src/checkout/Http.ts"
@@ -47,10 +51,11 @@ import { GamesConsoleHttpLive, GamesHttpLive, HostedGamesHttpLive } from "../src
 import { PromotionsHttpLive } from "../src/promotions/Http.ts"
 import { ConsoleWebLive } from "../src/console/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
-import { currentHttpRoute, recordHttpRequest } from "../src/platform/Metrics.ts"
+import { UNMATCHED_ROUTE, unsafeRecordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { logAccess, type RequestLogRecord, requestIdOf, withRequestLog } from "../src/platform/RequestLog.ts"
-import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge } from "./RequestGuard.ts"
+import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge, routeFinder } from "./RequestGuard.ts"
+import { applicationServicesOf, builtOn, withoutApplicationServices } from "./RequestContext.ts"
 import { answerClientErrors } from "./ClientErrors.ts"
 import { ServicesLive } from "./Services.ts"
 import { type DirectRoute, type DirectRoutes, statusStreamsOn } from "./StatusStreams.ts"
@@ -82,11 +87,12 @@ export const knownRoutes = (api: HttpApi.HttpApi.Any): ReadonlyArray<GuardedRout
         method: endpoint.method,
         path: endpoint.path,
         pattern: toPattern(endpoint.path),
-        hasPayload: Option.isSome(endpoint.payloadSchema)
+        hasPayload: Option.isSome(endpoint.payloadSchema),
+        servedByApi: true
       })
     }
   })
-  for (const [method, path] of extraRoutes) routes.push({ method, path, pattern: toPattern(path), hasPayload: false })
+  for (const [method, path] of extraRoutes) routes.push({ method, path, pattern: toPattern(path), hasPayload: false, servedByApi: false })
   return routes
 }
 
@@ -102,7 +108,9 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
   Effect.gen(function*() {
     const { maxBodyBytes } = yield* AppConfig
     const routes = knownRoutes(Api)
+    const routeOf = routeFinder(routes)
     const guard = guardRequests({ maxBodyBytes, routes })
+    const stripApplicationServices = applicationServicesOf(yield* Effect.context<never>())
 
     const renderFailure = (request: HttpServerRequest.HttpServerRequest, path: string) =>
     (cause: Cause.Cause<unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
@@ -131,23 +139,33 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
     return (httpEffect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const requestId = requestIdOf(request.headers["x-request-id"])
-        const path = request.url.split("?")[0] ?? request.url
+        const question = request.url.indexOf("?")
+        const path = question === -1 ? request.url : request.url.slice(0, question)
+        const query = question === -1 ? "" : request.url.slice(question + 1)
+        const route = routeOf(request.method, path)
         const started = performance.now()
         const record: RequestLogRecord = {}
-        return guard(httpEffect).pipe(
+        const guarded = guard(httpEffect, request, path, query, route)
+        return (route?.servedByApi === true ? withoutApplicationServices(stripApplicationServices)(guarded) : guarded).pipe(
           withRequestLog(record),
           Effect.catchAllCause(renderFailure(request, path)),
-          Effect.tap((response) => logAccess({ method: request.method, path, status: response.status, started, record })),
-          Effect.tap((response) =>
-            Effect.flatMap(currentHttpRoute, (route) =>
-              recordHttpRequest({
+          Effect.flatMap((response) =>
+            Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse>((fiber) => {
+              // The route pattern the router wrote on the request's span (the span this runs in).
+              const span = fiber.currentContext.unsafeMap.get(Tracer.ParentSpan.key) as Tracer.AnySpan | undefined
+              const matched = span?._tag === "Span" ? span.attributes.get("http.route") : undefined
+              unsafeRecordHttpRequest({
                 method: request.method,
-                route,
+                route: typeof matched === "string" ? matched : UNMATCHED_ROUTE,
                 status: response.status,
                 durationSeconds: (performance.now() - started) / 1000
-              }))
+              })
+              return Effect.as(
+                logAccess({ method: request.method, path, status: response.status, started, record }),
+                HttpServerResponse.setHeader(response, "x-request-id", requestId)
+              )
+            })
           ),
-          Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId)),
           Effect.annotateLogs("request_id", requestId)
         )
       })
@@ -157,7 +175,9 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
 
 /** The HttpApi groups of every area, one line each. */
 export const ApiGroupsLive = Layer.mergeAll(
-  SystemHttpLive,
+  // The groups of the requests every client makes most are built on only the services they use
+  // (runtime/RequestContext.ts): what their handlers copy per request is then a handful of entries.
+  SystemHttpLive.pipe(builtOn(Authentication, AppConfig, MetricsService, SystemService)),
   StoresHttpLive,
   BranchesHttpLive,
   VerificationHttpLive,
@@ -168,7 +188,7 @@ export const ApiGroupsLive = Layer.mergeAll(
   SettingsHttpLive,
   AccessHttpLive,
   WebhooksHttpLive,
-  PaymentsHttpLive,
+  PaymentsHttpLive.pipe(builtOn(Authentication, PaymentsService)),
   CheckoutHttpLive,
   LinksHttpLive,
   PublicLinksHttpLive,

@@ -20,6 +20,24 @@ export interface GuardedRoute {
   readonly pattern: RegExp
   /** Whether the route takes a JSON body (its body must then be a JSON object). */
   readonly hasPayload: boolean
+  /** Whether the HttpApi serves it (rather than a page, a document or the console RPC). */
+  readonly servedByApi: boolean
+}
+
+/** The route a request's method and path select, looked up among the routes of its method only. */
+export const routeFinder = (routes: ReadonlyArray<GuardedRoute>) => {
+  const byMethod = new Map<string, Array<GuardedRoute>>()
+  for (const route of routes) {
+    const ofMethod = byMethod.get(route.method)
+    if (ofMethod === undefined) byMethod.set(route.method, [route])
+    else ofMethod.push(route)
+  }
+  return (method: string, path: string): GuardedRoute | undefined => {
+    const candidates = byMethod.get(method)
+    if (candidates === undefined) return undefined
+    for (const candidate of candidates) if (candidate.pattern.test(path)) return candidate
+    return undefined
+  }
 }
 
 export interface RequestGuardOptions {
@@ -41,6 +59,8 @@ type Checked =
   | { readonly _tag: "BodyRead"; readonly request: HttpServerRequest.HttpServerRequest }
 
 const refuse = (response: HttpServerResponse.HttpServerResponse): Checked => ({ _tag: "Refuse", response })
+
+const PASS_ON: Checked = { _tag: "PassOn" }
 
 const notAnObject = reject(400, "invalid_request", "The request body must be a JSON object")
 
@@ -126,6 +146,7 @@ const withBodyRead = (request: HttpServerRequest.HttpServerRequest, text: string
 
 /** The path's segments decoded, or undefined when one is not valid percent-encoded UTF-8. */
 const decodeSegments = (path: string): ReadonlyArray<string> | undefined => {
+  if (!path.includes("%")) return path.split("/")
   try {
     return path.split("/").map(decodeURIComponent)
   } catch {
@@ -158,6 +179,7 @@ export const guardRequests = (options: RequestGuardOptions) => {
   }
 
   const checkQuery = (query: string) => {
+    if (query === "") return Option.none()
     for (const [key, value] of new URLSearchParams(query)) {
       const problem = textProblem(key) ?? textProblem(value)
       if (problem !== undefined) {
@@ -191,47 +213,59 @@ export const guardRequests = (options: RequestGuardOptions) => {
       return bodyRead
     })
 
-  const check = (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.gen(function*() {
-      const passOn: Checked = { _tag: "PassOn" }
-      const declaredLength = request.headers["content-length"]
-      if (declaredLength !== undefined && Number(declaredLength) > maxBodyBytes) return refuse(tooLarge(maxBodyBytes))
-      const [path = "/", query = ""] = request.url.split(/\?(.*)/s)
-      const route = routes.find((candidate) => candidate.method === request.method && candidate.pattern.test(path))
-      const pathRejection = checkPath(path, route)
-      if (Option.isSome(pathRejection)) return refuse(pathRejection.value)
-      const queryRejection = checkQuery(query)
-      if (Option.isSome(queryRejection)) return refuse(queryRejection.value)
-      // Unknown routes and wrong methods are answered 404/405 by the router, without reading the body;
-      // the console RPC speaks its own protocol and is bounded by the framework's limit below.
-      if (route === undefined || route.path === CONSOLE_RPC_PATH) return passOn
-      if (!METHODS_WITH_BODY.has(request.method)) return passOn
-      if (!hasBody(request)) return route.hasPayload ? refuse(notAnObject) : passOn
-      const contentType = request.headers["content-type"]
-      if (!isJsonContent(contentType)) {
-        return refuse(reject(415, "unsupported_media_type", `The request body must be application/json, not ${contentType}`))
-      }
-      return yield* checkJsonBody(request, route)
-    })
+  /**
+   * What to do with the request: `Refuse` it, `PassOn` as it came, or check its JSON body (`ReadBody`).
+   * Synchronous: only a body is waited for.
+   */
+  const check = (
+    request: HttpServerRequest.HttpServerRequest,
+    path: string,
+    query: string,
+    route: GuardedRoute | undefined
+  ): Checked | { readonly _tag: "ReadBody"; readonly route: GuardedRoute } => {
+    const declaredLength = request.headers["content-length"]
+    if (declaredLength !== undefined && Number(declaredLength) > maxBodyBytes) return refuse(tooLarge(maxBodyBytes))
+    const pathRejection = checkPath(path, route)
+    if (Option.isSome(pathRejection)) return refuse(pathRejection.value)
+    const queryRejection = checkQuery(query)
+    if (Option.isSome(queryRejection)) return refuse(queryRejection.value)
+    // Unknown routes and wrong methods are answered 404/405 by the router, without reading the body;
+    // the console RPC speaks its own protocol and is bounded by the framework's limit below.
+    if (route === undefined || route.path === CONSOLE_RPC_PATH) return PASS_ON
+    if (!METHODS_WITH_BODY.has(request.method)) return PASS_ON
+    if (!hasBody(request)) return route.hasPayload ? refuse(notAnObject) : PASS_ON
+    const contentType = request.headers["content-type"]
+    if (!isJsonContent(contentType)) {
+      return refuse(reject(415, "unsupported_media_type", `The request body must be application/json, not ${contentType}`))
+    }
+    return { _tag: "ReadBody", route }
+  }
 
+  /**
+   * Guards `httpEffect`, the handling of `request`, whose path and query string are `path` and `query`
+   * and which `route` (none: an unknown route or a wrong method) is to answer.
+   */
   return <E, R>(
-    httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
-    HttpServerRequest.HttpServerRequest.pipe(
-      Effect.flatMap(check),
-      Effect.flatMap((checked) => {
-        switch (checked._tag) {
-          case "Refuse":
-            return Effect.succeed(checked.response)
-          // Providing the request again would copy the whole request context for nothing.
-          case "PassOn":
-            return httpEffect
-          case "BodyRead":
-            return Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, checked.request)
-        }
-      }),
-      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
-    )
+    httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+    request: HttpServerRequest.HttpServerRequest,
+    path: string,
+    query: string,
+    route: GuardedRoute | undefined
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
+    const checked = check(request, path, query, route)
+    if (checked._tag === "Refuse") return Effect.succeed(checked.response)
+    // Providing the request again would copy the whole request context for nothing.
+    if (checked._tag !== "ReadBody") return HttpIncomingMessage.withMaxBodySize(httpEffect, Option.some(maxBodyBytes))
+    return HttpIncomingMessage.withMaxBodySize(
+          Effect.flatMap(checkJsonBody(request, checked.route), (read): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
+            read._tag === "Refuse"
+              ? Effect.succeed(read.response)
+              : read._tag === "BodyRead"
+              ? Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, read.request)
+              : httpEffect),
+          Option.some(maxBodyBytes)
+        )
+  }
 }
 
 /** Whether a failure is a body read cut off at the framework's limit (the console RPC's). */
