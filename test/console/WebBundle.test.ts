@@ -63,7 +63,7 @@ describe("console web bundle", () => {
   }
 
   it("reads a source's imports of Effect's indexes as imports of their modules", () => {
-    const namespaces = new Map(BARRELS.map((pkg: string) => [pkg, namespacesOf(pkg)]))
+    const namespaces = new Map(BARRELS.map((pkg) => [pkg, namespacesOf(pkg)]))
     expect(importModules(`import { type Brand, Schema, pipe, Effect as E } from "effect"\nconst x = 1`, namespaces)).toBe(
       `import * as Schema from "effect/Schema"; import * as E from "effect/Effect"; import { pipe } from "effect"\nconst x = 1`
     )
