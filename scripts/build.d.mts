@@ -29,3 +29,5 @@ export declare const BARRELS: ReadonlyArray<string>
 export declare const namespacesOf: (pkg: string) => Map<string, string>
 /** A source with its value imports from BARRELS turned into module imports. */
 export declare const importModules: (source: string, namespaces: Map<string, Map<string, string>>) => string
+/** A source with its HttpApi group definitions marked pure, for esbuild to drop the unused ones. */
+export declare const markApiGroupsPure: (source: string) => string

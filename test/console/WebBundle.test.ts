@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { builtinModules } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { BARRELS, buildConsole, importModules, initialScripts, initialScriptsGzipped, namespacesOf } from "../../scripts/build.mjs"
+import { BARRELS, buildConsole, importModules, initialScripts, markApiGroupsPure, initialScriptsGzipped, namespacesOf } from "../../scripts/build.mjs"
 
 /** The issue's budget for the initial JavaScript, gzipped; bench/console.ts reports the figure against it. */
 const INITIAL_JS_BUDGET_KB = 250
@@ -72,6 +72,15 @@ describe("console web bundle", () => {
     )
     // Type-only imports are left alone: they are gone from the JavaScript anyway.
     expect(importModules(`import type { Scope } from "effect"`, namespaces)).toBe(`import type { Scope } from "effect"`)
+  })
+
+  it("marks the REST API's group definitions pure, so the browser's bundle can leave them out", () => {
+    expect(markApiGroupsPure(`export class PaymentsGroup extends HttpApiGroup.make("payments")\n  .add(x) {}`)).toBe(
+      `export class PaymentsGroup extends /* @__PURE__ */ HttpApiGroup.make("payments")\n  .add(x) {}`
+    )
+    expect(markApiGroupsPure(`export const Api = HttpApi.make("api").add(PaymentsGroup)`)).toBe(
+      `export const Api = /* @__PURE__ */ HttpApi.make("api").add(PaymentsGroup)`
+    )
   })
 
   it("tells the server's modules and Node's from the browser's", () => {
