@@ -31,3 +31,7 @@ export declare const namespacesOf: (pkg: string) => Map<string, string>
 export declare const importModules: (source: string, namespaces: Map<string, Map<string, string>>) => string
 /** A source with its HttpApi group definitions marked pure, for esbuild to drop the unused ones. */
 export declare const markApiGroupsPure: (source: string) => string
+/** The pages whose chunks the console's HTML preloads. */
+export declare const PRELOADED_PAGES: ReadonlyArray<string>
+/** The scripts the console's HTML names for fetching at once: the initial scripts and PRELOADED_PAGES' chunks. */
+export declare const preloadedScripts: (metafile: ConsoleMetafile) => Array<string>
