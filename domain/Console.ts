@@ -8,26 +8,13 @@
  *
  * The typed client is built from this group in ConsoleClient.ts.
  */
-import { Rpc, RpcGroup, RpcMiddleware } from "@effect/rpc"
+import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
-import { CurrentPrincipal } from "./Auth.ts"
-import {
-  Forbidden,
-  IdempotencyConflict,
-  InvalidRequest,
-  InvalidState,
-  MfaRequired,
-  NotFound,
-  RateLimited,
-  ServiceUnavailable,
-  Unauthorized
-} from "./Errors.ts"
-import { MatrixRow } from "./Access.ts"
-import { Acknowledgement, ChangePasswordDto, LoginDto, Me, MfaCodeDto, MfaSetup, RegisterDto, User } from "./Accounts.ts"
+import { Forbidden, InvalidRequest, InvalidState, NotFound, Unauthorized } from "./Errors.ts"
+import { Acknowledgement, ChangePasswordDto, MfaCodeDto, MfaSetup, User } from "./Accounts.ts"
 import { ApiKey, ApiKeyList, ApiKeyMode, ApiKeyWithSecret, CreateApiKey } from "./ApiKeys.ts"
-import { Timeseries } from "./Analytics.ts"
 import { Play } from "./Games.ts"
-import { ApiKeyId, CustomerId, GameId, OrganizationId, PaymentId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "./Ids.ts"
+import { ApiKeyId, CustomerId, GameId, OrganizationId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "./Ids.ts"
 import {
   CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
@@ -38,102 +25,33 @@ import {
   WebhookEvent
 } from "./Webhooks.ts"
 import { PointsEntry } from "./Loyalty.ts"
-import { DEFAULT_LIST_LIMIT, ListParams, MAX_LIST_LIMIT } from "./Lists.ts"
-import { Currency } from "./Money.ts"
-import {
-  CreatePayment,
-  CreateRefund,
-  IdempotencyHeaders,
-  Payment,
-  PaymentList,
-  PaymentListParams,
-  PaymentStatus,
-  Refund,
-  RefundList,
-  SimulateStatus
-} from "./Payments.ts"
+import { ListParams } from "./Lists.ts"
+import { ConsoleAuthentication, ConsoleShellRpcs, ConsoleStore } from "./console/Core.ts"
 
-/** Where the service answers the console RPC. */
-export const CONSOLE_RPC_PATH = "/rpc"
+/** The console's paths, its session, its context and its payments area: in console/Core.ts, named here too. */
+export {
+  CONSOLE_CHECKOUT_PREVIEW_PATH,
+  CONSOLE_PATH,
+  CONSOLE_REGISTER_PATH,
+  CONSOLE_RPC_PATH,
+  CONSOLE_SESSION_PATH,
+  ConsoleAuthentication,
+  ConsoleContext,
+  ConsoleRegister,
+  ConsoleShellRpcs,
+  ConsoleSignedIn,
+  ConsoleSignIn,
+  ConsoleStore,
+  HomeMetrics,
+  PaymentChanged,
+  PaymentDetail,
+  PaymentFeedFrame,
+  PaymentFeedSynced,
+  StoreSummary
+} from "./console/Core.ts"
 
-/** Where the console's web app is served; every path under it answers the app's HTML (client routes). */
-export const CONSOLE_PATH = "/console"
-/** The hosted checkout page with the branding of its query, for the console's live preview (framed by the console only). */
-export const CONSOLE_CHECKOUT_PREVIEW_PATH = "/console/checkout-preview"
-/** The console's sign-in (POST) and sign-out (DELETE): the only routes that set or clear the session cookie. */
-export const CONSOLE_SESSION_PATH = "/console/session"
-/** The console's registration of a new organization: signs the new owner in like CONSOLE_SESSION_PATH. */
-export const CONSOLE_REGISTER_PATH = "/console/register"
-
-/**
- * What the console's sign-in answers: who signed in, never the session token itself (it is in the
- * HttpOnly cookie, out of the page's reach).
- */
-export class ConsoleSignedIn extends Schema.Class<ConsoleSignedIn>("ConsoleSignedIn")({
-  object: Schema.Literal("console_session"),
-  user: User,
-  expires_at: Schema.String
-}) {}
-
-/** The console sign-in form: the fields of `POST /auth/login`. */
-export const ConsoleSignIn = LoginDto
-/** The console registration form: the fields of `POST /auth/register`. */
-export const ConsoleRegister = RegisterDto
-
-/**
- * Authenticates every console procedure: reads the console's session cookie or `Authorization: Bearer
- * <session token>` and provides the signed-in user as the `CurrentPrincipal`. A missing, unknown, expired,
- * idle or revoked session, or an API key, is `Unauthorized`; a call with the cookie from another origin is
- * `Forbidden`.
- */
-export class ConsoleAuthentication extends RpcMiddleware.Tag<ConsoleAuthentication>()("ConsoleAuthentication", {
-  provides: CurrentPrincipal,
-  failure: Schema.Union(Unauthorized, Forbidden)
-}) {}
-
-/** Test mode unless asked otherwise, so live data is only ever shown on purpose. */
-const Livemode = Schema.optionalWith(Schema.Boolean, { default: () => false })
-
-/** A store's payments in figures (one mode). */
-export class StoreSummary extends Schema.Class<StoreSummary>("StoreSummary")({
-  store_id: StoreId,
-  livemode: Schema.Boolean,
-  payments: Schema.Struct({
-    total: Schema.Int,
-    /** Every status, zero included. */
-    by_status: Schema.Record({ key: PaymentStatus, value: Schema.Int })
-  }),
-  /** Per currency the store has payments in: the amount of its paid payments, and what was refunded of it. */
-  volume: Schema.partial(Schema.Record({
-    key: Currency,
-    value: Schema.Struct({ paid: Schema.String, refunded: Schema.String })
-  })),
-  /** When the latest payment was paid (ISO 8601); null while none has been. */
-  last_payment_at: Schema.NullOr(Schema.String)
-}) {}
-
-/** A payment of the followed store changed: its state after the change. */
-export class PaymentChanged extends Schema.TaggedClass<PaymentChanged>()("PaymentChanged", {
-  id: PaymentId,
-  status: PaymentStatus,
-  amount: Schema.String,
-  currency: Currency,
-  amount_refunded: Schema.String,
-  /** Grows by one with each change of the payment; a later frame of the same payment has a greater one. */
-  version: Schema.Int
-}) {}
-
-/**
- * Every change from here on follows: re-read (ListPayments) now for what happened before. Sent first, once
- * the feed is subscribed, and again whenever changes may have been missed (the server's database listener
- * reconnected).
- */
-export class PaymentFeedSynced extends Schema.TaggedClass<PaymentFeedSynced>()("PaymentFeedSynced", {
-  reason: Schema.Literal("subscribed", "reconnected")
-}) {}
-
-export const PaymentFeedFrame = Schema.Union(PaymentFeedSynced, PaymentChanged)
-export type PaymentFeedFrame = typeof PaymentFeedFrame.Type
+/** Failures of procedures that read one customer or one game. */
+const ReadErrors = Schema.Union(Forbidden, NotFound)
 
 /** A points entry of the followed wallet was written: the entry, as `GET /dashboard/customers/{id}/loyalty` lists it. */
 export class PointsEntryAdded extends Schema.TaggedClass<PointsEntryAdded>()("PointsEntryAdded", {
@@ -167,99 +85,11 @@ export class GamePlaysFeedSynced extends Schema.TaggedClass<GamePlaysFeedSynced>
 export const GamePlaysFeedFrame = Schema.Union(GamePlaysFeedSynced, PlayRecorded)
 export type GamePlaysFeedFrame = typeof GamePlaysFeedFrame.Type
 
-/** A store the user may see, with what the console's mode switch needs to know of it. */
-export class ConsoleStore extends Schema.Class<ConsoleStore>("ConsoleStore")({
-  id: StoreId,
-  organization_id: OrganizationId,
-  name: Schema.String,
-  /** Live mode is offered only once the store may use it (KYC approved, provider credentials set). */
-  live_mode: Schema.Boolean
-}) {}
-
 /**
- * The signed-in user, their organizations (with their role), the stores they may see, and the access
- * matrix the server enforces (which role is granted which permission), so the console shows what a role
- * may not do before the server refuses it.
+ * The console's first procedures beyond its core (console/Core.ts): the user's security, a new store, API
+ * keys, webhooks, and the live feeds of a wallet and of a game's plays.
  */
-export class ConsoleContext extends Schema.Class<ConsoleContext>("ConsoleContext")({
-  me: Me,
-  stores: Schema.Array(ConsoleStore),
-  access: Schema.Array(MatrixRow)
-}) {}
-
-/** A payment with what its detail page shows beside it: its refunds, newest first. */
-export class PaymentDetail extends Schema.Class<PaymentDetail>("PaymentDetail")({
-  payment: Payment,
-  refunds: RefundList
-}) {}
-
-/** The console's home figures of one store and mode: the payments in figures and the daily revenue. */
-export class HomeMetrics extends Schema.Class<HomeMetrics>("HomeMetrics")({
-  summary: StoreSummary,
-  /** The last 30 days, today included, one row per UTC day. */
-  revenue: Timeseries
-}) {}
-
-/** Failures of procedures that read one store or one payment. */
-const ReadErrors = Schema.Union(Forbidden, NotFound)
-
-/**
- * The console's first procedures: context, payments, API keys, webhooks, the user's security. Each later
- * area adds its own group in `domain/console/<Area>.ts` (with `.middleware(ConsoleAuthentication)`), and
- * ConsoleRpcs (domain/ConsoleRpcs.ts) merges them.
- */
-export class ConsoleCoreRpcs extends RpcGroup.make(
-  /** A store's payments of one mode, newest first; the same page as `GET /v1/payments`. */
-  Rpc.make("ListPayments", {
-    payload: Schema.Struct({
-      store_id: StoreId,
-      livemode: Livemode,
-      limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, MAX_LIST_LIMIT)), {
-        default: () => DEFAULT_LIST_LIMIT
-      }),
-      cursor: ListParams.fields.cursor,
-      status: Schema.optional(PaymentStatus),
-      reference_id: PaymentListParams.fields.reference_id,
-      "created[gte]": PaymentListParams.fields["created[gte]"],
-      "created[lte]": PaymentListParams.fields["created[lte]"]
-    }),
-    success: PaymentList,
-    error: Schema.Union(InvalidRequest, Forbidden, NotFound)
-  }),
-  Rpc.make("GetPayment", {
-    payload: { id: PaymentId },
-    success: Payment,
-    error: ReadErrors
-  }),
-  /**
-   * Refunds a paid payment in full (no `amount`) or in part, under the rules of
-   * `POST /v1/payments/:id/refund`; `idempotency_key` is that route's Idempotency-Key, and the two share keys.
-   */
-  Rpc.make("RefundPayment", {
-    payload: {
-      id: PaymentId,
-      ...CreateRefund.fields,
-      idempotency_key: IdempotencyHeaders.fields["idempotency-key"]
-    },
-    success: Refund,
-    // A replayed idempotent answer may be any error the route answered.
-    error: Schema.Union(
-      InvalidRequest,
-      Forbidden,
-      NotFound,
-      InvalidState,
-      MfaRequired,
-      IdempotencyConflict,
-      Unauthorized,
-      RateLimited,
-      ServiceUnavailable
-    )
-  }),
-  /** The signed-in user, their organizations and stores (`GET /auth/me` with `GET /dashboard/stores`). */
-  Rpc.make("Context", {
-    success: ConsoleContext,
-    error: Schema.Union(Unauthorized, Forbidden, InvalidRequest)
-  }),
+class ConsoleFirstAreasRpcs extends RpcGroup.make(
   /** Starts MFA enrolment (`POST /auth/mfa/setup`): the secret and its otpauth:// URL, for the QR code. */
   Rpc.make("MfaSetup", {
     success: MfaSetup,
@@ -282,48 +112,6 @@ export class ConsoleCoreRpcs extends RpcGroup.make(
     payload: { name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), organization_id: Schema.optional(OrganizationId) },
     success: ConsoleStore,
     error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
-  }),
-  /** A payment with its refunds. */
-  Rpc.make("PaymentDetail", {
-    payload: { id: PaymentId },
-    success: PaymentDetail,
-    error: Schema.Union(Forbidden, NotFound, InvalidRequest)
-  }),
-  /**
-   * Creates a test-mode payment of a store under the rules of `POST /v1/payments`; `idempotency_key` is
-   * that route's Idempotency-Key (the console makes one per form submission).
-   */
-  Rpc.make("CreateTestPayment", {
-    payload: {
-      store_id: StoreId,
-      ...CreatePayment.fields,
-      idempotency_key: IdempotencyHeaders.fields["idempotency-key"]
-    },
-    success: Payment,
-    // A replayed idempotent answer may be any error the route answered.
-    error: Schema.Union(
-      InvalidRequest,
-      Forbidden,
-      NotFound,
-      InvalidState,
-      MfaRequired,
-      IdempotencyConflict,
-      Unauthorized,
-      RateLimited,
-      ServiceUnavailable
-    )
-  }),
-  /** Moves a test-mode payment as `POST /v1/payments/:id/simulate` does: scanned, paid, failed or expired. */
-  Rpc.make("SimulatePayment", {
-    payload: { id: PaymentId, status: SimulateStatus },
-    success: Payment,
-    error: Schema.Union(Forbidden, NotFound, InvalidState, InvalidRequest)
-  }),
-  /** The home page's figures of a store in one mode. */
-  Rpc.make("HomeMetrics", {
-    payload: Schema.Struct({ store_id: StoreId, livemode: Livemode }),
-    success: HomeMetrics,
-    error: Schema.Union(Forbidden, NotFound, InvalidRequest)
   }),
   /** A store's API keys, newest first (`GET /dashboard/stores/:id/api-keys`); never their secrets. */
   Rpc.make("ListApiKeys", {
@@ -383,23 +171,6 @@ export class ConsoleCoreRpcs extends RpcGroup.make(
     success: WebhookEvent,
     error: Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
   }),
-  Rpc.make("StoreSummary", {
-    payload: Schema.Struct({ store_id: StoreId, livemode: Livemode }),
-    success: StoreSummary,
-    error: ReadErrors
-  }),
-  /**
-   * The live payments of a store in one mode: a `PaymentFeedSynced` once subscribed, then a
-   * `PaymentChanged` for every change of one of its payments, its creation included.
-   * The feed ends after a while (see PAYMENT_FEED_LIFETIME in src/payments); subscribe again, which
-   * authenticates and authorizes afresh.
-   */
-  Rpc.make("PaymentFeed", {
-    payload: Schema.Struct({ store_id: StoreId, livemode: Livemode }),
-    success: PaymentFeedFrame,
-    error: ReadErrors,
-    stream: true
-  }),
   /**
    * A customer's points entries as they are written: a `WalletFeedSynced` once subscribed, then a
    * `PointsEntryAdded` for every entry (earn, reverse, redeem, cancel, adjust, credits). Needs customer.read
@@ -423,3 +194,10 @@ export class ConsoleCoreRpcs extends RpcGroup.make(
     stream: true
   })
 ).middleware(ConsoleAuthentication) {}
+
+/**
+ * The console's first procedures: its core (context, payments) and the groups above. Each later area adds
+ * its own group in `domain/console/<Area>.ts` (with `.middleware(ConsoleAuthentication)`), and ConsoleRpcs
+ * (domain/ConsoleRpcs.ts) merges them.
+ */
+export const ConsoleCoreRpcs = ConsoleShellRpcs.merge(ConsoleFirstAreasRpcs)

@@ -23,3 +23,15 @@ export declare const buildConsole: (outDir?: string) => Promise<ConsoleMetafile>
 export declare const initialScripts: (metafile: ConsoleMetafile) => Array<string>
 /** Their gzipped size in bytes. */
 export declare const initialScriptsGzipped: (metafile: ConsoleMetafile) => number
+/** The packages whose index the console's build reads as imports of their modules. */
+export declare const BARRELS: ReadonlyArray<string>
+/** A package's index namespaces: `Schema` → `effect/Schema`. */
+export declare const namespacesOf: (pkg: string) => Map<string, string>
+/** A source with its value imports from BARRELS turned into module imports. */
+export declare const importModules: (source: string, namespaces: Map<string, Map<string, string>>) => string
+/** A source with its HttpApi group definitions marked pure, for esbuild to drop the unused ones. */
+export declare const markApiGroupsPure: (source: string) => string
+/** The pages whose chunks the console's HTML preloads. */
+export declare const PRELOADED_PAGES: ReadonlyArray<string>
+/** The scripts the console's HTML names for fetching at once: the initial scripts and PRELOADED_PAGES' chunks. */
+export declare const preloadedScripts: (metafile: ConsoleMetafile) => Array<string>

@@ -71,7 +71,7 @@ export const consoleBuildOptions = (outDir = CONSOLE_OUT) => ({
   metafile: true,
   legalComments: "linked",
   define: { "process.env.NODE_ENV": "\"production\"" },
-  plugins: [leaveOutUnusedPackages],
+  plugins: [leaveOutUnusedPackages, importModulesNotBarrels],
   logLevel: "warning"
 })
 
@@ -97,8 +97,66 @@ const leaveOutUnusedPackages = {
   }
 }
 
-/** The console's HTML: no inline script or style, so the page's CSP can forbid them. */
-const consoleHtml = (script, stylesheet) => `<!doctype html>
+/**
+ * Effect's packages export each module as a namespace of their index (`export * as Schema from
+ * "./Schema.js"`), and esbuild keeps the whole of a module reached through such a re-export: one
+ * `Schema.String` read through `import { Schema } from "effect"` keeps all of Schema.js, where
+ * `import * as Schema from "effect/Schema"` keeps only what is used (measured on a bare RPC client: 134 KB
+ * gzipped through the index, 91 KB through the modules). Sources keep the index's short imports; for the
+ * browser, each `import { Schema, Effect } from "effect"` of a console or domain source is read as
+ * `import * as Schema from "effect/Schema"` and so on. Names the index exports otherwise (`pipe`) and
+ * type-only names stay as they were.
+ *
+ * The domain files the console imports for their schemas also define the REST API's groups
+ * (`class PaymentsGroup extends HttpApiGroup.make(...)`), which the browser never uses but esbuild must
+ * keep, a call being a possible side effect; the build marks those calls pure (building an HttpApi group
+ * only makes a value), so an unused group goes with the HTTP router and multipart code it drags in
+ * (245 → 211 KB).
+ */
+export const BARRELS = ["effect", "@effect/platform", "@effect/rpc"]
+
+/** The namespaces of a package's index: `Schema` → `effect/Schema`. */
+export const namespacesOf = (pkg) => {
+  const index = readFileSync(join(ROOT, "node_modules", pkg, "dist", "esm", "index.js"), "utf8")
+  return new Map([...index.matchAll(/export \* as (\w+) from "\.\/(\w+)\.js"/g)].map(([, name, file]) => [name, `${pkg}/${file}`]))
+}
+
+/** The source with its value imports from BARRELS turned into module imports (see above). */
+export const importModules = (source, namespaces) =>
+  source.replace(/import\s*\{([^}]*)\}\s*from\s*"(effect|@effect\/platform|@effect\/rpc)"/g, (whole, list, pkg) => {
+    const kept = []
+    const modules = []
+    for (const specifier of list.split(",").map((part) => part.trim()).filter((part) => part !== "")) {
+      if (specifier.startsWith("type ")) continue
+      const [imported, local = imported] = specifier.split(/\s+as\s+/)
+      const module = namespaces.get(pkg).get(imported)
+      if (module === undefined) kept.push(specifier)
+      else modules.push(`import * as ${local} from "${module}"`)
+    }
+    return [...modules, ...(kept.length === 0 ? [] : [`import { ${kept.join(", ")} } from "${pkg}"`])].join("; ")
+  })
+
+/** The source with its `HttpApiGroup.make(` and `HttpApi.make(` definitions marked pure (see above). */
+export const markApiGroupsPure = (source) =>
+  source.replace(/(extends|=)(\s+)(HttpApiGroup\.make|HttpApi\.make)\(/g, "$1$2/* @__PURE__ */ $3(")
+
+const importModulesNotBarrels = {
+  name: "import-modules-not-barrels",
+  setup(build) {
+    const namespaces = new Map(BARRELS.map((pkg) => [pkg, namespacesOf(pkg)]))
+    build.onLoad({ filter: /\/(src|domain)\/.*\.tsx?$/ }, (args) => {
+      if (args.path.includes("/node_modules/")) return undefined
+      const source = readFileSync(args.path, "utf8")
+      return { contents: markApiGroupsPure(importModules(source, namespaces)), loader: args.path.endsWith(".tsx") ? "tsx" : "ts" }
+    })
+  }
+}
+
+/**
+ * The console's HTML: no inline script or style, so the page's CSP can forbid them. `preloads` are
+ * fetched at once beside the entry (`modulepreload`), rather than when the script that imports them runs.
+ */
+const consoleHtml = (script, stylesheet, preloads) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -107,7 +165,7 @@ const consoleHtml = (script, stylesheet) => `<!doctype html>
 <title>Merchant console</title>
 <link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='8' fill='%234f46e5'/%3E%3Cpath d='M11 8v16M11 16l9-8M13 15l8 9' stroke='white' stroke-width='3' fill='none'/%3E%3C/svg%3E">
 ${stylesheet === undefined ? "" : `<link rel="stylesheet" href="/console/assets/${stylesheet}">\n`}<script type="module" src="/console/assets/${script}"></script>
-</head>
+${preloads.map((chunk) => `<link rel="modulepreload" href="/console/assets/${chunk}">\n`).join("")}</head>
 <body>
 <div id="root"></div>
 <noscript>The merchant console needs JavaScript.</noscript>
@@ -131,9 +189,23 @@ export const buildConsole = async (outDir = CONSOLE_OUT) => {
   }
   const script = entryOf(".js")
   if (script === undefined) throw new Error("the console build wrote no script")
-  writeFileSync(join(outDir, "index.html"), consoleHtml(script, entryOf(".css")))
+  const preloads = preloadedScripts(result.metafile).map((path) => basename(path)).filter((name) => name !== script)
+  writeFileSync(join(outDir, "index.html"), consoleHtml(script, entryOf(".css"), preloads))
   writeFileSync(join(outDir, "meta.json"), JSON.stringify(result.metafile))
   return result.metafile
+}
+
+/** The scripts a module imports statically, transitively, itself included (paths as the metafile's outputs). */
+const staticClosure = (metafile, start) => {
+  const found = new Set()
+  const pending = [...start]
+  while (pending.length > 0) {
+    const path = pending.pop()
+    if (found.has(path)) continue
+    found.add(path)
+    for (const imported of metafile.outputs[path].imports) if (imported.kind === "import-statement") pending.push(imported.path)
+  }
+  return found
 }
 
 /**
@@ -142,18 +214,24 @@ export const buildConsole = async (outDir = CONSOLE_OUT) => {
  * Paths as esbuild's metafile names its outputs (relative to ROOT).
  */
 export const initialScripts = (metafile) => {
-  const outputs = metafile.outputs
-  const entry = Object.keys(outputs).find((path) => outputs[path].entryPoint === CONSOLE_ENTRY && path.endsWith(".js"))
+  const entry = Object.keys(metafile.outputs).find((path) => metafile.outputs[path].entryPoint === CONSOLE_ENTRY && path.endsWith(".js"))
   if (entry === undefined) throw new Error("the console build has no entry script")
-  const found = new Set()
-  const pending = [entry]
-  while (pending.length > 0) {
-    const path = pending.pop()
-    if (found.has(path)) continue
-    found.add(path)
-    for (const imported of outputs[path].imports) if (imported.kind === "import-statement") pending.push(imported.path)
-  }
-  return [...found]
+  return [...staticClosure(metafile, [entry])]
+}
+
+/** The pages whose code the HTML has fetched at once: the payments list, the page a merchant opens most. */
+export const PRELOADED_PAGES = ["src/console/web/pages/Payments.tsx"]
+
+/**
+ * What the HTML names for fetching at once: the initial scripts and PRELOADED_PAGES' chunks with theirs, so
+ * the browser fetches them side by side instead of one import after another (the entry, then its chunks,
+ * then, once the shell runs, the page's).
+ */
+export const preloadedScripts = (metafile) => {
+  const pages = Object.keys(metafile.outputs).filter((path) =>
+    path.endsWith(".js") && PRELOADED_PAGES.includes(metafile.outputs[path].entryPoint)
+  )
+  return [...new Set([...initialScripts(metafile), ...staticClosure(metafile, pages)])]
 }
 
 /** The gzipped size in bytes of the console's initial JavaScript (initialScripts), each file compressed as served. */

@@ -8,7 +8,7 @@
 import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
 import { Acknowledgement, Email, Member, OrganizationMembership, Password, RoleName } from "../Accounts.ts"
-import { ConsoleAuthentication } from "../Console.ts"
+import { ConsoleAuthentication } from "./Core.ts"
 import { Forbidden, InvalidRequest, InvalidState, NotFound, RateLimited, Unauthorized } from "../Errors.ts"
 import { IdOf, OrganizationId } from "../Ids.ts"
 import { closed, MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH, MAX_TOKEN_LENGTH, maxText, oneOf } from "../Text.ts"

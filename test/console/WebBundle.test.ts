@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { builtinModules } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { buildConsole, initialScripts, initialScriptsGzipped } from "../../scripts/build.mjs"
+import { BARRELS, buildConsole, importModules, initialScripts, markApiGroupsPure, initialScriptsGzipped, namespacesOf } from "../../scripts/build.mjs"
 
 /** The issue's budget for the initial JavaScript, gzipped; bench/console.ts reports the figure against it. */
 const INITIAL_JS_BUDGET_KB = 250
@@ -61,6 +61,27 @@ describe("console web bundle", () => {
     console.info(`console initial JavaScript: ${(gzipped / 1024).toFixed(0)} KB gzipped in ${initial.length} files (budget ${INITIAL_JS_BUDGET_KB} KB)`)
     expect(gzipped).toBeGreaterThan(0)
   }
+
+  it("reads a source's imports of Effect's indexes as imports of their modules", () => {
+    const namespaces = new Map(BARRELS.map((pkg) => [pkg, namespacesOf(pkg)]))
+    expect(importModules(`import { type Brand, Schema, pipe, Effect as E } from "effect"\nconst x = 1`, namespaces)).toBe(
+      `import * as Schema from "effect/Schema"; import * as E from "effect/Effect"; import { pipe } from "effect"\nconst x = 1`
+    )
+    expect(importModules(`import {\n  HttpApiEndpoint,\n  OpenApi\n} from "@effect/platform"`, namespaces)).toBe(
+      `import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"; import * as OpenApi from "@effect/platform/OpenApi"`
+    )
+    // Type-only imports are left alone: they are gone from the JavaScript anyway.
+    expect(importModules(`import type { Scope } from "effect"`, namespaces)).toBe(`import type { Scope } from "effect"`)
+  })
+
+  it("marks the REST API's group definitions pure, so the browser's bundle can leave them out", () => {
+    expect(markApiGroupsPure(`export class PaymentsGroup extends HttpApiGroup.make("payments")\n  .add(x) {}`)).toBe(
+      `export class PaymentsGroup extends /* @__PURE__ */ HttpApiGroup.make("payments")\n  .add(x) {}`
+    )
+    expect(markApiGroupsPure(`export const Api = HttpApi.make("api").add(PaymentsGroup)`)).toBe(
+      `export const Api = /* @__PURE__ */ HttpApi.make("api").add(PaymentsGroup)`
+    )
+  })
 
   it("tells the server's modules and Node's from the browser's", () => {
     expect(forbiddenModule("src/payments/Service.ts")).toBe("the server's src/")

@@ -3,6 +3,8 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query"
 import { StrictMode } from "react"
 import { createRoot } from "react-dom/client"
 import { App } from "./App.tsx"
+import { currentPath } from "./router.tsx"
+import { findRoute } from "./routes.tsx"
 import type { ConsoleFailure } from "./rpc.ts"
 // uPlot's own few rules first, so styles.css can adjust them; pages load lazily, so every stylesheet is here.
 import "uplot/dist/uPlot.min.css"
@@ -20,6 +22,9 @@ const queryClient = new QueryClient({
     mutations: { retry: false }
   }
 })
+
+// The opened page's code is fetched while the session is checked, rather than once the shell is drawn.
+findRoute(currentPath(), true)?.route.page.preload()
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>

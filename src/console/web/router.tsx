@@ -16,12 +16,17 @@ const subscribe = (listener: () => void) => {
 
 const current = () => window.location.pathname + window.location.search
 
+/** The path below /console of a pathname: "/" for the home page. */
+const pathOf = (pathname: string) => pathname.slice(BASE.length) || "/"
+
+/** The path below /console now, outside React (main.tsx, before the first render). */
+export const currentPath = () => pathOf(window.location.pathname)
+
 /** The path below /console ("/" for the home page) and the query string. */
 export const useLocation = () => {
   const href = useSyncExternalStore(subscribe, current)
   const url = new URL(href, window.location.origin)
-  const path = url.pathname.slice(BASE.length) || "/"
-  return { path, search: url.searchParams }
+  return { path: pathOf(url.pathname), search: url.searchParams }
 }
 
 export const navigate = (to: string, options: { readonly replace?: boolean } = {}) => {

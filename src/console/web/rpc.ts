@@ -4,8 +4,9 @@
  * fetch; they name an RPC of the typed client (domain/ConsoleClient.ts) and get its typed answer or a
  * `ConsoleFailure` with the envelope's code, message and field (`param`).
  */
-import { FetchHttpClient } from "@effect/platform"
-import { RpcClient } from "@effect/rpc"
+import { FetchHttpClient, type HttpClient } from "@effect/platform"
+import { RpcClient, type RpcGroup, RpcSerialization } from "@effect/rpc"
+import { RpcClientError } from "@effect/rpc/RpcClientError"
 import {
   type QueryKey,
   useMutation,
@@ -14,10 +15,10 @@ import {
   useQueryClient,
   type UseQueryResult
 } from "@tanstack/react-query"
-import { Cause, Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Option, ParseResult, Schedule, Stream } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Option, ParseResult, Schedule, Scope, Stream } from "effect"
 import { useEffect, useRef, useSyncExternalStore } from "react"
-import { ConsoleRpcs } from "../../../domain/ConsoleRpcs.ts"
-import { ConsoleClient, type ConsoleClientShape, layerConsoleProtocolSameOrigin } from "../../../domain/ConsoleClient.ts"
+import type { ConsoleClientShape } from "../../../domain/ConsoleClient.ts"
+import { CONSOLE_RPC_PATH, ConsoleShellRpcs } from "../../../domain/console/Core.ts"
 
 /** What a failed call tells the page: the error code of the envelope, its message and the field at fault. */
 export class ConsoleFailure extends Error {
@@ -65,12 +66,60 @@ const toFailure = (cause: Cause.Cause<unknown>): ConsoleFailure => {
   return new ConsoleFailure("internal_error", "Something went wrong on our side; try again in a moment")
 }
 
-const ClientLive = Layer.scoped(
-  ConsoleClient,
-  RpcClient.make(ConsoleRpcs).pipe(Effect.provide(layerConsoleProtocolSameOrigin(window.location.origin)))
-).pipe(Layer.provide(FetchHttpClient.layer))
+/**
+ * The console's procedures reach the browser in two parts: the core group (domain/console/Core.ts: the
+ * context and the payments area) with the shell, and every group (domain/ConsoleRpcs.ts) in chunks of
+ * their own, fetched the first time a page calls a procedure outside the core, so the first screen does
+ * not carry the schemas of every area. Each part has its own RpcClient, made on first use; both go
+ * through the one transport: HTTP with ndjson to the page's own origin, the session riding in its HttpOnly
+ * cookie (sent by the browser, never seen by the page's script).
+ */
+type Transport = HttpClient.HttpClient | RpcSerialization.RpcSerialization
+const runtime = ManagedRuntime.make(Layer.merge(FetchHttpClient.layer, RpcSerialization.layerNdjson))
 
-const runtime = ManagedRuntime.make(ClientLive)
+type AnyClient = Readonly<Record<string, (...args: ReadonlyArray<unknown>) => unknown>>
+
+/** A group's client, its procedures by tag (typed at the pages' end, by ConsoleClientShape). */
+const connect = (group: object): Effect.Effect<AnyClient, never, Transport> =>
+  Effect.gen(function*() {
+    // The page's lifetime: a client is never closed.
+    const scope = yield* Scope.make()
+    const client = yield* RpcClient.make(group as RpcGroup.RpcGroup<never>).pipe(
+      Effect.provide(RpcClient.layerProtocolHttp({ url: window.location.origin + CONSOLE_RPC_PATH })),
+      Scope.extend(scope)
+    )
+    return client as unknown as AnyClient
+  })
+
+const coreClient = Effect.runSync(Effect.cached(connect(ConsoleShellRpcs)))
+
+/** Every group's client, made once its chunk is loaded; a chunk that failed to load is asked for again next time. */
+let everyGroupClient: Effect.Effect<AnyClient, never, Transport> | undefined
+const anyGroupClient: Effect.Effect<AnyClient, RpcClientError, Transport> = Effect.suspend(() =>
+  everyGroupClient ?? Effect.tryPromise({
+    try: () => import("../../../domain/ConsoleRpcs.ts"),
+    // Said like a lost connection: the page shows it is reconnecting, and a read is tried again.
+    catch: (cause) => new RpcClientError({ reason: "Protocol", message: "The console's code could not be loaded", cause })
+  }).pipe(Effect.flatMap(({ ConsoleRpcs }) => (everyGroupClient ??= Effect.runSync(Effect.cached(connect(ConsoleRpcs))))))
+)
+
+const clientFor = (tag: string) => ConsoleShellRpcs.requests.has(tag) ? coreClient : anyGroupClient
+
+/** A typed client whose every procedure is `call(tag, args)`: pages name procedures before their group is loaded. */
+const clientCalling = (call: (tag: string, args: ReadonlyArray<unknown>) => unknown): ConsoleClientShape =>
+  new Proxy({}, {
+    get: (_, tag) => typeof tag === "string" ? (...args: ReadonlyArray<unknown>) => call(tag, args) : undefined
+  }) as ConsoleClientShape
+
+/** The client pages' calls get: each procedure an Effect that makes sure its group's client is there first. */
+const effectClient = clientCalling((tag, args) =>
+  Effect.flatMap(clientFor(tag), (client) => client[tag]!(...args) as Effect.Effect<unknown, unknown>)
+)
+
+/** The client live feeds get: each streaming procedure a Stream, its group's client made first. */
+const streamClient = clientCalling((tag, args) =>
+  Stream.unwrap(Effect.map(clientFor(tag), (client) => client[tag]!(...args) as Stream.Stream<unknown, unknown>))
+)
 
 /** Signed-out listeners: a call answered `unauthorized` means the session ended (signed out, idle, revoked). */
 const signedOutListeners = new Set<() => void>()
@@ -83,7 +132,7 @@ export const onSignedOut = (listener: () => void) => {
 
 /** Calls the console RPC; resolves with the typed answer or rejects with a ConsoleFailure. */
 export const callConsole = async <A, E>(call: (client: ConsoleClientShape) => Effect.Effect<A, E>): Promise<A> => {
-  const exit = await runtime.runPromiseExit(Effect.flatMap(ConsoleClient, call))
+  const exit = await runtime.runPromiseExit(Effect.suspend(() => call(effectClient)))
   if (Exit.isSuccess(exit)) {
     connection.set("online")
     return exit.value
@@ -154,8 +203,8 @@ export const useLiveFeed = <A, E>(
   const queryClient = useQueryClient()
   useEffect(() => {
     if (feed === undefined) return
-    const once = Effect.flatMap(ConsoleClient, (client) =>
-      Stream.runForEach(feed(client), (frame) =>
+    const once = Effect.suspend(() =>
+      Stream.runForEach(feed(streamClient), (frame) =>
         Effect.sync(() => {
           connection.set("online")
           handler.current(frame)

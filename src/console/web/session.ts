@@ -11,7 +11,7 @@ import {
   type ConsoleRegister,
   ConsoleSignedIn,
   type ConsoleSignIn
-} from "../../../domain/Console.ts"
+} from "../../../domain/console/Core.ts"
 import { ConsoleFailure } from "./rpc.ts"
 
 const readFailure = async (response: Response): Promise<ConsoleFailure> => {

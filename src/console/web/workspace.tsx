@@ -3,7 +3,7 @@
  * (the server authorizes every call on its own); remembered for the tab so a reload keeps it.
  */
 import { createContext, type ReactNode, useContext, useMemo, useState } from "react"
-import type { ConsoleContext, ConsoleStore } from "../../../domain/Console.ts"
+import type { ConsoleContext, ConsoleStore } from "../../../domain/console/Core.ts"
 
 export interface Workspace {
   readonly context: ConsoleContext

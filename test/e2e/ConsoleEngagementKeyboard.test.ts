@@ -23,66 +23,18 @@ import { signUp } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
 import { captureAt, checkAccessibility, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step } from "../support/ConsoleBrowser.ts"
 import { paidPayment, storeWithKey } from "../support/Merchant.ts"
+import { focusStop, isFocused, press, staysInside, tabTo, typeText } from "../support/Keyboard.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
 const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/console/keyboard/", import.meta.url))
 
-/** Where the focus is, and whether a sighted keyboard user can see it (a ring or shadow on a visible box). */
-const focusStop = () => {
-  const element = document.activeElement as HTMLElement | null
-  if (element === null || element === document.body) return { name: "(page)", seen: true }
-  const style = getComputedStyle(element)
-  const box = element.getBoundingClientRect()
-  const ring = (style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== "none"
-  const label = element.getAttribute("aria-label") ?? (element.id === "" ? null : document.querySelector(`label[for="${element.id}"]`)?.textContent) ?? element.textContent ?? ""
-  const name = `${element.tagName.toLowerCase()}[${element.getAttribute("type") ?? ""}] "${label.trim().slice(0, 40)}" on ${location.pathname} (outline ${style.outlineStyle} ${style.outlineWidth}, ${Math.round(box.width)}×${Math.round(box.height)})`
-  return { name, seen: ring && box.width > 1 && box.height > 1 }
-}
-
-const focusedNow = (target: Locator) => target.evaluate((element) => element === document.activeElement)
-const isFocused = (target: Locator) => step(() => focusedNow(target))
-
-/**
- * Presses Tab (Shift+Tab when `backwards`) until `target` has the focus, noting every stop where the focus
- * could not be seen; fails when the target is never reached.
- */
-const tabTo = (page: Page, target: Locator, unseen: Array<string>, options: { readonly backwards?: boolean; readonly max?: number } = {}) =>
-  step(async () => {
-    await target.waitFor()
-    for (let presses = 0; presses < (options.max ?? 80); presses++) {
-      await page.keyboard.press(options.backwards === true ? "Shift+Tab" : "Tab")
-      const stop = await page.evaluate(focusStop)
-      if (!stop.seen) unseen.push(stop.name)
-      if (await focusedNow(target)) return
-    }
-    throw new Error(`the keyboard never reached ${target}`)
-  })
-
-/** Keys pressed where the focus is. */
-const press = (page: Page, ...keys: ReadonlyArray<string>) =>
-  step(async () => {
-    for (const key of keys) await page.keyboard.press(key)
-  })
-const type = (page: Page, text: string) => step(() => page.keyboard.type(text))
-
 /** A menu entry from wherever the focus is: back up through the page into the menu, then Enter. */
 const openFromMenu = (page: Page, label: string, unseen: Array<string>) =>
   Effect.gen(function*() {
-    yield* tabTo(page, page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label, exact: true }), unseen, { backwards: true, max: 120 })
+    yield* tabTo(page, page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label, exact: true }), { unseen, backwards: true, max: 120 })
     yield* press(page, "Enter")
     yield* step(() => page.getByRole("heading", { name: label, level: 1 }).waitFor())
     yield* checkAccessibility(page, label)
-  })
-
-/** Tab and Shift+Tab round a modal dialog `times` times: the focus never leaves it. */
-const staysInside = (page: Page, dialog: Locator, times: number) =>
-  step(async () => {
-    const escaped: Array<string> = []
-    for (let presses = 0; presses < times; presses++) {
-      await page.keyboard.press(presses % 3 === 2 ? "Shift+Tab" : "Tab")
-      if (!(await dialog.evaluate((element) => element.contains(document.activeElement)))) escaped.push((await page.evaluate(focusStop)).name)
-    }
-    return escaped
   })
 
 const screenshot = (page: Page, name: string) =>
@@ -115,35 +67,35 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           // Sign in.
           yield* step(() => page.goto(`${app.baseUrl}/console`))
-          yield* tabTo(page, page.getByLabel("Email"), unseen)
-          yield* type(page, owner.email)
-          yield* tabTo(page, page.getByLabel("Password"), unseen)
-          yield* type(page, owner.password)
+          yield* tabTo(page, page.getByLabel("Email"), { unseen })
+          yield* typeText(page, owner.email)
+          yield* tabTo(page, page.getByLabel("Password"), { unseen })
+          yield* typeText(page, owner.password)
           yield* press(page, "Enter")
           yield* step(() => page.getByRole("heading", { name: "Home", level: 1 }).waitFor())
 
           // The skip link is the first stop and takes the focus to the page's content.
-          yield* tabTo(page, page.getByRole("link", { name: "Skip to content" }), unseen, { max: 1 })
+          yield* tabTo(page, page.getByRole("link", { name: "Skip to content" }), { unseen, max: 1 })
           yield* screenshot(page, "skip-link")
           yield* press(page, "Enter")
           expect(yield* step(() => page.evaluate(() => document.activeElement?.id))).toBe("main")
 
           // A customer.
           yield* openFromMenu(page, "Customers", unseen)
-          yield* tabTo(page, page.getByRole("button", { name: "Add customer" }), unseen)
+          yield* tabTo(page, page.getByRole("button", { name: "Add customer" }), { unseen })
           yield* press(page, "Enter")
           const addDialog = page.getByRole("dialog", { name: "Add a customer" })
-          yield* tabTo(page, addDialog.getByLabel("E-mail"), unseen)
-          yield* type(page, "sokha@example.test")
-          yield* tabTo(page, addDialog.getByLabel("Name"), unseen)
-          yield* type(page, "Sokha Chan")
+          yield* tabTo(page, addDialog.getByLabel("E-mail"), { unseen })
+          yield* typeText(page, "sokha@example.test")
+          yield* tabTo(page, addDialog.getByLabel("Name"), { unseen })
+          yield* typeText(page, "Sokha Chan")
           yield* press(page, "Enter")
           yield* step(() => page.getByRole("heading", { name: "Sokha Chan", level: 1 }).waitFor())
           yield* checkAccessibility(page, "customer")
 
           // Points by hand: the dialog keeps the focus, Escape closes it and the focus goes back to its button.
           const adjustButton = page.getByRole("button", { name: "Adjust points" })
-          yield* tabTo(page, adjustButton, unseen)
+          yield* tabTo(page, adjustButton, { unseen })
           yield* press(page, "Enter")
           const adjust = page.getByRole("dialog", { name: "Adjust points" })
           yield* step(() => adjust.waitFor())
@@ -152,10 +104,10 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => adjust.waitFor({ state: "hidden" }))
           expect(yield* isFocused(adjustButton)).toBe(true)
           yield* press(page, "Enter")
-          yield* tabTo(page, adjust.getByLabel("Points"), unseen)
-          yield* type(page, "300")
-          yield* tabTo(page, adjust.getByLabel("Reason"), unseen)
-          yield* type(page, "Welcome gift")
+          yield* tabTo(page, adjust.getByLabel("Points"), { unseen })
+          yield* typeText(page, "300")
+          yield* tabTo(page, adjust.getByLabel("Reason"), { unseen })
+          yield* typeText(page, "Welcome gift")
           yield* screenshot(page, "adjust-dialog")
           yield* press(page, "Enter")
           yield* step(() => page.getByTestId("points-balance").filter({ hasText: /^300$/ }).waitFor())
@@ -163,16 +115,16 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           // A reward redeemed at the counter (the reward chosen with the arrows), then the redemption cancelled.
           const redeemButton = page.getByRole("button", { name: "Redeem reward" })
-          yield* tabTo(page, redeemButton, unseen, { backwards: true })
+          yield* tabTo(page, redeemButton, { unseen, backwards: true })
           yield* press(page, "Enter")
           const redeem = page.getByRole("dialog", { name: "Redeem a reward" })
-          yield* tabTo(page, redeem.getByLabel("Reward"), unseen)
+          yield* tabTo(page, redeem.getByLabel("Reward"), { unseen })
           yield* press(page, "ArrowDown")
-          yield* tabTo(page, redeem.getByRole("button", { name: "Redeem", exact: true }), unseen)
+          yield* tabTo(page, redeem.getByRole("button", { name: "Redeem", exact: true }), { unseen })
           yield* press(page, "Enter")
           yield* step(() => page.getByRole("heading", { name: "Loyalty", level: 1 }).waitFor())
           const issued = page.locator("tr[data-redemption-id]").filter({ has: page.locator("[data-status='issued']") })
-          yield* tabTo(page, issued.getByRole("button", { name: /^Cancel / }), unseen)
+          yield* tabTo(page, issued.getByRole("button", { name: /^Cancel / }), { unseen })
           yield* press(page, "Enter")
           yield* step(() => page.locator("tr[data-redemption-id] [data-status='cancelled']").waitFor())
           yield* checkAccessibility(page, "loyalty")
@@ -182,40 +134,40 @@ describe.skipIf(!HAS_CHROMIUM)(
           const count = page.getByTestId("preview-count")
           yield* step(() => count.filter({ hasText: /^0$/ }).waitFor())
           const field = page.getByLabel("Rule 1 field")
-          yield* tabTo(page, field, unseen)
+          yield* tabTo(page, field, { unseen })
           yield* press(page, "ArrowDown", "ArrowDown", "ArrowDown", "ArrowDown")
           expect(yield* step(() => field.evaluate((select) => (select as HTMLSelectElement).selectedOptions[0]?.text))).toBe("Points balance")
-          yield* tabTo(page, page.getByLabel("Rule 1 value"), unseen)
-          yield* type(page, "100")
+          yield* tabTo(page, page.getByLabel("Rule 1 value"), { unseen })
+          yield* typeText(page, "100")
           yield* step(() => count.filter({ hasText: /^1$/ }).waitFor())
           yield* press(page, "Control+A")
-          yield* type(page, "1000")
+          yield* typeText(page, "1000")
           yield* step(() => count.filter({ hasText: /^0$/ }).waitFor())
           yield* press(page, "Control+A")
-          yield* type(page, "100")
+          yield* typeText(page, "100")
           yield* step(() => count.filter({ hasText: /^1$/ }).waitFor())
-          yield* tabTo(page, page.getByLabel("Segment name"), unseen, { backwards: true })
-          yield* type(page, "Regulars")
+          yield* tabTo(page, page.getByLabel("Segment name"), { unseen, backwards: true })
+          yield* typeText(page, "Regulars")
           yield* screenshot(page, "segment-builder")
           yield* press(page, "Enter")
           yield* step(() => page.getByRole("cell", { name: "Regulars", exact: true }).waitFor())
 
           // A promotion for the segment, created and submitted.
           yield* openFromMenu(page, "Promotions", unseen)
-          yield* tabTo(page, page.getByRole("button", { name: "New promotion" }), unseen)
+          yield* tabTo(page, page.getByRole("button", { name: "New promotion" }), { unseen })
           yield* press(page, "Enter")
           const newPromotion = page.getByRole("dialog", { name: "New promotion" })
-          yield* tabTo(page, newPromotion.getByLabel("Name"), unseen)
-          yield* type(page, "Double points week")
-          yield* tabTo(page, newPromotion.getByLabel("Who"), unseen)
+          yield* tabTo(page, newPromotion.getByLabel("Name"), { unseen })
+          yield* typeText(page, "Double points week")
+          yield* tabTo(page, newPromotion.getByLabel("Who"), { unseen })
           yield* press(page, "ArrowDown")
           expect(yield* step(() => newPromotion.getByLabel("Who").evaluate((select) => (select as HTMLSelectElement).selectedOptions[0]?.text))).toBe("Segment: Regulars")
-          yield* tabTo(page, newPromotion.getByLabel("Bonus points per payment"), unseen)
-          yield* type(page, "50")
-          yield* tabTo(page, newPromotion.getByRole("button", { name: "Create draft" }), unseen)
+          yield* tabTo(page, newPromotion.getByLabel("Bonus points per payment"), { unseen })
+          yield* typeText(page, "50")
+          yield* tabTo(page, newPromotion.getByRole("button", { name: "Create draft" }), { unseen })
           yield* press(page, "Enter")
           yield* step(() => page.getByRole("heading", { name: /Double points week/, level: 1 }).waitFor())
-          yield* tabTo(page, page.getByRole("button", { name: "Submit for approval" }), unseen)
+          yield* tabTo(page, page.getByRole("button", { name: "Submit for approval" }), { unseen })
           yield* press(page, "Enter")
           yield* step(() => page.locator(".amount-title [data-status='pending_approval']").waitFor())
           yield* checkAccessibility(page, "promotion")
@@ -224,12 +176,12 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* openFromMenu(page, "Analytics", unseen)
           const figures = page.locator("details.chart-figures").first()
           const rowsBefore = yield* step(() => figures.locator("tbody tr").count())
-          yield* tabTo(page, page.getByLabel("From"), unseen)
+          yield* tabTo(page, page.getByLabel("From"), { unseen })
           yield* press(page, "ArrowDown")
-          yield* tabTo(page, page.getByRole("button", { name: "Apply" }), unseen)
+          yield* tabTo(page, page.getByRole("button", { name: "Apply" }), { unseen })
           yield* press(page, "Enter")
           yield* step(() => page.waitForFunction((before) => (document.querySelector("details.chart-figures")?.querySelectorAll("tbody tr").length ?? 0) > before, rowsBefore))
-          yield* tabTo(page, figures.locator("summary"), unseen)
+          yield* tabTo(page, figures.locator("summary"), { unseen })
           yield* press(page, "Enter")
           yield* step(() => figures.locator("table").waitFor({ state: "visible" }))
           yield* screenshot(page, "analytics-figures")
@@ -237,11 +189,11 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           // Ledger: reconciled, and a journal entry's lines opened.
           yield* openFromMenu(page, "Ledger", unseen)
-          yield* tabTo(page, page.getByRole("button", { name: "Run reconciliation" }), unseen)
+          yield* tabTo(page, page.getByRole("button", { name: "Run reconciliation" }), { unseen })
           yield* press(page, "Enter")
           yield* step(() => page.getByText(/All clear: 3 payments/).waitFor())
           const lines = page.getByRole("button", { name: /^\d+ lines of / }).first()
-          yield* tabTo(page, lines, unseen)
+          yield* tabTo(page, lines, { unseen })
           yield* press(page, "Enter")
           expect(yield* step(() => lines.getAttribute("aria-expanded"))).toBe("true")
 
@@ -251,11 +203,11 @@ describe.skipIf(!HAS_CHROMIUM)(
           }
           yield* openFromMenu(page, "Risk", unseen)
           const all = page.getByRole("button", { name: /^All/ })
-          yield* tabTo(page, all, unseen)
+          yield* tabTo(page, all, { unseen })
           yield* press(page, " ")
           expect(yield* step(() => all.getAttribute("aria-pressed"))).toBe("true")
           const riskCase = page.locator("tr").filter({ hasText: "catering-42" }).getByRole("button", { name: "Unusually large payment" })
-          yield* tabTo(page, riskCase, unseen)
+          yield* tabTo(page, riskCase, { unseen })
           yield* press(page, "Enter")
           const caseDialog = page.getByRole("dialog", { name: "Risk case" })
           yield* step(() => caseDialog.getByRole("link", { name: /catering-42/ }).waitFor())
