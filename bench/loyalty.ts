@@ -69,11 +69,11 @@ const insertPaidPayments = (client: pg.Client, template: string, first: number, 
          'qr_md5', md5('bench-qr-' || g)))).*
        FROM payments p, generate_series($2::int, $2::int + $3::int - 1) g
        WHERE p.id = $1
-       RETURNING id, store_id, livemode
+       RETURNING id, store_id, livemode, customer_id
      )
      INSERT INTO outbox (event_id, store_id, livemode, type, payload, dispatched_at)
      SELECT 'evt_' || substr(md5('bench-evt-' || id), 1, 24), store_id, livemode, 'payment.completed',
-       jsonb_build_object('data', jsonb_build_object('object', jsonb_build_object('id', id))), now()
+       jsonb_build_object('data', jsonb_build_object('object', jsonb_build_object('id', id, 'customer_id', customer_id))), now()
      FROM made`,
     [template, first, count, WALLETS]
   ).then(() => client.query(`SELECT pg_notify($1, 'bench')`, [OUTBOX_CHANNEL]))
