@@ -1,7 +1,7 @@
 /**
  * The GameInventory entity (id = game id): every draw of a game — an instant play, the reveal of a scratch
  * card — and every issued card is a persisted message to the entity of its game, keyed by the play id, so
- * one game's plays are handled one at a time and a retry, or a replay after a runner crash, is answered
+ * one game's plays are handled one at a time (under the game's row lock) and a retry, or a replay after a runner crash, is answered
  * once.
  *
  * Each message is one SQL transaction under the game's row lock (so even two runners briefly hosting the

@@ -1,7 +1,7 @@
 /**
  * The CustomerWallet entity: every change of one customer's points — earn, reverse, redeem, cancel a
  * redemption, adjust, and the credits of other programs — is a message to the entity of that customer's
- * id, so changes to one wallet are applied one at a time however many requests race, and a balance never
+ * id, so changes to one wallet are applied one at a time (under the customer's row lock) however many requests race, and a balance never
  * goes negative. Messages are persisted with a primary key (the payment, the refund event, the request's
  * Idempotency-Key or a fresh token): a retry, or a replay after a crash, is answered once.
  *
