@@ -1,6 +1,7 @@
 /**
  * Every bench in sequence (`npm run bench`): payments (bench/run.ts), webhook deliveries
  * (bench/webhooks.ts), live status streams (bench/sse.ts), customer search (bench/customers.ts), loyalty earning (bench/loyalty.ts),
+ * redemptions on one wallet (bench/redemptions.ts),
  * the merchant console (bench/console.ts), each as a
  * process of its own so that none
  * inherits another's memory or load; then one markdown table of all their figures, with the machine.
@@ -8,7 +9,7 @@
  * Each bench's own output is passed through as it comes, its summary table included. The figures come
  * from the JSON a bench writes to BENCH_SUMMARY_FILE (payments, SSE, customers, loyalty) or from its output lines (webhooks,
  * a standalone script). Each bench keeps its own settings (BENCH_DURATION, BENCH_EVENTS, BENCH_SSE_STREAMS,
- * …); BENCH_ONLY=payments,webhooks,sse,customers,loyalty,console picks some. The webhooks bench takes its PostgreSQL from
+ * …); BENCH_ONLY=payments,webhooks,sse,customers,loyalty,redemptions,console picks some. The webhooks bench takes its PostgreSQL from
  * TEST_DATABASE_URL, set here to BENCH_POSTGRES_URL when only that is given. A bench that fails is
  * reported as such and the others still run; the exit code is then 1.
  */
@@ -21,7 +22,7 @@ import { fileURLToPath } from "node:url"
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
 interface Bench {
-  readonly name: "requests" | "payments" | "webhooks" | "sse" | "customers" | "loyalty" | "console"
+  readonly name: "requests" | "payments" | "webhooks" | "sse" | "customers" | "loyalty" | "redemptions" | "console"
   readonly script: string
 }
 
@@ -32,6 +33,7 @@ const BENCHES: ReadonlyArray<Bench> = [
   { name: "sse", script: "bench/sse.ts" },
   { name: "customers", script: "bench/customers.ts" },
   { name: "loyalty", script: "bench/loyalty.ts" },
+  { name: "redemptions", script: "bench/redemptions.ts" },
   { name: "console", script: "bench/console.ts" }
 ]
 
@@ -120,7 +122,7 @@ const webhookFigures = (output: string): WebhookFigures => {
 const main = async () => {
   const only = process.env["BENCH_ONLY"]?.split(",").map((name) => name.trim()).filter((name) => name !== "")
   const unknown = only?.filter((name) => !BENCHES.some((bench) => bench.name === name)) ?? []
-  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (requests, payments, webhooks, sse, customers, loyalty, console)`)
+  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (requests, payments, webhooks, sse, customers, loyalty, redemptions, console)`)
   const selected = BENCHES.filter((bench) => only === undefined || only.length === 0 || only.includes(bench.name))
 
   const cores = cpus().length
@@ -263,6 +265,25 @@ const main = async () => {
         `${formatInt(l.eventsPerSecond)} events/s`
       ])
       rows.push(["loyalty", `earning at ${formatInt(l.steadyRate)} events/s: commit → earn entry, p50 / p99`, `${formatMs(l.steadyP50)} / ${formatMs(l.steadyP99)}`])
+      rows.push([
+        "loyalty",
+        `payments created at the maximum for ${l.keepUpSeconds} s, each paid: earn backlog at the last one`,
+        `${formatInt(l.keepUpBacklogAtLast)} events (${formatInt(l.keepUpCreatedPerSecond)} created/s)`
+      ])
+      targets.push([
+        `earn backlog empty after ${l.keepUpSeconds} s of creation at its maximum (${formatInt(l.keepUpCreatedPerSecond)}/s)`,
+        `${l.keepUpDrainSeconds.toFixed(1)} s after the last payment`,
+        "≤ 10 s"
+      ])
+    } else if (bench.name === "redemptions" && outcome?.summary !== undefined) {
+      const r = outcome.summary
+      rows.push(["redemptions", "database", r.database])
+      rows.push([
+        "redemptions",
+        `one wallet, ${formatInt(r.redemptions)} redemptions, ${r.concurrency} in flight`,
+        `${formatInt(r.perSecond)}/s, p50 ${formatMs(r.p50)}, p99 ${formatMs(r.p99)}`
+      ])
+      targets.push(["redemptions on one wallet", `${formatInt(r.perSecond)}/s`, "≥ 200/s"])
     }
     if (bench.name === "console" && outcome?.summary !== undefined) {
       const c = outcome.summary

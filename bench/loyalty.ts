@@ -15,9 +15,15 @@
  * 4. Steady load: BENCH_RATE events per second (100) for BENCH_DURATION seconds (10), written in small
  *    batches every 50 ms; each event's latency is its earn entry's time minus its outbox row's commit
  *    time: p50 and p99.
- * 5. A markdown table for the README (and the figures as JSON to BENCH_SUMMARY_FILE, for bench/all.ts). The
+ * 5. Keeping up with creation (the target): `POST /v1/payments` at the service's own maximum rate
+ *    (BENCH_CONNECTIONS in flight, 64) for BENCH_KEEP_UP_SECONDS (30), each payment for one of the wallets in
+ *    turn; every 50 ms the payments created since are marked paid with their `payment.completed` events in
+ *    one statement, so creation and earning share the service. The figure is how long after the last
+ *    payment the earn backlog is empty (target ≤ 10 s), with the backlog at that moment.
+ * 6. A markdown table for the README (and the figures as JSON to BENCH_SUMMARY_FILE, for bench/all.ts). The
  *    child is stopped and the fresh database dropped however it ends.
  */
+import autocannon from "autocannon"
 import type pg from "pg"
 import { cpus } from "node:os"
 import {
@@ -43,6 +49,10 @@ const EVENTS = Math.round(positiveNumber("BENCH_EVENTS", 20_000))
 const RATE = Math.round(positiveNumber("BENCH_RATE", 100))
 const DURATION_SECONDS = positiveNumber("BENCH_DURATION", 10)
 const STEADY_TICK_MS = 50
+const KEEP_UP_SECONDS = positiveNumber("BENCH_KEEP_UP_SECONDS", 30)
+const KEEP_UP_CONNECTIONS = Math.round(positiveNumber("BENCH_CONNECTIONS", 64))
+/** The target: the earn backlog empty this long after the last payment. */
+const KEEP_UP_TARGET_SECONDS = 10
 
 const putJson = async (baseUrl: string, path: string, body: unknown, token: string) => {
   const response = await fetch(new URL(path, baseUrl), {
@@ -69,14 +79,37 @@ const insertPaidPayments = (client: pg.Client, template: string, first: number, 
          'qr_md5', md5('bench-qr-' || g)))).*
        FROM payments p, generate_series($2::int, $2::int + $3::int - 1) g
        WHERE p.id = $1
-       RETURNING id, store_id, livemode
+       RETURNING id, store_id, livemode, customer_id
      )
      INSERT INTO outbox (event_id, store_id, livemode, type, payload, dispatched_at)
      SELECT 'evt_' || substr(md5('bench-evt-' || id), 1, 24), store_id, livemode, 'payment.completed',
-       jsonb_build_object('data', jsonb_build_object('object', jsonb_build_object('id', id))), now()
+       jsonb_build_object('data', jsonb_build_object('object', jsonb_build_object('id', id, 'customer_id', customer_id))), now()
      FROM made`,
     [template, first, count, WALLETS]
   ).then(() => client.query(`SELECT pg_notify($1, 'bench')`, [OUTBOX_CHANNEL]))
+
+/**
+ * Marks the bench store's payments created and still pending as paid, with their `payment.completed` events
+ * (as the payment's own transition writes them, customer included), in one statement: how many.
+ */
+const payPending = async (client: pg.Client, storeId: string) => {
+  const result = await client.query(
+    `WITH paid AS (
+       UPDATE payments SET status = 'paid', paid_at = now(), updated_at = now(), version = version + 1
+       WHERE store_id = $1 AND status = 'pending'
+       RETURNING id, store_id, livemode, customer_id
+     ), written AS (
+       INSERT INTO outbox (event_id, store_id, livemode, type, payload, dispatched_at)
+       SELECT 'evt_' || substr(md5('bench-keep-up-' || id), 1, 24), store_id, livemode, 'payment.completed',
+         jsonb_build_object('data', jsonb_build_object('object', jsonb_build_object('id', id, 'customer_id', customer_id))), now()
+       FROM paid
+       RETURNING 1
+     )
+     SELECT count(*)::int AS paid, pg_notify($2, $1) FROM written`,
+    [storeId, OUTBOX_CHANNEL]
+  )
+  return (result.rows[0] as { paid: number }).paid
+}
 
 const pendingEvents = async (client: pg.Client) =>
   (await client.query<{ pending: number }>(
@@ -167,12 +200,62 @@ const main = async () => {
   })
   log(`steady ${formatInt(RATE)} events/s for ${DURATION_SECONDS} s: commit → earn entry p50 ${formatMs(steady.p50)}, p99 ${formatMs(steady.p99)}`)
 
+  // Keeping up with creation: payments created over HTTP at the service's own maximum rate
+  // (BENCH_CONNECTIONS in flight) for BENCH_KEEP_UP_SECONDS, each for one of the wallets in turn, and every
+  // STEADY_TICK_MS the ones created since marked paid with their events, so the service creates and earns
+  // at once. Then: how long after the last payment until the earn backlog is empty.
+  const keepUp = await withClient(database.url, async (client) => {
+    const wallets = (await client.query<{ id: string }>(
+      `SELECT id FROM customers WHERE store_id = $1 AND id <> $2 ORDER BY id`,
+      [store.id, customer.id]
+    )).rows.map((row) => row.id)
+    let paid = 0
+    let creating = true
+    const payer = (async () => {
+      while (creating) {
+        const tick = performance.now()
+        paid += await payPending(client, store.id)
+        const wait = tick + STEADY_TICK_MS - performance.now()
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+      }
+    })()
+    let next = 0
+    const created = await autocannon({
+      url: new URL("/v1/payments", service.baseUrl).toString(),
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      requests: [{
+        setupRequest: (request: any) => ({
+          ...request,
+          body: JSON.stringify({ amount: "12.50", currency: "USD", customer_id: wallets[next++ % wallets.length] })
+        })
+      }],
+      connections: KEEP_UP_CONNECTIONS,
+      duration: KEEP_UP_SECONDS
+    })
+    creating = false
+    await payer
+    paid += await payPending(client, store.id)
+    const lastPayment = performance.now()
+    const backlogAtLast = await pendingEvents(client)
+    await untilApplied(client, 600_000)
+    const drainSeconds = (performance.now() - lastPayment) / 1000
+    const createdPerSecond = created["2xx"] / created.duration
+    return { createdPerSecond, non2xx: created.non2xx, paid, backlogAtLast, drainSeconds }
+  })
+  log(
+    `keeping up: ${formatInt(keepUp.createdPerSecond)} payments/s created for ${KEEP_UP_SECONDS} s (${formatInt(keepUp.paid)} paid), ` +
+      `backlog ${formatInt(keepUp.backlogAtLast)} at the last payment, empty ${keepUp.drainSeconds.toFixed(1)} s after it`
+  )
+  if (keepUp.non2xx > 0) throw new Error(`keeping up: ${keepUp.non2xx} payment creations did not answer 2xx`)
+
   console.log([
     "",
     `| loyalty earning (${database.description}, ${cores} cores) | figure |`,
     "|---|---|",
     `| backlog of ${formatInt(EVENTS)} paid-payment events over ${formatInt(WALLETS)} wallets | ${formatInt(backlog.eventsPerSecond)} events/s (${backlog.seconds.toFixed(2)} s) |`,
     `| steady ${formatInt(RATE)} events/s for ${DURATION_SECONDS} s: event commit → earn entry, p50 / p99 | ${formatMs(steady.p50)} / ${formatMs(steady.p99)} |`,
+    `| payments created at the service's maximum for ${KEEP_UP_SECONDS} s (${formatInt(keepUp.createdPerSecond)}/s), each paid as created: earn backlog at the last payment, and empty after it | ${formatInt(keepUp.backlogAtLast)} events; ${keepUp.drainSeconds.toFixed(1)} s (target ≤ ${KEEP_UP_TARGET_SECONDS} s) |`,
     ""
   ].join("\n"))
   writeSummary({
@@ -183,7 +266,12 @@ const main = async () => {
     backlogSeconds: backlog.seconds,
     steadyRate: RATE,
     steadyP50: steady.p50,
-    steadyP99: steady.p99
+    steadyP99: steady.p99,
+    keepUpSeconds: KEEP_UP_SECONDS,
+    keepUpCreatedPerSecond: keepUp.createdPerSecond,
+    keepUpPaid: keepUp.paid,
+    keepUpBacklogAtLast: keepUp.backlogAtLast,
+    keepUpDrainSeconds: keepUp.drainSeconds
   })
 }
 

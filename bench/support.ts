@@ -244,7 +244,9 @@ export const startService = async (
     readonly fromSource?: boolean
   } = {}
 ): Promise<Service> => {
-  const nodeOptions = options.nodeOptions ?? []
+  // BENCH_SERVICE_NODE_OPTIONS adds node flags to the service of any bench (`--cpu-prof --cpu-prof-dir=…`, say).
+  const extraNodeOptions = (process.env["BENCH_SERVICE_NODE_OPTIONS"] ?? "").split(" ").filter((flag) => flag !== "")
+  const nodeOptions = [...extraNodeOptions, ...(options.nodeOptions ?? [])]
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !CONFIG_VARIABLES.includes(name)) env[name] = value

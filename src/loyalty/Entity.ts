@@ -1,7 +1,7 @@
 /**
  * The CustomerWallet entity: every change of one customer's points — earn, reverse, redeem, cancel a
  * redemption, adjust, and the credits of other programs — is a message to the entity of that customer's
- * id, so changes to one wallet are applied one at a time however many requests race, and a balance never
+ * id, so changes to one wallet are applied one at a time (under the customer's row lock) however many requests race, and a balance never
  * goes negative. Messages are persisted with a primary key (the payment, the refund event, the request's
  * Idempotency-Key or a fresh token): a retry, or a replay after a crash, is answered once.
  *
@@ -103,6 +103,15 @@ interface Change {
   readonly reason?: string | null
 }
 
+/**
+ * How many of one wallet's messages are in flight at once. Every message's transaction starts by locking the
+ * customer's row (and checks its key's entry under that lock), so the database applies them one at a time
+ * whatever this is; what runs in parallel is the rest of a message's cost — storing it, its transaction's
+ * first round trips, storing its reply — which the entity's own one-at-a-time queue would otherwise add to
+ * the time the wallet is held. Bounded so that one busy wallet holds a few pooled connections, not all.
+ */
+export const WALLET_MESSAGE_CONCURRENCY = 8
+
 export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
   Effect.gen(function*() {
     const repo = yield* LoyaltyRepo
@@ -132,8 +141,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
           return yield* new InvalidState({ message: `A balance cannot pass ${MAX_POINTS} points`, param: "points" })
         }
         const lifetime = Math.min(MAX_POINTS, Math.max(0, wallet.lifetime_points + change.lifetime))
-        yield* repo.setBalance({ id: wallet.id, balance, lifetime })
-        const entry = yield* repo.insertEntry({
+        const entry: PointsEntryRow = {
           id: newId("lpe"),
           customer_id: wallet.id,
           store_id: wallet.store_id,
@@ -147,9 +155,8 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
           reason: change.reason ?? null,
           entry_key: change.key,
           created_at: yield* currentDate
-        })
-        yield* repo.notifyEntry(JSON.stringify(encodeEntry(toPointsEntry(entry))))
-        return entry
+        }
+        return yield* repo.postEntry({ entry, lifetime, notice: JSON.stringify(encodeEntry(toPointsEntry(entry))) })
       })
 
     const announce = (wallet: WalletRow, type: string, object: PointsEntry | Redemption, at: Date) =>
@@ -161,41 +168,56 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
         at
       })
 
-    /** Runs `apply` unless the message `key` was applied already, whose entry then answers. */
+    /**
+     * Runs `apply` unless the message `key` was applied already, whose entry then answers. The wallet's
+     * lock says in the same round trip whether the key made an entry; only a replay reads that entry.
+     */
     const once = <A, E>(
       key: string,
       replayed: (entry: PointsEntryRow) => Effect.Effect<A, E>,
       apply: (wallet: WalletRow) => Effect.Effect<A, E>
     ) =>
       repo.inTransaction(Effect.gen(function*() {
-        const wallet = yield* lockWallet
+        const locked = yield* repo.lockWalletFor({ customerId, key })
+        if (Option.isNone(locked)) return yield* notFound()
+        const { applied_entry_id, ...wallet } = locked.value
+        if (applied_entry_id === null) return yield* apply(wallet)
         const earlier = yield* repo.findEntryByKey({ customerId, key })
-        return yield* Option.isSome(earlier) ? replayed(earlier.value) : apply(wallet)
+        if (Option.isNone(earlier)) return yield* Effect.dieMessage(`entry ${applied_entry_id} of ${key} cannot be read`)
+        return yield* replayed(earlier.value)
       }))
 
     /** A payment of this customer's, paid: what earning and reversing read. */
     const paidPayment = (paymentId: PaymentId) =>
       Effect.map(repo.findPayment(paymentId), Option.filter((payment) => payment.customer_id === customerId && payment.paid_at !== null))
 
+    /**
+     * The payment, the program and its tiers are read before the wallet is locked: none of them changes
+     * with the wallet, so its lock is held only for its own round trips (the program as it is a moment
+     * earlier is as good as at the lock: the two were never ordered).
+     */
     const earn = (paymentId: PaymentId) =>
-      once(`earn:${paymentId}`, Effect.succeed, (wallet) =>
-        Effect.gen(function*() {
-          const payment = yield* paidPayment(paymentId)
-          if (Option.isNone(payment)) return null
-          const program = yield* repo.program(wallet.store_id)
-          if (!program.active) return null
-          const tier = tierOf(yield* repo.tiersOf(wallet.store_id), wallet.lifetime_points).current
-          const rate = payment.value.currency === "USD" ? program.points_per_usd : program.points_per_khr
-          const computed = pointsFor(payment.value.amount, payment.value.currency, rate, tier?.earn_multiplier ?? "1")
-          // A balance is a database integer: what would pass its maximum is not credited.
-          const points = Number(computed > BigInt(MAX_POINTS - wallet.points_balance)
-            ? BigInt(MAX_POINTS - wallet.points_balance)
-            : computed)
-          if (points <= 0) return null
-          const entry = yield* post(wallet, { type: "earn", points, lifetime: points, key: `earn:${paymentId}`, paymentId })
-          yield* announce(wallet, "loyalty.points_earned", toPointsEntry(entry), entry.created_at)
-          return entry
-        })).pipe(Effect.orDie)
+      Effect.gen(function*() {
+        const payment = yield* paidPayment(paymentId)
+        if (Option.isNone(payment)) return null
+        const storeId = payment.value.store_id
+        const [program, tiers] = yield* Effect.all([repo.program(storeId), repo.tiersOf(storeId)], { concurrency: 2 })
+        return yield* once(`earn:${paymentId}`, Effect.succeed, (wallet) =>
+          Effect.gen(function*() {
+            if (!program.active) return null
+            const tier = tierOf(tiers, wallet.lifetime_points).current
+            const rate = payment.value.currency === "USD" ? program.points_per_usd : program.points_per_khr
+            const computed = pointsFor(payment.value.amount, payment.value.currency, rate, tier?.earn_multiplier ?? "1")
+            // A balance is a database integer: what would pass its maximum is not credited.
+            const points = Number(computed > BigInt(MAX_POINTS - wallet.points_balance)
+              ? BigInt(MAX_POINTS - wallet.points_balance)
+              : computed)
+            if (points <= 0) return null
+            const entry = yield* post(wallet, { type: "earn", points, lifetime: points, key: `earn:${paymentId}`, paymentId })
+            yield* announce(wallet, "loyalty.points_earned", toPointsEntry(entry), entry.created_at)
+            return entry
+          }))
+      }).pipe(Effect.orDie)
 
     /**
      * Takes back the share of the payment's earned points that its refunds (all of them so far) are of
@@ -330,5 +352,5 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
       Credit: ({ payload }) => credit(payload.type, payload.key, payload.points, payload.reason)
     })
   }),
-  { maxIdleTime: "2 minutes" }
+  { maxIdleTime: "2 minutes", concurrency: WALLET_MESSAGE_CONCURRENCY }
 )

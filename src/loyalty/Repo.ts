@@ -409,6 +409,49 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
+    /**
+     * The wallet, locked until the transaction ends, and whether the message `key` already made an entry
+     * of it (the id of that entry): one round trip where a lock and then a lookup would take two, while
+     * the wallet's other messages wait for the lock.
+     */
+    const lockWalletFor = Effect.fn("LoyaltyRepo.lockWalletFor")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({ customerId: Schema.String, key: Schema.String }),
+        Result: Schema.Struct({ ...WalletRow.fields, applied_entry_id: Schema.NullOr(PointsEntryId) }),
+        execute: ({ customerId, key }) =>
+          lockCustomerRow(
+            sql,
+            sql`${walletColumns}, (SELECT e.id FROM points_entries e WHERE e.customer_id = customers.id AND e.entry_key = ${key}) AS applied_entry_id`,
+            customerId
+          )
+      }),
+      Effect.orDie
+    )
+
+    /**
+     * Posts an entry to a locked wallet in one statement: the new balance, the entry and its notice on
+     * POINTS_CHANNEL (`notice`, the encoded entry), as `setBalance`, `insertEntry` and `notifyEntry` would
+     * one after another.
+     */
+    const postEntry = Effect.fn("LoyaltyRepo.postEntry")(
+      SqlSchema.single({
+        Request: Schema.Struct({ entry: PointsEntryRow, lifetime: Schema.Number, notice: Schema.String }),
+        Result: PointsEntryRow,
+        execute: ({ entry, lifetime, notice }) =>
+          sql`
+            WITH wallet AS (
+              UPDATE customers SET points_balance = ${entry.balance_after}, lifetime_points = ${lifetime}
+              WHERE id = ${entry.customer_id}
+            ), entry AS (
+              INSERT INTO points_entries ${sql.insert({ ...entry })} RETURNING *
+            ), notice AS (
+              SELECT pg_notify(${POINTS_CHANNEL}, ${notice})
+            )
+            SELECT entry.* FROM entry, notice`
+      }),
+      Effect.orDie
+    )
+
     const setBalance = Effect.fn("LoyaltyRepo.setBalance")(
       SqlSchema.void({
         Request: Schema.Struct({ id: Schema.String, balance: Schema.Number, lifetime: Schema.Number }),
@@ -538,6 +581,8 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       listRedemptions,
       findWallet,
       lockWallet,
+      lockWalletFor,
+      postEntry,
       setBalance,
       insertEntry,
       notifyEntry,
