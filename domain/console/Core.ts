@@ -156,6 +156,19 @@ export class HomeMetrics extends Schema.Class<HomeMetrics>("HomeMetrics")({
 /** Failures of procedures that read one store or one payment. */
 const ReadErrors = Schema.Union(Forbidden, NotFound)
 
+/** What a create with an Idempotency-Key may answer: a replayed answer may be any error the route answered. */
+const IdempotentCreateErrors = Schema.Union(
+  InvalidRequest,
+  Forbidden,
+  NotFound,
+  InvalidState,
+  MfaRequired,
+  IdempotencyConflict,
+  Unauthorized,
+  RateLimited,
+  ServiceUnavailable
+)
+
 /** The procedures of the console's first screen: the context, and the payments area. */
 export class ConsoleShellRpcs extends RpcGroup.make(
   /** A store's payments of one mode, newest first; the same page as `GET /v1/payments`. */
@@ -191,18 +204,7 @@ export class ConsoleShellRpcs extends RpcGroup.make(
       idempotency_key: IdempotencyHeaders.fields["idempotency-key"]
     },
     success: Refund,
-    // A replayed idempotent answer may be any error the route answered.
-    error: Schema.Union(
-      InvalidRequest,
-      Forbidden,
-      NotFound,
-      InvalidState,
-      MfaRequired,
-      IdempotencyConflict,
-      Unauthorized,
-      RateLimited,
-      ServiceUnavailable
-    )
+    error: IdempotentCreateErrors
   }),
   /** The signed-in user, their organizations and stores (`GET /auth/me` with `GET /dashboard/stores`). */
   Rpc.make("Context", {
@@ -226,18 +228,7 @@ export class ConsoleShellRpcs extends RpcGroup.make(
       idempotency_key: IdempotencyHeaders.fields["idempotency-key"]
     },
     success: Payment,
-    // A replayed idempotent answer may be any error the route answered.
-    error: Schema.Union(
-      InvalidRequest,
-      Forbidden,
-      NotFound,
-      InvalidState,
-      MfaRequired,
-      IdempotencyConflict,
-      Unauthorized,
-      RateLimited,
-      ServiceUnavailable
-    )
+    error: IdempotentCreateErrors
   }),
   /** Moves a test-mode payment as `POST /v1/payments/:id/simulate` does: scanned, paid, failed or expired. */
   Rpc.make("SimulatePayment", {

@@ -359,14 +359,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
      * The simulation of a promotion that does not exist yet (the assistant's campaign suggestion), for a
      * caller that authorized the store already: the figures `simulate` answers for a saved one.
      */
-    const simulateDraft = (draft: {
-      readonly storeId: StoreId
-      readonly livemode: boolean
-      readonly now: Date
-      readonly segment: RuleSet | null
-      readonly minAmount: number | null
-      readonly minCurrency: string | null
-    }) => repo.simulate(draft)
+    const simulateDraft = (draft: Parameters<typeof repo.simulate>[0]) => repo.simulate(draft)
 
     return { list, retrieve, create, update, remove, submit, approve, reject, activate, pause, end, endOverdue, simulate, simulateDraft } as const
   }),
