@@ -31,12 +31,14 @@ import { ConsoleAuthentication, ConsoleShellRpcs, ConsoleStore } from "./console
 /** The console's paths, its session, its context and its payments area: in console/Core.ts, named here too. */
 export {
   CONSOLE_CHECKOUT_PREVIEW_PATH,
+  CONSOLE_PASSWORD_RESET_PATH,
   CONSOLE_PATH,
   CONSOLE_REGISTER_PATH,
   CONSOLE_RPC_PATH,
   CONSOLE_SESSION_PATH,
   ConsoleAuthentication,
   ConsoleContext,
+  ConsoleForgotPassword,
   ConsoleRegister,
   ConsoleShellRpcs,
   ConsoleSignedIn,

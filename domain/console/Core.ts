@@ -8,7 +8,7 @@
 import { Rpc, RpcGroup, RpcMiddleware } from "@effect/rpc"
 import { Schema } from "effect"
 import { MatrixRow } from "../Access.ts"
-import { LoginDto, Me, RegisterDto, User } from "../Accounts.ts"
+import { Email, LoginDto, Me, RegisterDto, User } from "../Accounts.ts"
 import { Timeseries } from "../Analytics.ts"
 import { CurrentPrincipal } from "../Auth.ts"
 import {
@@ -49,6 +49,8 @@ export const CONSOLE_CHECKOUT_PREVIEW_PATH = "/console/checkout-preview"
 export const CONSOLE_SESSION_PATH = "/console/session"
 /** The console's registration of a new organization: signs the new owner in like CONSOLE_SESSION_PATH. */
 export const CONSOLE_REGISTER_PATH = "/console/register"
+/** Asks for a password-reset e-mail from the signed-out console (POST `{ email }`), as `POST /auth/forgot-password`. */
+export const CONSOLE_PASSWORD_RESET_PATH = "/console/password-reset"
 
 /**
  * What the console's sign-in answers: who signed in, never the session token itself (it is in the
@@ -64,6 +66,11 @@ export class ConsoleSignedIn extends Schema.Class<ConsoleSignedIn>("ConsoleSigne
 export const ConsoleSignIn = LoginDto
 /** The console registration form: the fields of `POST /auth/register`. */
 export const ConsoleRegister = RegisterDto
+/**
+ * The console's "forgot your password" form: `POST /auth/forgot-password`'s field, checked as an e-mail
+ * address so that a typing mistake is said at the field instead of answered as if a link were sent.
+ */
+export const ConsoleForgotPassword = Schema.Struct({ email: Email })
 
 /**
  * Authenticates every console procedure: reads the console's session cookie or `Authorization: Bearer

@@ -35,7 +35,11 @@ if (form) {
         const done = document.createElement("p");
         done.className = "done";
         done.id = "done";
-        done.textContent = data.text.done;
+        done.textContent = data.text.done + " ";
+        const signIn = document.createElement("a");
+        signIn.href = "/console";
+        signIn.textContent = data.text.signIn;
+        done.append(signIn);
         form.replaceWith(done);
         return;
       }
@@ -56,6 +60,7 @@ const ResetPassword = ({ token }: { readonly token: string | undefined }) => {
     text: {
       mismatch: copy.text("reset.mismatch"),
       done: copy.text("reset.done"),
+      signIn: copy.text("reset.signIn"),
       failed: copy.text("reset.failed"),
       network: copy.text("reset.network")
     }

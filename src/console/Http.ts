@@ -32,9 +32,11 @@ import { fileURLToPath } from "node:url"
 import type { SessionGrant } from "../../domain/Accounts.ts"
 import {
   CONSOLE_CHECKOUT_PREVIEW_PATH,
+  CONSOLE_PASSWORD_RESET_PATH,
   CONSOLE_PATH,
   CONSOLE_REGISTER_PATH,
   CONSOLE_SESSION_PATH,
+  ConsoleForgotPassword,
   ConsoleRegister,
   ConsoleSignedIn,
   ConsoleSignIn
@@ -241,6 +243,17 @@ export const ConsoleWebLive = Layer.unwrapEffect(Effect.gen(function*() {
     return yield* signedIn(yield* accounts.register(form, request.remoteAddress, { idleTimeoutSeconds }))
   }))
 
+  /** "Forgot your password": the rules and limits of `POST /auth/forgot-password`, from the console's own origin. */
+  const requestPasswordReset = answer(Effect.gen(function*() {
+    yield* requireOwnOrigin
+    const form = yield* formBody(ConsoleForgotPassword)
+    const request = yield* HttpServerRequest.HttpServerRequest
+    return HttpServerResponse.unsafeJson(yield* accounts.forgotPassword(form, request.remoteAddress), {
+      status: 202,
+      headers: { "cache-control": "no-store" }
+    })
+  }))
+
   const signOut = answer(Effect.gen(function*() {
     yield* requireOwnOrigin
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -279,6 +292,7 @@ export const ConsoleWebLive = Layer.unwrapEffect(Effect.gen(function*() {
     HttpLayerRouter.route("POST", CONSOLE_SESSION_PATH, signIn),
     HttpLayerRouter.route("DELETE", CONSOLE_SESSION_PATH, signOut),
     HttpLayerRouter.route("POST", CONSOLE_REGISTER_PATH, register),
+    HttpLayerRouter.route("POST", CONSOLE_PASSWORD_RESET_PATH, requestPasswordReset),
     HttpLayerRouter.route("POST", CONSOLE_INVITATION_PATH, previewInvitation),
     HttpLayerRouter.route("POST", CONSOLE_INVITATION_SIGN_UP_PATH, signUpFromInvitation),
     HttpLayerRouter.route("POST", CONSOLE_EMAIL_CHANGE_PATH, confirmEmailChange)

@@ -134,6 +134,44 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           expect([...problems, ...guest.problems, ...visitor.problems]).toEqual([])
         }).pipe(screenshotOnFailure(OUTPUT_DIR)))
+
+      it.scoped("a forgotten password: the link asked for from the sign-in page, a new password, signed in with it", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const browser = yield* ConsoleBrowser
+          const owner = yield* Effect.promise(() => signUp(app, { organization_name: "Forgetful Fruit" }))
+          const { page, problems } = yield* openConsolePage(browser)
+          yield* step(() => page.goto(`${app.baseUrl}/console`, { waitUntil: "networkidle" }))
+          yield* step(() => page.getByRole("link", { name: "Forgot your password?" }).click())
+          yield* step(() => page.getByRole("heading", { name: "Reset your password" }).waitFor())
+          yield* capture(page, "forgot-password")
+          yield* step(() => page.getByLabel("Email").fill("not an address"))
+          yield* step(() => page.getByRole("button", { name: "Send the link" }).click())
+          yield* step(() => page.locator(".field-invalid").getByLabel("Email").waitFor())
+          yield* step(() => page.getByLabel("Email").fill(owner.email))
+          yield* step(() => page.getByRole("button", { name: "Send the link" }).click())
+          yield* step(() => page.getByRole("heading", { name: "Check your e-mail" }).waitFor())
+          yield* step(() => page.getByRole("status").getByText(owner.email).waitFor())
+          yield* capture(page, "forgot-password-sent")
+
+          const resetLink = yield* Effect.promise(() => mailedLink(app, owner.email, "/reset-password"))
+          yield* step(() => page.goto(resetLink, { waitUntil: "networkidle" }))
+          const newPassword = "a brand new password 42"
+          yield* step(() => page.getByLabel(/^New password/).fill(newPassword))
+          yield* step(() => page.getByLabel("The same again").fill(newPassword))
+          yield* step(() => page.getByRole("button", { name: "Set the new password" }).click())
+          yield* step(() => page.getByText("Your password was changed.").waitFor())
+          yield* step(() => page.getByRole("link", { name: "Sign in with it" }).click())
+          yield* step(() => page.getByLabel("Email").fill(owner.email))
+          yield* step(() => page.getByLabel("Password").fill(owner.password))
+          yield* step(() => page.getByRole("button", { name: "Sign in" }).click())
+          yield* step(() => page.locator(".field-invalid").getByLabel("Password").or(page.getByRole("alert")).first().waitFor())
+          yield* step(() => page.getByLabel("Password").fill(newPassword))
+          yield* step(() => page.getByRole("button", { name: "Sign in" }).click())
+          yield* step(() => page.getByRole("navigation", { name: "Main" }).waitFor())
+
+          expect(problems).toEqual([])
+        }).pipe(screenshotOnFailure(OUTPUT_DIR)))
     })
   }
 )

@@ -5,7 +5,7 @@ import { Link, navigate, useLocation } from "./router.tsx"
 import { AccountLinkPage, isAccountLinkPath } from "./pages/account/links.tsx"
 import { findRoute, navigation } from "./routes.tsx"
 import { ConsoleFailure, onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
-import { register, signOut, useSignInSteps } from "./session.ts"
+import { register, requestPasswordReset, signOut, useSignInSteps } from "./session.ts"
 import { Button, CodeField, Field, FormError, Loading } from "./ui.tsx"
 import { useWorkspace, WorkspaceProvider } from "./workspace.tsx"
 
@@ -40,7 +40,8 @@ export const App = () => {
         </div>
       )
     }
-    return path === "/register" ? <RegisterPage /> : <SignInPage />
+    if (path === "/register") return <RegisterPage />
+    return path === "/forgot-password" ? <ForgotPasswordPage /> : <SignInPage />
   }
   return (
     <WorkspaceProvider context={context.data}>
@@ -90,11 +91,61 @@ const SignInPage = () => {
             <>
               <Field label="Email" name="email" type="email" value={email} onChange={setEmail} autoComplete="username" error={error} required autoFocus />
               <Field label="Password" name="password" type="password" value={password} onChange={setPassword} autoComplete="current-password" error={error} required />
+              <p className="auth-aside"><Link to="/forgot-password">Forgot your password?</Link></p>
             </>
           )}
         <Button kind="primary" type="submit" busy={busy}>{mfaStep ? "Verify" : "Sign in"}</Button>
       </form>
       {mfaStep ? null : <p className="auth-footer">New to KHQR Merchant? <Link to="/register">Create an account</Link></p>}
+    </AuthLayout>
+  )
+}
+
+/**
+ * "Forgot your password": mails a reset link to the address. The page says the same whether or not the
+ * address has an account (so it tells no one who has one), and what to do when no mail comes.
+ */
+const ForgotPasswordPage = () => {
+  const [email, setEmail] = useState("")
+  const [sentTo, setSentTo] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<ConsoleFailure | null>(null)
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      await requestPasswordReset({ email: email.trim() })
+      setSentTo(email.trim())
+    } catch (failure) {
+      setError(failure as ConsoleFailure)
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  if (sentTo !== null) {
+    return (
+      <AuthLayout title="Check your e-mail">
+        <div role="status">
+          <p>If an account uses <strong>{sentTo}</strong>, a link to choose a new password is on its way. It works for one hour, once.</p>
+          <p className="muted">No e-mail after a few minutes? Check the spam folder and the address, then ask again.</p>
+        </div>
+        <p className="auth-footer"><Link to="/">Back to sign in</Link></p>
+      </AuthLayout>
+    )
+  }
+
+  return (
+    <AuthLayout title="Reset your password">
+      <form onSubmit={submit} noValidate>
+        <FormError error={error} fields={["email"]} />
+        <p className="muted">Enter the e-mail address you sign in with, and we will send you a link to choose a new password.</p>
+        <Field label="Email" name="email" type="email" value={email} onChange={setEmail} autoComplete="username" error={error} required autoFocus />
+        <Button kind="primary" type="submit" busy={busy}>Send the link</Button>
+      </form>
+      <p className="auth-footer">Remembered it? <Link to="/">Back to sign in</Link></p>
     </AuthLayout>
   )
 }

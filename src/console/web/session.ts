@@ -5,9 +5,12 @@
  */
 import { Schema } from "effect"
 import { useState } from "react"
+import { Acknowledgement } from "../../../domain/Accounts.ts"
 import {
+  CONSOLE_PASSWORD_RESET_PATH,
   CONSOLE_REGISTER_PATH,
   CONSOLE_SESSION_PATH,
+  type ConsoleForgotPassword,
   type ConsoleRegister,
   ConsoleSignedIn,
   type ConsoleSignIn
@@ -48,6 +51,10 @@ export const signIn = async (form: typeof ConsoleSignIn.Type) =>
 
 export const register = async (form: typeof ConsoleRegister.Type) =>
   decodeSignedIn(await (await send("POST", CONSOLE_REGISTER_PATH, form)).json())
+
+/** Asks for a password-reset e-mail; the answer is the same whether or not the address has an account. */
+export const requestPasswordReset = async (form: typeof ConsoleForgotPassword.Type) =>
+  Schema.decodeUnknownSync(Acknowledgement)(await (await send("POST", CONSOLE_PASSWORD_RESET_PATH, form)).json())
 
 export const signOut = async () => {
   await send("DELETE", CONSOLE_SESSION_PATH)
