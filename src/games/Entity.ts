@@ -1,7 +1,7 @@
 /**
  * The GameInventory entity (id = game id): every draw of a game — an instant play, the reveal of a scratch
  * card — and every issued card is a persisted message to the entity of its game, keyed by the play id, so
- * one game's plays are handled one at a time (under the game's row lock) and a retry, or a replay after a runner crash, is answered
+ * one game's plays are handled one at a time and a retry, or a replay after a runner crash, is answered
  * once.
  *
  * Each message is one SQL transaction under the game's row lock (so even two runners briefly hosting the
@@ -91,16 +91,6 @@ interface Committed {
   /** The game's prizes after the message (null: not read), with the draw count and prize table they match. */
   readonly prizes: { readonly version: number; readonly draws: number; readonly rows: ReadonlyArray<PrizeRow> } | null
 }
-
-/**
- * How many of one game's messages are in flight at once. Each message's transaction starts with the game's
- * row lock (taking its draw place), so the draws are still made one at a time, in the order the database
- * grants the lock; what overlaps is the rest — storing the message, the round trips before the lock, storing
- * the reply — which the entity's own one-at-a-time queue would otherwise add to the time the game is held.
- * The caches stay exact: they are used only when the locked row's draw count and prize version say the
- * last commit left them. Bounded so that one busy game holds a few pooled connections, not all.
- */
-export const GAME_MESSAGE_CONCURRENCY = 8
 
 export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
   Effect.gen(function*() {
@@ -335,7 +325,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
       Reveal: ({ payload }) => reveal(payload.playId)
     })
   }),
-  { maxIdleTime: "2 minutes", concurrency: GAME_MESSAGE_CONCURRENCY }
+  { maxIdleTime: "2 minutes" }
 ).pipe(Layer.provide([GamesRepo.Default, SecretBox.Default, PublicLinks.Default]))
 
 // ---------------------------------------------------------------------------------------------

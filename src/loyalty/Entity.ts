@@ -1,7 +1,7 @@
 /**
  * The CustomerWallet entity: every change of one customer's points — earn, reverse, redeem, cancel a
  * redemption, adjust, and the credits of other programs — is a message to the entity of that customer's
- * id, so changes to one wallet are applied one at a time (under the customer's row lock) however many requests race, and a balance never
+ * id, so changes to one wallet are applied one at a time however many requests race, and a balance never
  * goes negative. Messages are persisted with a primary key (the payment, the refund event, the request's
  * Idempotency-Key or a fresh token): a retry, or a replay after a crash, is answered once.
  *
@@ -102,15 +102,6 @@ interface Change {
   readonly redemptionId?: RedemptionId | null
   readonly reason?: string | null
 }
-
-/**
- * How many of one wallet's messages are in flight at once. Every message's transaction starts by locking the
- * customer's row (and checks its key's entry under that lock), so the database applies them one at a time
- * whatever this is; what runs in parallel is the rest of a message's cost — storing it, its transaction's
- * first round trips, storing its reply — which the entity's own one-at-a-time queue would otherwise add to
- * the time the wallet is held. Bounded so that one busy wallet holds a few pooled connections, not all.
- */
-export const WALLET_MESSAGE_CONCURRENCY = 8
 
 export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
   Effect.gen(function*() {
@@ -352,5 +343,5 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
       Credit: ({ payload }) => credit(payload.type, payload.key, payload.points, payload.reason)
     })
   }),
-  { maxIdleTime: "2 minutes", concurrency: WALLET_MESSAGE_CONCURRENCY }
+  { maxIdleTime: "2 minutes" }
 )
