@@ -328,7 +328,7 @@ describe("ledger", () => {
             { numRuns: 15 }
           )
         )
-      }), 60_000)
+      }), 150_000)
 
     it.effect("refuses to commit an unbalanced journal entry", () =>
       Effect.gen(function*() {
