@@ -18,6 +18,7 @@ import { cpus } from "node:os"
 import {
   formatInt,
   formatMs,
+  getJson,
   log,
   openDatabase,
   percentile,
@@ -34,12 +35,6 @@ setLogPrefix("bench:redemptions")
 const REDEMPTIONS = Math.round(positiveNumber("BENCH_REDEMPTIONS", 2_000))
 const CONCURRENCY = Math.round(positiveNumber("BENCH_CONCURRENCY", 64))
 const WARM_UP = 100
-
-const getJson = async (baseUrl: string, path: string, token: string) => {
-  const response = await fetch(new URL(path, baseUrl), { headers: { authorization: `Bearer ${token}` } })
-  if (!response.ok) throw new Error(`GET ${path} answered ${response.status}: ${await response.text()}`)
-  return response.json() as Promise<any>
-}
 
 /** `count` redemptions of one point for `customerId`, `concurrency` at a time: each one's latency. */
 const redeemMany = async (baseUrl: string, key: string, customerId: string, count: number, concurrency: number) => {

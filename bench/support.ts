@@ -329,6 +329,12 @@ export const startService = async (
   }
 }
 
+export const getJson = async (baseUrl: string, path: string, token: string) => {
+  const response = await fetch(new URL(path, baseUrl), { headers: { authorization: `Bearer ${token}` } })
+  if (!response.ok) throw new Error(`GET ${path} answered ${response.status}: ${await response.text()}`)
+  return response.json() as Promise<any>
+}
+
 export const postJson = async (baseUrl: string, path: string, body: unknown, token?: string) => {
   const response = await fetch(new URL(path, baseUrl), {
     method: "POST",

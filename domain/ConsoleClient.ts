@@ -34,17 +34,6 @@ export const layerConsoleProtocol = (
     transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(options.sessionToken))
   }).pipe(Layer.provide(RpcSerialization.layerNdjson))
 
-/**
- * The console web app's transport: HTTP with ndjson to the console RPC of the page's own origin, the
- * session riding in its HttpOnly cookie (sent by the browser, never seen by the page's script).
- */
-export const layerConsoleProtocolSameOrigin = (
-  origin: string
-): Layer.Layer<RpcClient.Protocol, never, HttpClient.HttpClient> =>
-  RpcClient.layerProtocolHttp({ url: origin.replace(/\/+$/, "") + CONSOLE_RPC_PATH }).pipe(
-    Layer.provide(RpcSerialization.layerNdjson)
-  )
-
 /** A console client for one session, open for as long as the scope. */
 export const makeConsoleClient = (
   options: ConsoleClientOptions

@@ -51,7 +51,7 @@ import { GamesConsoleHttpLive, GamesHttpLive, HostedGamesHttpLive } from "../src
 import { PromotionsHttpLive } from "../src/promotions/Http.ts"
 import { ConsoleWebLive } from "../src/console/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
-import { UNMATCHED_ROUTE, unsafeRecordHttpRequest } from "../src/platform/Metrics.ts"
+import { httpRouteOf, unsafeRecordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { logAccess, type RequestLogRecord, requestIdOf, withRequestLog } from "../src/platform/RequestLog.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge, routeFinder } from "./RequestGuard.ts"
@@ -153,10 +153,9 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
             Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse>((fiber) => {
               // The route pattern the router wrote on the request's span (the span this runs in).
               const span = fiber.currentContext.unsafeMap.get(Tracer.ParentSpan.key) as Tracer.AnySpan | undefined
-              const matched = span?._tag === "Span" ? span.attributes.get("http.route") : undefined
               unsafeRecordHttpRequest({
                 method: request.method,
-                route: typeof matched === "string" ? matched : UNMATCHED_ROUTE,
+                route: httpRouteOf(span),
                 status: response.status,
                 durationSeconds: (performance.now() - started) / 1000
               })

@@ -430,8 +430,9 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
 
     /**
      * Posts an entry to a locked wallet in one statement: the new balance, the entry and its notice on
-     * POINTS_CHANNEL (`notice`, the encoded entry), as `setBalance`, `insertEntry` and `notifyEntry` would
-     * one after another.
+     * POINTS_CHANNEL (`notice`, the encoded entry). The notice is sent inside the entry's transaction, so
+     * listeners hear of it exactly when it commits; it stays well under PostgreSQL's 8000-byte payload
+     * limit (an entry's free text is at most 500 characters).
      */
     const postEntry = Effect.fn("LoyaltyRepo.postEntry")(
       SqlSchema.single({
@@ -448,37 +449,6 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
               SELECT pg_notify(${POINTS_CHANNEL}, ${notice})
             )
             SELECT entry.* FROM entry, notice`
-      }),
-      Effect.orDie
-    )
-
-    const setBalance = Effect.fn("LoyaltyRepo.setBalance")(
-      SqlSchema.void({
-        Request: Schema.Struct({ id: Schema.String, balance: Schema.Number, lifetime: Schema.Number }),
-        execute: ({ balance, id, lifetime }) =>
-          sql`UPDATE customers SET points_balance = ${balance}, lifetime_points = ${lifetime} WHERE id = ${id}`
-      }),
-      Effect.orDie
-    )
-
-    const insertEntry = Effect.fn("LoyaltyRepo.insertEntry")(
-      SqlSchema.single({
-        Request: PointsEntryRow,
-        Result: PointsEntryRow,
-        execute: (row) => sql`INSERT INTO points_entries ${sql.insert({ ...row })} RETURNING *`
-      }),
-      Effect.orDie
-    )
-
-    /**
-     * Tells every process listening on POINTS_CHANNEL of a new entry; sent inside the entry's transaction,
-     * so it is delivered exactly when the entry commits. The notice is the encoded entry (well under
-     * PostgreSQL's 8000-byte payload limit: its free text is at most 500 characters).
-     */
-    const notifyEntry = Effect.fn("LoyaltyRepo.notifyEntry")(
-      SqlSchema.void({
-        Request: Schema.String,
-        execute: (notice) => sql`SELECT pg_notify(${POINTS_CHANNEL}, ${notice})`
       }),
       Effect.orDie
     )
@@ -583,9 +553,6 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       lockWallet,
       lockWalletFor,
       postEntry,
-      setBalance,
-      insertEntry,
-      notifyEntry,
       findEntryByKey,
       paymentPoints,
       listEntries,

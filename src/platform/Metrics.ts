@@ -5,7 +5,7 @@
  * attempt once it was recorded. Labels take a small, fixed set of values (route patterns, not paths),
  * so the number of series stays bounded.
  */
-import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
+import { Effect, Metric, MetricBoundaries, MetricLabel, type Tracer } from "effect"
 
 const httpRequests = Metric.counter("http_server_requests_total", {
   description: "HTTP requests answered, by method, route pattern and status class",
@@ -35,20 +35,18 @@ const outboxLag = Metric.gauge("outbox_oldest_undispatched_age_seconds", {
 })
 
 /** The route label of a request no route matched: its path would make a series per probe of a scanner. */
-export const UNMATCHED_ROUTE = "unmatched"
+const UNMATCHED_ROUTE = "unmatched"
 
 /**
- * The route pattern (`/v1/payments/:id`) of the request being answered. The router writes it on the
- * request's span as `http.route`; middleware around the router cannot see the router's own context, but
- * it runs inside that span. Effect keeps spans (and their attributes) whether or not a tracer exports them.
+ * The route pattern (`/v1/payments/:id`) of the request being answered, read off the request's span. The
+ * router writes it on that span as `http.route`; middleware around the router cannot see the router's own
+ * context, but it runs inside that span. Effect keeps spans (and their attributes) whether or not a tracer
+ * exports them.
  */
-export const currentHttpRoute: Effect.Effect<string> = Effect.currentSpan.pipe(
-  Effect.map((span) => {
-    const route = span.attributes.get("http.route")
-    return typeof route === "string" ? route : UNMATCHED_ROUTE
-  }),
-  Effect.orElseSucceed(() => UNMATCHED_ROUTE)
-)
+export const httpRouteOf = (span: Tracer.AnySpan | undefined): string => {
+  const route = span?._tag === "Span" ? span.attributes.get("http.route") : undefined
+  return typeof route === "string" ? route : UNMATCHED_ROUTE
+}
 
 /** `2xx`, `4xx`, …: the status class keeps one series per outcome kind rather than one per code. */
 export const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`
