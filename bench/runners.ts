@@ -21,6 +21,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
+import { buildIfStale } from "../scripts/build.mjs"
 import { childEnvironment, type ClusterProcess, freePort, startProcess } from "../scripts/LocalCluster.ts"
 
 const positiveNumber = (name: string, fallback: number, allowZero = false): number => {
@@ -262,6 +263,7 @@ const main = async () => {
   await withClient(POSTGRES_URL, (client) => client.query("SELECT 1")).catch((error: unknown) => {
     throw new Error(`no PostgreSQL answers at BENCH_POSTGRES_URL (${POSTGRES_URL}); runners need one: ${String(error)}`)
   })
+  await buildIfStale()
   const results: Array<ShapeResult> = []
   for (const runners of SHAPES) results.push(await measure(runners))
   const cores = cpus().length

@@ -35,7 +35,7 @@ import { newId } from "../src/platform/Ids.ts"
 import { PAYMENT_CHANNEL } from "../src/payments/Repo.ts"
 import { OUTBOX_CHANNEL } from "../src/platform/Outbox.ts"
 import { WebhookDeliverySettings } from "../src/webhooks/Dispatcher.ts"
-import { testConfigLayer } from "../test/support/TestApp.ts"
+import { testConfigLayer } from "../test/support/TestConfig.ts"
 import { TestDatabase } from "../test/support/TestDatabase.ts"
 import { formatMs, percentile, positiveNumber, postJson, writeSummary } from "./support.ts"
 

@@ -3,13 +3,14 @@
  * (`runtime/api.ts`) — started as children on loopback: used by `npm run cluster`, by the multi-process
  * tests (test/e2e) and by the runners bench.
  *
- * Each child runs as `node --import tsx <entry>` (one process, no wrapper) and leads its own process
- * group, so a signal reaches exactly it, and Ctrl-C in a terminal reaches only the parent, which then
+ * Each child runs its entry as `npm start:runner` / `start:api` / `start` does (scripts/start.mjs: the bundle
+ * in dist/, in that one process, built beforehand with `buildIfStale`) and leads its own process group, so a signal reaches exactly it, and Ctrl-C in a terminal reaches only the parent, which then
  * stops its children in order.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
+import { startCommand } from "./build.mjs"
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
@@ -93,7 +94,8 @@ const READY_LINE: Record<Role, RegExp> = {
 const ENTRY: Record<Role, string> = { runner: "runtime/runner.ts", api: "runtime/api.ts", main: "runtime/main.ts" }
 
 export const startProcess = (options: StartOptions): ClusterProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", ENTRY[options.role]], {
+  const [command, args] = startCommand(ENTRY[options.role])
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: options.env,
     detached: true,

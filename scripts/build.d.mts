@@ -35,3 +35,7 @@ export declare const markApiGroupsPure: (source: string) => string
 export declare const PRELOADED_PAGES: ReadonlyArray<string>
 /** The scripts the console's HTML names for fetching at once: the initial scripts and PRELOADED_PAGES' chunks. */
 export declare const preloadedScripts: (metafile: ConsoleMetafile) => Array<string>
+/** The command `npm start` runs for `entry`: [node, [its flags, scripts/start.mjs, entry]]. */
+export declare const startCommand: (entry?: string) => [string, Array<string>]
+/** Builds dist/ once if a source changed since the last build. */
+export declare const buildIfStale: () => Promise<void>

@@ -282,4 +282,21 @@ export const buildAll = async () => {
 export const startNodeFlags = () =>
   JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts.start.split(/\s+/).filter((arg) => arg.startsWith("--"))
 
+/**
+ * The command `npm start` (start:api, start:runner) runs for `entry`: Node with the start script's flags
+ * running scripts/start.mjs, which loads the bundle. For every program that starts the service as a child
+ * (the local cluster, the benches, the process tests), so each runs what an operator runs.
+ */
+export const startCommand = (entry = "runtime/main.ts") =>
+  [process.execPath, [...startNodeFlags(), join(ROOT, "scripts", "start.mjs"), entry]]
+
+/**
+ * Builds dist/ if a source changed since the last build: called once before starting several services
+ * at a time, which would otherwise each rebuild it under the others' feet.
+ */
+export const buildIfStale = async () => {
+  if (ENTRIES.some(isStale)) await buildAll()
+  else if (consoleIsStale()) await buildConsole()
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildAll()

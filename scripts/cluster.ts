@@ -14,6 +14,7 @@
  * then the runners (each hands its shards back on the way out); a second Ctrl-C kills them at once.
  */
 import { parseArgs } from "node:util"
+import { buildIfStale } from "./build.mjs"
 import { type ClusterProcess, startProcess } from "./LocalCluster.ts"
 
 const usage = `usage: npm run cluster -- [--runners N] [--api M] [--runner-port P] [--port P] [--health-port P]
@@ -131,6 +132,8 @@ console.log(
     `${apis} API node(s) on http://127.0.0.1:${httpPort}…${httpPort + Math.max(apis, 1) - 1}, public URL ${publicBaseUrl}`
 )
 
+// Every process runs the bundle: built once here when a source changed, not by each process at once.
+await buildIfStale()
 const runnerProcesses = Array.from({ length: runners }, (_, i) =>
   start(`runner-${i + 1}`, "runner", runnerPort + i, {
     RUNNER_HOST: "127.0.0.1",

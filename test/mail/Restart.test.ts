@@ -12,7 +12,7 @@ import { ServiceLive } from "../../runtime/App.ts"
 import { MailQueue } from "../../src/mail/Queue.ts"
 import { emailVerification } from "../../src/mail/Templates.ts"
 import { fastMail, TestSmtp } from "../support/Smtp.ts"
-import { testConfigLayer } from "../support/TestApp.ts"
+import { testConfigLayer } from "../support/TestConfig.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
 
 const BACKLOG = 60

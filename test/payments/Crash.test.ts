@@ -4,7 +4,7 @@
  * runner redelivers the message (it has no reply), the handler finds its own refund and answers with it, and
  * a client retry with the same Idempotency-Key answers that same refund.
  *
- * A real process (`tsx runtime/main.ts`, killed with SIGKILL) against the PostgreSQL server: the test reads
+ * A real process (`npm start`'s bundle, killed with SIGKILL) against the PostgreSQL server: the test reads
  * the database between the kill and the restart, and the embedded database stops with its process, so the
  * file is skipped when no server answers or when TEST_DATABASE=embedded. The embedded default's crash and
  * restart are covered by test/payments/Durability.test.ts.
@@ -27,12 +27,13 @@ import { fileURLToPath } from "node:url"
 import pg from "pg"
 import type { Payment } from "../../domain/Payments.ts"
 import { IDEMPOTENCY_LEASE } from "../../src/platform/Idempotency.ts"
+import { startCommand } from "../../scripts/build.mjs"
 import { clientAt } from "../support/Client.ts"
 import { postgresAvailable } from "../support/TestDatabase.ts"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
-/** The service as `npm start` runs it: Node with the tsx loader, so signals reach the program itself. */
-const SERVICE = [process.execPath, ["--import", "tsx", "runtime/main.ts"]] as const
+/** The service as `npm start` runs it: the bundle (built by globalSetup), in the one process signals reach. */
+const SERVICE = startCommand("runtime/main.ts")
 const SERVER_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 /** Both runs share it, as a real deployment would; any fixed 32 bytes will do. */
 const MASTER_KEY = Buffer.alloc(32, 0x5a).toString("base64")
@@ -90,7 +91,7 @@ const children = new Set<ChildProcess>()
 
 const isRunning = (child: ChildProcess) => child.exitCode === null && child.signalCode === null
 
-/** tsx runs the program in a grandchild: the whole process group (the child leads it) must die. */
+/** The whole process group (the child leads it) dies, with anything the program started. */
 const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
   if (child.pid === undefined || !isRunning(child)) return
   try {

@@ -18,7 +18,7 @@ import {
   requestFingerprint,
   WAIT_FOR_OWNER
 } from "../../src/platform/Idempotency.ts"
-import { testConfigLayer } from "../support/TestApp.ts"
+import { testConfigLayer } from "../support/TestConfig.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
 import { advanceWhileRunning, withTestClockAt } from "../support/TestTime.ts"
 

@@ -1,5 +1,5 @@
 /**
- * The real entry point (`tsx runtime/main.ts`) as a child process, as an operator runs it: start-up
+ * The real entry point (`npm start`: scripts/start.mjs and the bundle) as a child process, as an operator runs it: start-up
  * failures on bad configuration, the embedded database across a restart, graceful shutdown on
  * SIGTERM, and two processes starting at once on one PostgreSQL database.
  */
@@ -13,13 +13,14 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { afterEach, describe, expect, it } from "vitest"
+import { startCommand } from "../../scripts/build.mjs"
 import { postgresAvailable } from "../support/TestDatabase.ts"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
-/** The service as `npm start` runs it: Node with the tsx loader, so signals reach the program itself. */
-const SERVICE = [process.execPath, ["--import", "tsx", "runtime/main.ts"]] as const
+/** The service as `npm start` runs it: the bundle (built by globalSetup), in the one process signals reach. */
+const SERVICE = startCommand("runtime/main.ts")
 
-/** tsx alone takes a few seconds to start; two forks of the suite may be starting services too. */
+/** Two forks of the suite may be starting services too. */
 const TEST_TIMEOUT = 90_000
 const LISTEN_TIMEOUT = 60_000
 const READY_TIMEOUT = 30_000
@@ -95,14 +96,14 @@ class Service {
     return within(timeout, this.exited, () => `still running after ${timeout} ms; output:\n${this.output}`)
   }
 
-  /** To the runtime's own process, as an orchestrator sends it; tsx relays it to the program. */
+  /** To the runtime's own process, as an orchestrator sends it. */
   signal(signal: NodeJS.Signals): void {
     if (this.exit === undefined && this.child.pid !== undefined) process.kill(this.child.pid, signal)
   }
 
   /**
-   * The whole process group: tsx runs the program in a grandchild, which would outlive a killed
-   * tsx (reparented to init) and keep holding its port and data directory.
+   * The whole process group, so nothing the program started (the embedded database's server) outlives
+   * it holding its port and data directory.
    */
   killGroup(): void {
     if (this.exit !== undefined || this.child.pid === undefined) return
@@ -135,7 +136,7 @@ const tempDir = (): string => {
   return dir
 }
 
-/** Starts `tsx runtime/main.ts` on a free loopback port with its own DATA_DIR unless `env` says otherwise. */
+/** Starts the service on a free loopback port with its own DATA_DIR unless `env` says otherwise. */
 const startService = (env: Record<string, string> = {}): Service => {
   const inherited: NodeJS.ProcessEnv = { ...process.env }
   for (const name of CONFIG_VARIABLES) delete inherited[name]

@@ -14,7 +14,7 @@ import { DatabaseLive } from "../../runtime/Database.ts"
 import { MasterKeyLive } from "../../runtime/MasterKey.ts"
 import { MigrationsLive } from "../../runtime/Migrations.ts"
 import { PublicBaseUrl } from "../../src/platform/PublicUrl.ts"
-import { testConfigLayer } from "./TestApp.ts"
+import { testConfigLayer } from "./TestConfig.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
 /** The suite's database, migrated, with its SQL client, configuration, master key and public base URL. */

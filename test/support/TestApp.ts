@@ -4,13 +4,13 @@
  * (malformed JSON, wrong methods, unknown paths).
  */
 import { FetchHttpClient, HttpServer } from "@effect/platform"
-import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Logger, LogLevel } from "effect"
 import { SqlClient } from "@effect/sql"
-import { randomBytes } from "node:crypto"
 import { type ApiClient, makeApiClient } from "../../domain/Client.ts"
 import { ServiceLive } from "../../runtime/App.ts"
-import { AppConfig, type AppConfigOverrides } from "../../src/platform/Config.ts"
+import { type AppConfigOverrides } from "../../src/platform/Config.ts"
 import { decryptSecret, MasterKey } from "../../src/platform/Crypto.ts"
+import { testConfigLayer } from "./TestConfig.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
 export interface TestAppShape {
@@ -28,42 +28,6 @@ export interface SentMail {
 }
 
 export class TestApp extends Context.Tag("test/TestApp")<TestApp, TestAppShape>() {}
-
-const generousPublicRateLimits = {
-  publicPageViewsPerAddressPerMinute: 100_000,
-  hostedPlaysPerAddressPerMinute: 100_000,
-  hostedPlaysPerCustomerPerMinute: 100_000,
-  cardRevealsPerPlayPerMinute: 100_000,
-  linkPaymentsPerAddressPerMinute: 100_000,
-  linkPaymentsPerLinkPerMinute: 100_000,
-  referralVisitsPerAddressPerMinute: 100_000,
-  referralVisitsPerCodePerMinute: 100_000,
-  passwordResetsPerAddressPerHour: 100_000,
-  passwordResetsPerEmailPerHour: 100_000,
-  verificationResendsPerAddressPerHour: 100_000,
-  verificationResendsPerEmailPerHour: 100_000
-} as const
-
-/** Configuration a test run needs: loopback, a free port, the suite's database and data directory. */
-export const testConfigLayer = (overrides: AppConfigOverrides = {}) =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const database = yield* TestDatabase
-    return AppConfig.make({
-      port: 0,
-      host: "127.0.0.1",
-      databaseUrl: database.url,
-      dataDir: database.dataDir,
-      masterKey: Option.some(Redacted.make(new Uint8Array(randomBytes(32)))),
-      webhookAllowPrivateNetworks: true,
-      shutdownGraceSeconds: 1,
-      // Suites register many users from one address; the throttle's own test sets a small limit.
-      registrationsPerAddressPerHour: 100_000,
-      ...overrides,
-      // Suites play, pay and visit from one address far faster than a person; the limits' own tests set
-      // small ones. The sign-in limits stay as configured.
-      rateLimits: { ...generousPublicRateLimits, ...overrides.rateLimits }
-    })
-  }))
 
 const makeTestApp = Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
+import { databaseUrl, serverUrl, templateName } from "./TemplateDatabase.ts"
 
 export interface TestDatabaseShape {
   /** The database to use; None means "the embedded database under `dataDir`". */
@@ -21,8 +22,6 @@ export interface TestDatabaseShape {
 export class TestDatabase extends Context.Tag("test/TestDatabase")<TestDatabase, TestDatabaseShape>() {
   static readonly layer = Layer.scoped(TestDatabase, Effect.suspend(() => acquire))
 }
-
-const serverUrl = (): string => process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
 const withAdminClient = <A>(f: (client: pg.Client) => Promise<A>) =>
   Effect.tryPromise(async () => {
@@ -44,6 +43,14 @@ export const postgresAvailable = (): Promise<boolean> => {
   return serverAvailable
 }
 
+/** `CREATE DATABASE` copying the migrated template, or an empty database when there is none. */
+const createDatabase = (name: string) =>
+  withAdminClient(async (client) => {
+    const template = templateName()
+    const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [template])
+    await client.query(exists.rowCount === 0 ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`)
+  })
+
 const acquire = Effect.gen(function*() {
   const dataDir = yield* Effect.acquireRelease(
     Effect.sync(() => mkdtempSync(join(tmpdir(), "merchant-test-"))),
@@ -55,10 +62,8 @@ const acquire = Effect.gen(function*() {
   }
   const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
   yield* Effect.acquireRelease(
-    withAdminClient((client) => client.query(`CREATE DATABASE ${name}`)).pipe(Effect.orDie),
+    createDatabase(name).pipe(Effect.orDie),
     () => withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).pipe(Effect.ignore)
   )
-  const url = new URL(serverUrl())
-  url.pathname = `/${name}`
-  return { url: Option.some(Redacted.make(url.toString())), dataDir, kind: "postgres" as const }
+  return { url: Option.some(Redacted.make(databaseUrl(name))), dataDir, kind: "postgres" as const }
 })

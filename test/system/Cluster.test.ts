@@ -8,7 +8,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { ClusterSchema } from "@effect/cluster"
 import { Effect, Layer, Schema } from "effect"
 import { DatabaseLive } from "../../runtime/Database.ts"
-import { testConfigLayer } from "../support/TestApp.ts"
+import { testConfigLayer } from "../support/TestConfig.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
 
 /** Applications of each key, across entity instances, to tell a replay from a second application. */

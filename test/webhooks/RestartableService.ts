@@ -11,7 +11,7 @@ import { ServiceLive } from "../../runtime/App.ts"
 import { WebhookDeliverySettings, type WebhookDeliverySettingsShape } from "../../src/webhooks/Dispatcher.ts"
 import { clientAt } from "../support/Client.ts"
 import type { TestAppShape } from "../support/TestApp.ts"
-import { testConfigLayer } from "../support/TestApp.ts"
+import { testConfigLayer } from "../support/TestConfig.ts"
 
 /**
  * Runs `use` against a freshly started service delivering webhooks with `settings`; the service stops
