@@ -25,6 +25,8 @@ import { CheckoutMerchant, CheckoutQr, CheckoutView } from "../../domain/Checkou
 import type { PaymentId } from "../../domain/Ids.ts"
 import { checkoutPreviewPage } from "../checkout/Page.tsx"
 import { renderHostedPage } from "../platform/pages/Document.tsx"
+import { StoresService } from "../stores/Service.ts"
+import { withConsoleContext } from "./Context.ts"
 import { existsSync, readFileSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
@@ -191,18 +193,22 @@ export const ConsoleWebLive = Layer.unwrapEffect(Effect.gen(function*() {
   const limiter = yield* RateLimiter
   const config = yield* AppConfig
   const context = yield* Effect.context<AppConfig | PublicBaseUrl>()
+  const services = yield* Effect.context<AccountsService | StoresService>()
   const idleTimeoutSeconds = config.consoleIdleMinutes * 60
   const distDirectory = consoleDistDirectory()
   let html: string | undefined
 
-  const page = Effect.sync(() => {
+  // The page as built, with the signed-in user's context when the request carries a session (Context.ts).
+  const page = Effect.gen(function*() {
     if (html === undefined) {
       const file = join(distDirectory, "index.html")
       if (!existsSync(file)) return notBuilt
       html = readFileSync(file, "utf8")
     }
-    return HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8", headers: pageHeaders })
-  })
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const body = yield* withConsoleContext(html, sessionTokenOfCookie(request.headers["cookie"]))
+    return HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8", headers: pageHeaders })
+  }).pipe(Effect.provide(services))
 
   const asset = (name: string) =>
     Effect.gen(function*() {

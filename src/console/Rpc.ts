@@ -10,7 +10,6 @@ import { Cause, Effect, Layer, Option, Stream } from "effect"
 import {
   CONSOLE_RPC_PATH,
   ConsoleAuthentication,
-  ConsoleContext,
   ConsoleCoreRpcs,
   ConsoleStore,
   HomeMetrics,
@@ -20,8 +19,6 @@ import { ConsoleRpcs } from "../../domain/ConsoleRpcs.ts"
 import { Forbidden, Unauthorized } from "../../domain/Errors.ts"
 import { MAX_LIST_LIMIT } from "../../domain/Lists.ts"
 import { Payment, Refund } from "../../domain/Payments.ts"
-import type { StoreList } from "../../domain/Stores.ts"
-import { accessMatrix } from "../access/Policy.ts"
 import { isApiKeySecret } from "../accounts/Authentication.ts"
 import { AccountsService } from "../accounts/Service.ts"
 import { AnalyticsService } from "../analytics/Service.ts"
@@ -39,6 +36,7 @@ import { LoyaltyService } from "../loyalty/Service.ts"
 import { PaymentsService } from "../payments/Service.ts"
 import { StoresService } from "../stores/Service.ts"
 import { AccountHandlersLive } from "./rpc/Account.ts"
+import { consoleContext } from "./Context.ts"
 import { hideDefects, hideStreamDefects } from "./rpc/Defects.ts"
 import { DeveloperHandlersLive } from "./rpc/Developer.ts"
 import { BillingService } from "../billing/Service.ts"
@@ -117,26 +115,10 @@ export const ConsoleHandlersLive = ConsoleCoreRpcs.toLayer(Effect.gen(function*(
   const analytics = yield* AnalyticsService
   const apiKeys = yield* ApiKeysService
   const webhooks = yield* WebhooksService
-  const allStores = Effect.gen(function*() {
-    const found: Array<ConsoleStore> = []
-    let cursor: string | undefined = undefined
-    do {
-      const page: StoreList = yield* stores.list({ limit: MAX_LIST_LIMIT, cursor })
-      for (const store of page.data) {
-        found.push(new ConsoleStore({ id: store.id, organization_id: store.organization_id, name: store.name, live_mode: store.live_mode }))
-      }
-      cursor = page.has_more ? page.next_cursor ?? undefined : undefined
-    } while (cursor !== undefined)
-    return found
-  })
   return ConsoleCoreRpcs.of({
     ListPayments: ({ cursor, limit, livemode, store_id, ...filters }) =>
       hideDefects(payments.listForStore(store_id, livemode, { limit, cursor, ...filters })),
-    Context: () =>
-      hideDefects(Effect.gen(function*() {
-        const me = yield* accounts.me()
-        return new ConsoleContext({ me, stores: yield* allStores, access: accessMatrix() })
-      })),
+    Context: () => hideDefects(consoleContext.pipe(Effect.provideService(AccountsService, accounts), Effect.provideService(StoresService, stores))),
     MfaSetup: () => hideDefects(accounts.mfaSetup()),
     MfaEnable: (input) => hideDefects(accounts.mfaEnable(input)),
     ChangePassword: (input) => hideDefects(accounts.changePassword(input)),

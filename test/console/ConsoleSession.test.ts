@@ -6,8 +6,8 @@
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { RpcClient, RpcSerialization } from "@effect/rpc"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Either, Layer, Option, TestClock } from "effect"
-import { CONSOLE_RPC_PATH } from "../../domain/Console.ts"
+import { Effect, Either, Layer, Option, Schema, TestClock } from "effect"
+import { CONSOLE_CONTEXT_ELEMENT_ID, CONSOLE_RPC_PATH, ConsoleContext } from "../../domain/Console.ts"
 import { ConsoleRpcs } from "../../domain/ConsoleRpcs.ts"
 import { AccountsService } from "../../src/accounts/Service.ts"
 import { TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
@@ -141,6 +141,34 @@ describe("console session", () => {
         }
         const missing = yield* Effect.promise(() => app.fetch("/console/assets/..%2Fmeta.json"))
         expect(missing.status).toBe(404)
+      }))
+
+    it.scoped("a page opened with a session carries its context as inert JSON, the Context call's answer; without one, none", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const storeName = "</script><script>alert(1)</script> & Co"
+        const { owner } = yield* newMerchant(app, storeName)
+        const cookie = cookieOf(yield* signIn(app, { email: owner.email, password: owner.password }))
+        const page = yield* Effect.promise(() => app.fetch("/console/payments", { headers: { cookie } }))
+        // A build may be missing in a fresh checkout: then there is no page to carry anything.
+        if (page.status !== 200) return
+        expect(page.headers.get("cache-control")).toBe("no-store")
+        const html = yield* Effect.promise(() => page.text())
+        const carried = new RegExp(`<script type="application/json" id="${CONSOLE_CONTEXT_ELEMENT_ID}">([^<]*)</script>`).exec(html)?.[1]
+        expect(carried).toBeDefined()
+        // Data, not markup: the store's name cannot end the element or start a script.
+        expect(html).not.toContain("<script>alert(1)")
+        expect(carried).not.toMatch(/[<>&\u2028]/)
+        const context = Schema.decodeUnknownSync(ConsoleContext)(JSON.parse(carried!))
+        expect(context.me.user.email).toBe(owner.email)
+        expect(context.stores.map((store) => store.name)).toEqual([storeName])
+        const own = yield* consoleWith(app, { cookie, origin: app.baseUrl })
+        expect(JSON.parse(carried!)).toEqual(Schema.encodeSync(ConsoleContext)(yield* own.Context()))
+
+        for (const headers of [{}, { cookie: "console_session=mst_unknown" }]) {
+          const signedOut = yield* Effect.promise(() => app.fetch("/console/payments", { headers }).then((response) => response.text()))
+          expect(signedOut).not.toContain(CONSOLE_CONTEXT_ELEMENT_ID)
+        }
       }))
 
     it.scoped("a test payment from the console is made once per idempotency key, simulated, and only in the user's own stores", () =>

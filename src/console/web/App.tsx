@@ -9,7 +9,7 @@ import { register, requestPasswordReset, signOut, useSignInSteps } from "./sessi
 import { Button, CodeField, Field, FormError, Loading } from "./ui.tsx"
 import { useWorkspace, WorkspaceProvider } from "./workspace.tsx"
 
-const CONTEXT_KEY = ["context"] as const
+export const CONTEXT_KEY = ["context"] as const
 
 export const App = () => {
   const queryClient = useQueryClient()

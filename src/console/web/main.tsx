@@ -1,11 +1,14 @@
 /** The merchant console in the browser: React over the typed console RPC (rpc.ts). */
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query"
+import { Either, Schema } from "effect"
 import { StrictMode } from "react"
 import { createRoot } from "react-dom/client"
-import { App } from "./App.tsx"
+import { CONSOLE_CONTEXT_ELEMENT_ID, ConsoleContext } from "../../../domain/console/Core.ts"
+import { App, CONTEXT_KEY } from "./App.tsx"
 import { currentPath } from "./router.tsx"
 import { findRoute } from "./routes.tsx"
 import type { ConsoleFailure } from "./rpc.ts"
+import { openingWorkspace } from "./workspace.tsx"
 // uPlot's own few rules first, so styles.css can adjust them; pages load lazily, so every stylesheet is here.
 import "uplot/dist/uPlot.min.css"
 import "./styles.css"
@@ -23,8 +26,32 @@ const queryClient = new QueryClient({
   }
 })
 
-// The opened page's code is fetched while the session is checked, rather than once the shell is drawn.
-findRoute(currentPath(), true)?.route.page.preload()
+/**
+ * A page opened with a session carries the user's context (src/console/Context.ts): the first screen
+ * starts from it and asks for its own data at once. Read once; without it (signed out, or unreadable),
+ * the app asks for the context with the `Context` call as it does after signing in.
+ */
+const carriedContext = () => {
+  const element = document.getElementById(CONSOLE_CONTEXT_ELEMENT_ID)
+  if (element === null) return undefined
+  element.remove()
+  try {
+    return Either.getOrUndefined(Schema.decodeUnknownEither(ConsoleContext)(JSON.parse(element.textContent ?? "")))
+  } catch {
+    return undefined
+  }
+}
+const context = carriedContext()
+const opened = findRoute(currentPath(), context?.me.user.platform_admin === true)
+if (context !== undefined) {
+  queryClient.setQueryData(CONTEXT_KEY, context)
+  const { livemode, store } = openingWorkspace(context)
+  if (store !== undefined) opened?.route.prefetch?.({ storeId: store.id, livemode }, queryClient)
+}
+
+// The opened page's code (preloaded with the HTML) is awaited before the first drawing, so the first screen
+// shows the page itself rather than a loading state that React holds for its minimum time.
+await opened?.route.page.preload()
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>

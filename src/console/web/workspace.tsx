@@ -18,12 +18,22 @@ const WorkspaceContext = createContext<Workspace | undefined>(undefined)
 const STORE_KEY = "console.store"
 const MODE_KEY = "console.livemode"
 
-export const WorkspaceProvider = ({ context, children }: { readonly context: ConsoleContext; readonly children: ReactNode }) => {
-  const [storeId, setStoreId] = useState(() => sessionStorage.getItem(STORE_KEY))
-  const [livemodeWanted, setLivemodeWanted] = useState(() => sessionStorage.getItem(MODE_KEY) === "true")
+/** The store and mode the tab chose last (or none), and what they come to in `context`. */
+const chosenStoreId = () => sessionStorage.getItem(STORE_KEY)
+const chosenLivemode = () => sessionStorage.getItem(MODE_KEY) === "true"
+const resolve = (context: ConsoleContext, storeId: string | null, livemodeWanted: boolean) => {
   const store = context.stores.find((candidate) => candidate.id === storeId) ?? context.stores[0]
   // Live mode only where the store may use it: a store without it is always shown in test mode.
-  const livemode = livemodeWanted && store?.live_mode === true
+  return { store, livemode: livemodeWanted && store?.live_mode === true }
+}
+
+/** The workspace a page opened now shows: for asking for its data before it is drawn. */
+export const openingWorkspace = (context: ConsoleContext) => resolve(context, chosenStoreId(), chosenLivemode())
+
+export const WorkspaceProvider = ({ context, children }: { readonly context: ConsoleContext; readonly children: ReactNode }) => {
+  const [storeId, setStoreId] = useState(chosenStoreId)
+  const [livemodeWanted, setLivemodeWanted] = useState(chosenLivemode)
+  const { livemode, store } = resolve(context, storeId, livemodeWanted)
   const value = useMemo<Workspace>(() => ({
     context,
     store,

@@ -4,7 +4,7 @@
  * test mode the simulate actions.
  */
 import { useQueryClient } from "@tanstack/react-query"
-import { useEffect, useState } from "react"
+import { useEffect, useRef, useState } from "react"
 import type { PaymentDetail } from "../../../../domain/Console.ts"
 import { Link } from "../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../rpc.ts"
@@ -23,6 +23,10 @@ export const PaymentDetailPage = ({ id }: { readonly id: string }) => {
   const detail = useConsoleQuery(["payment", id], (client) => client.PaymentDetail({ id: id as never }))
   const [refunding, setRefunding] = useState(false)
   const payment = detail.data?.payment
+  const actionsRef = useRef<HTMLDivElement>(null)
+  const headingRef = useRef<HTMLHeadingElement>(null)
+  // The status a simulated step led to, said aloud; and the focus to place once its button has gone.
+  const [simulated, setSimulated] = useState<string | undefined>(undefined)
 
   useLiveFeed(
     `payment:${payment?.store_id}:${payment?.livemode}`,
@@ -34,10 +38,20 @@ export const PaymentDetailPage = ({ id }: { readonly id: string }) => {
 
   const simulate = useConsoleMutation((client, status: "scanned" | "paid" | "failed") => client.SimulatePayment({ id: id as never, status }), {
     onSuccess: (updated) => {
+      setSimulated(updated.status)
       queryClient.setQueryData<PaymentDetail>(["payment", id], (previous) => previous === undefined ? previous : { ...previous, payment: updated } as PaymentDetail)
       void queryClient.invalidateQueries({ queryKey: ["payments"] })
     }
   })
+
+  // A simulated step removes the button that took it ("Simulate scan" once scanned, all of them once paid):
+  // the focus goes to the next action the payment offers (or its heading), never back to the page's start.
+  useEffect(() => {
+    if (simulated === undefined || payment?.status !== simulated) return
+    if (document.activeElement !== null && document.activeElement !== document.body) return
+    const next = actionsRef.current?.querySelector<HTMLButtonElement>("button:not([disabled])")
+    ;(next ?? headingRef.current)?.focus()
+  }, [simulated, payment?.status])
 
   if (detail.isPending) return <div className="page"><Loading /></div>
   if (detail.error !== null || payment === undefined) {
@@ -56,11 +70,11 @@ export const PaymentDetailPage = ({ id }: { readonly id: string }) => {
       <div className="page-header">
         <div>
           <p className="muted mono">{payment.id}</p>
-          <h1 className="amount-title">
+          <h1 className="amount-title" ref={headingRef} tabIndex={-1}>
             {formatAmount(payment.amount, payment.currency)} <StatusBadge status={payment.status} />
           </h1>
         </div>
-        <div className="actions">
+        <div className="actions" ref={actionsRef}>
           {!payment.livemode && OPEN.includes(payment.status)
             ? (
               <>
@@ -73,6 +87,7 @@ export const PaymentDetailPage = ({ id }: { readonly id: string }) => {
           {REFUNDABLE.includes(payment.status) ? <PermittedButton permission="payment.refund" kind="primary" onClick={() => setRefunding(true)}>Refund</PermittedButton> : null}
         </div>
       </div>
+      <p className="visually-hidden" role="status">{simulated === undefined ? "" : `Simulated: the payment is now ${simulated.replace("_", " ")}`}</p>
       {simulate.error ? <div className="alert alert-error" role="alert">{simulate.error.message}</div> : null}
       <div className="detail-grid">
         <section className="card" aria-labelledby="timeline-title">

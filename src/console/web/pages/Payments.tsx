@@ -5,27 +5,16 @@
 import { type InfiniteData, useQueryClient } from "@tanstack/react-query"
 import { type FormEvent, useEffect, useId, useState } from "react"
 import type { PaymentFeedFrame } from "../../../../domain/Console.ts"
+import type { ConsoleClientShape } from "../../../../domain/ConsoleClient.ts"
 import type { PaymentList, PaymentStatus } from "../../../../domain/Payments.ts"
 import { navigate } from "../router.tsx"
 import { type ConsoleFailure, useConsoleMutation, useConsoleQuery, useLiveFeed } from "../rpc.ts"
 import { Button, Dialog, Empty, Field, FormError, formatAmount, formatTime, Loading, newIdempotencyKey, StatusBadge } from "../ui.tsx"
 import { PermittedButton } from "../ui/Permitted.tsx"
 import { useWorkspace } from "../workspace.tsx"
+import { type Filters, listPayments, NO_FILTERS, paymentsKey } from "./PaymentsList.ts"
 
 const STATUSES: ReadonlyArray<PaymentStatus> = ["pending", "scanned", "paid", "expired", "failed", "cancelled", "refunded", "partially_refunded"]
-const PAGE_SIZE = 20
-
-interface Filters {
-  readonly status: PaymentStatus | ""
-  readonly reference: string
-  readonly from: string
-  readonly to: string
-}
-const NO_FILTERS: Filters = { status: "", reference: "", from: "", to: "" }
-
-/** The day's bounds in the user's own time zone, as the API's ISO timestamps. */
-const startOfDay = (day: string) => new Date(`${day}T00:00:00`).toISOString()
-const endOfDay = (day: string) => new Date(`${day}T23:59:59.999`).toISOString()
 
 export const PaymentsPage = () => {
   const { livemode, store } = useWorkspace()
@@ -36,24 +25,19 @@ export const PaymentsPage = () => {
   const [cursors, setCursors] = useState<ReadonlyArray<string | undefined>>([undefined])
   const [creating, setCreating] = useState(false)
   const cursor = cursors.at(-1)
-  const key = ["payments", storeId, livemode, filters, cursor] as const
-
-  const list = useConsoleQuery(key, (client) =>
-    client.ListPayments({
-      store_id: storeId,
-      livemode,
-      limit: PAGE_SIZE,
-      cursor,
-      ...(filters.status === "" ? {} : { status: filters.status }),
-      ...(filters.reference.trim() === "" ? {} : { reference_id: filters.reference.trim() }),
-      ...(filters.from === "" ? {} : { "created[gte]": startOfDay(filters.from) }),
-      ...(filters.to === "" ? {} : { "created[lte]": endOfDay(filters.to) })
-    }))
+  const list = useConsoleQuery(paymentsKey(storeId, livemode, filters, cursor), listPayments(storeId, livemode, filters, cursor))
 
   useEffect(() => setCursors([undefined]), [storeId, livemode])
 
   // A changed payment is updated in place; one the page does not show yet (a new one) refreshes the page.
-  useLiveFeed(`payments:${storeId}:${livemode}`, (client) => client.PaymentFeed({ store_id: storeId, livemode }), (frame: PaymentFeedFrame) => {
+  // The feed follows once the first page is shown: opened beside it, its set-up and the page it reads again
+  // when it starts (a change may fall between the two) would hold back the first rows.
+  const [shown, setShown] = useState(false)
+  useEffect(() => {
+    if (list.data !== undefined) setShown(true)
+  }, [list.data])
+  const feed = shown ? (client: ConsoleClientShape) => client.PaymentFeed({ store_id: storeId, livemode }) : undefined
+  useLiveFeed(`payments:${storeId}:${livemode}:${shown}`, feed, (frame: PaymentFeedFrame) => {
     if (frame._tag === "PaymentFeedSynced") {
       void queryClient.invalidateQueries({ queryKey: ["payments", storeId, livemode] })
       return

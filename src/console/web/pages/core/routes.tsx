@@ -1,9 +1,15 @@
 /** The console's first pages: home, payments, webhooks, API keys and the user's security settings. */
 import { type ConsoleRoute, lazyPage } from "../../route.ts"
+import { prefetchPayments } from "../PaymentsList.ts"
 
 export const coreRoutes: ReadonlyArray<ConsoleRoute> = [
   { pattern: "/", nav: { label: "Home", section: "Payments" }, page: lazyPage(() => import("../Home.tsx"), (m) => () => <m.HomePage />) },
-  { pattern: "/payments", nav: { label: "Payments", section: "Payments" }, page: lazyPage(() => import("../Payments.tsx"), (m) => () => <m.PaymentsPage />) },
+  {
+    pattern: "/payments",
+    nav: { label: "Payments", section: "Payments" },
+    page: lazyPage(() => import("../Payments.tsx"), (m) => () => <m.PaymentsPage />),
+    prefetch: prefetchPayments
+  },
   {
     pattern: "/payments/:id",
     page: lazyPage(() => import("../PaymentDetail.tsx"), (m) => ({ params }) => <m.PaymentDetailPage id={params["id"]!} />)
