@@ -31,7 +31,7 @@ import { ConsoleAuthentication, ConsoleShellRpcs, ConsoleStore } from "./console
 /** The console's paths, its session, its context and its payments area: in console/Core.ts, named here too. */
 export {
   CONSOLE_CHECKOUT_PREVIEW_PATH,
-  CONSOLE_CONTEXT_ELEMENT_ID,
+  CONSOLE_CONTEXT_META,
   CONSOLE_PASSWORD_RESET_PATH,
   CONSOLE_PATH,
   CONSOLE_REGISTER_PATH,

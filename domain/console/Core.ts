@@ -44,10 +44,11 @@ export const CONSOLE_RPC_PATH = "/rpc"
 /** Where the console's web app is served; every path under it answers the app's HTML (client routes). */
 export const CONSOLE_PATH = "/console"
 /**
- * The id of the JSON data element in which the console's page carries the signed-in user's
- * `ConsoleContext` (encoded), so the first screen starts with it instead of calling `Context`.
+ * The name of the meta element in which the console's page carries the signed-in user's `ConsoleContext`
+ * (its JSON encoding, URI-encoded: nothing in it can end an attribute), so the first screen starts with it
+ * instead of calling `Context`. The build writes it empty (scripts/build.mjs).
  */
-export const CONSOLE_CONTEXT_ELEMENT_ID = "console-context"
+export const CONSOLE_CONTEXT_META = "console-context"
 /** The hosted checkout page with the branding of its query, for the console's live preview (framed by the console only). */
 export const CONSOLE_CHECKOUT_PREVIEW_PATH = "/console/checkout-preview"
 /** The console's sign-in (POST) and sign-out (DELETE): the only routes that set or clear the session cookie. */

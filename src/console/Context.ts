@@ -5,7 +5,7 @@
  */
 import { Effect, Option, Schema } from "effect"
 import { CurrentPrincipal } from "../../domain/Auth.ts"
-import { CONSOLE_CONTEXT_ELEMENT_ID, ConsoleContext, ConsoleStore } from "../../domain/console/Core.ts"
+import { CONSOLE_CONTEXT_META, ConsoleContext, ConsoleStore } from "../../domain/console/Core.ts"
 import { MAX_LIST_LIMIT } from "../../domain/Lists.ts"
 import type { StoreList } from "../../domain/Stores.ts"
 import { accessMatrix } from "../access/Policy.ts"
@@ -33,14 +33,14 @@ export const consoleContext = Effect.gen(function*() {
   return new ConsoleContext({ me, stores: yield* allStores, access: accessMatrix() })
 })
 
-/** JSON that stays data inside a `<script>` element: no `<`, `>` or `&` to end it, no line separators. */
-const scriptSafeJson = (value: unknown) =>
-  JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`)
+/** The built page's empty context: the content attribute of its CONSOLE_CONTEXT_META element. */
+const EMPTY_CONTEXT = `name="${CONSOLE_CONTEXT_META}" content=""`
 
 /**
- * The console's HTML with the context of the session `token` in a JSON data element (not a script: the
- * page's CSP runs none inline), or the HTML as built when the token opens no session or the context cannot
- * be read: the page then asks for it with the `Context` RPC, as it does after signing in.
+ * The console's HTML with the context of the session `token` in its CONSOLE_CONTEXT_META element: the
+ * encoded context as JSON, URI-encoded, so the attribute holds only characters that cannot end it. Or the
+ * HTML as built when the token opens no session or the context cannot be read: the page then asks for it
+ * with the `Context` call, as it does after signing in.
  */
 export const withConsoleContext = (html: string, token: Option.Option<string>) =>
   Effect.gen(function*() {
@@ -48,6 +48,6 @@ export const withConsoleContext = (html: string, token: Option.Option<string>) =
     const principal = yield* (yield* AccountsService).authenticateSession(token.value)
     if (Option.isNone(principal)) return html
     const context = yield* consoleContext.pipe(Effect.provideService(CurrentPrincipal, principal.value))
-    const data = scriptSafeJson(yield* Schema.encode(ConsoleContext)(context))
-    return html.replace("</head>", `<script type="application/json" id="${CONSOLE_CONTEXT_ELEMENT_ID}">${data}</script>\n</head>`)
+    const encoded = encodeURIComponent(JSON.stringify(yield* Schema.encode(ConsoleContext)(context)))
+    return html.replace(EMPTY_CONTEXT, `name="${CONSOLE_CONTEXT_META}" content="${encoded}"`)
   }).pipe(Effect.catchAllCause(() => Effect.succeed(html)))

@@ -3,7 +3,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query"
 import { Either, Schema } from "effect"
 import { StrictMode } from "react"
 import { createRoot } from "react-dom/client"
-import { CONSOLE_CONTEXT_ELEMENT_ID, ConsoleContext } from "../../../domain/console/Core.ts"
+import { CONSOLE_CONTEXT_META, ConsoleContext } from "../../../domain/console/Core.ts"
 import { App, CONTEXT_KEY } from "./App.tsx"
 import { currentPath } from "./router.tsx"
 import { findRoute } from "./routes.tsx"
@@ -32,11 +32,12 @@ const queryClient = new QueryClient({
  * the app asks for the context with the `Context` call as it does after signing in.
  */
 const carriedContext = () => {
-  const element = document.getElementById(CONSOLE_CONTEXT_ELEMENT_ID)
-  if (element === null) return undefined
-  element.remove()
+  const element = document.querySelector<HTMLMetaElement>(`meta[name="${CONSOLE_CONTEXT_META}"]`)
+  const carried = element?.content ?? ""
+  if (element === null || carried === "") return undefined
+  element.content = ""
   try {
-    return Either.getOrUndefined(Schema.decodeUnknownEither(ConsoleContext)(JSON.parse(element.textContent ?? "")))
+    return Either.getOrUndefined(Schema.decodeUnknownEither(ConsoleContext)(JSON.parse(decodeURIComponent(carried))))
   } catch {
     return undefined
   }
