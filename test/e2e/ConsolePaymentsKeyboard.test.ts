@@ -124,6 +124,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => refund.waitFor())
           yield* step(() => page.getByRole("status").filter({ hasText: "Simulated: the payment is now paid" }).waitFor({ state: "attached" }))
           expect(yield* focusOf(refund)).toBe("visible")
+          yield* captureAt(OUTPUT_DIR, page, "payment-paid")
           yield* press("Enter")
           const refundDialog = page.getByRole("dialog", { name: "Refund payment" })
           yield* step(() => refundDialog.waitFor())
