@@ -53,7 +53,7 @@ const redeemPoints = (requestKey: string, points: number) => ({
 })
 
 describe("CustomerWallet entity (in-process)", () => {
-  it.layer(inProcessLayer, { timeout: 60_000 })((it) => {
+  it.layer(inProcessLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
     it.scoped("racing redemptions never take a balance below zero", () =>
       Effect.gen(function*() {
         const wallets = yield* Entity.makeTestClient(CustomerWalletEntity, entityLayer)

@@ -79,7 +79,7 @@ const awardedOf = (gameId: GameId) =>
     .pipe(Effect.orDie)
 
 describe("GameInventory entity (in-process)", () => {
-  it.layer(inProcessLayer, { timeout: 60_000 })((it) => {
+  it.layer(inProcessLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
     it.scoped("racing plays never award a prize past its inventory", () =>
       Effect.gen(function*() {
         const games = yield* Entity.makeTestClient(GameInventoryEntity, entityLayer)

@@ -51,7 +51,7 @@ const journalTotals = (paymentId: PaymentId) =>
       WHERE j.payment_id = ${paymentId}`).pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 
 describe("Payment entity (in-process)", () => {
-  it.layer(inProcessLayer, { timeout: 60_000 })((it) => {
+  it.layer(inProcessLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
     it.scoped("racing refunds never take the refunded total past the paid amount", () =>
       Effect.gen(function*() {
         const payments = yield* Entity.makeTestClient(PaymentEntity, entityLayer)

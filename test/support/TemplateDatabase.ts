@@ -11,7 +11,7 @@ import pg from "pg"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 
-export const serverUrl = (): string => process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
+const serverUrl = (): string => process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
 export const databaseUrl = (name: string) => {
   const url = new URL(serverUrl())
@@ -33,7 +33,8 @@ export const templateName = (() => {
   }
 })()
 
-const withAdminClient = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
+/** `f` on a client of the server's maintenance database, closed afterwards. */
+export const adminQuery = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
   const client = new pg.Client({ connectionString: serverUrl(), connectionTimeoutMillis: 5_000 })
   await client.connect()
   try {
@@ -51,10 +52,10 @@ const withAdminClient = async <A>(f: (client: pg.Client) => Promise<A>): Promise
 export const prepareTemplateDatabase = async (): Promise<void> => {
   if (process.env["TEST_DATABASE"] === "embedded") return
   const template = templateName()
-  const exists = await withAdminClient((client) => client.query("SELECT 1 FROM pg_database WHERE datname = $1", [template])).catch(() => undefined)
+  const exists = await adminQuery((client) => client.query("SELECT 1 FROM pg_database WHERE datname = $1", [template])).catch(() => undefined)
   if (exists === undefined || exists.rowCount !== 0) return
   const building = `test_building_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
-  await withAdminClient((client) => client.query(`CREATE DATABASE ${building}`))
+  await adminQuery((client) => client.query(`CREATE DATABASE ${building}`))
   try {
     const [{ Effect, Redacted }, { PgClient }, { runMigrations }] = await Promise.all([
       import("effect"),
@@ -64,11 +65,11 @@ export const prepareTemplateDatabase = async (): Promise<void> => {
     await Effect.runPromise(
       runMigrations.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl(building)), maxConnections: 1 })))
     )
-    await withAdminClient((client) => client.query(`ALTER DATABASE ${building} RENAME TO ${template}`))
+    await adminQuery((client) => client.query(`ALTER DATABASE ${building} RENAME TO ${template}`))
   } catch (error) {
     // Another run made it meanwhile (the rename found the name taken), or the migrations failed: then each
     // suite migrates its own database and says what failed.
-    await withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`)).catch(() => undefined)
+    await adminQuery((client) => client.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`)).catch(() => undefined)
     if (!String(error).includes("already exists")) console.warn(`test databases: no migrated template (${String(error)})`)
   }
 }

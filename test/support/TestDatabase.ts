@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
-import { databaseUrl, serverUrl, templateName } from "./TemplateDatabase.ts"
+import { adminQuery, databaseUrl, templateName } from "./TemplateDatabase.ts"
 
 export interface TestDatabaseShape {
   /** The database to use; None means "the embedded database under `dataDir`". */
@@ -23,16 +23,7 @@ export class TestDatabase extends Context.Tag("test/TestDatabase")<TestDatabase,
   static readonly layer = Layer.scoped(TestDatabase, Effect.suspend(() => acquire))
 }
 
-const withAdminClient = <A>(f: (client: pg.Client) => Promise<A>) =>
-  Effect.tryPromise(async () => {
-    const client = new pg.Client({ connectionString: serverUrl(), connectionTimeoutMillis: 5_000 })
-    await client.connect()
-    try {
-      return await f(client)
-    } finally {
-      await client.end()
-    }
-  })
+const withAdminClient = <A>(f: (client: pg.Client) => Promise<A>) => Effect.tryPromise(() => adminQuery(f))
 
 /** Whether a PostgreSQL server answers at TEST_DATABASE_URL; asked once per test file. */
 let serverAvailable: Promise<boolean> | undefined
