@@ -4,7 +4,7 @@
  * points and its unit back exactly once.
  */
 import { Entity } from "@effect/cluster"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Layer } from "effect"
 import type { CustomerId, RedemptionId, RewardId, StoreId } from "../../domain/Ids.ts"
@@ -53,7 +53,7 @@ const redeemPoints = (requestKey: string, points: number) => ({
 })
 
 describe("CustomerWallet entity (in-process)", () => {
-  it.layer(inProcessLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
+  layer(inProcessLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
     it.scoped("racing redemptions never take a balance below zero", () =>
       Effect.gen(function*() {
         const wallets = yield* Entity.makeTestClient(CustomerWalletEntity, entityLayer)

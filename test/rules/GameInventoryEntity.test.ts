@@ -4,7 +4,7 @@
  * reveals once.
  */
 import { Entity } from "@effect/cluster"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Layer } from "effect"
 import { randomBytes } from "node:crypto"
@@ -79,7 +79,7 @@ const awardedOf = (gameId: GameId) =>
     .pipe(Effect.orDie)
 
 describe("GameInventory entity (in-process)", () => {
-  it.layer(inProcessLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
+  layer(inProcessLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
     it.scoped("racing plays never award a prize past its inventory", () =>
       Effect.gen(function*() {
         const games = yield* Entity.makeTestClient(GameInventoryEntity, entityLayer)

@@ -3,7 +3,7 @@
  * refunds race, a replayed message applies once, and every applied refund posts a balanced journal.
  */
 import { Entity } from "@effect/cluster"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Layer } from "effect"
 import type { PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
@@ -51,7 +51,7 @@ const journalTotals = (paymentId: PaymentId) =>
       WHERE j.payment_id = ${paymentId}`).pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 
 describe("Payment entity (in-process)", () => {
-  it.layer(inProcessLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
+  layer(inProcessLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
     it.scoped("racing refunds never take the refunded total past the paid amount", () =>
       Effect.gen(function*() {
         const payments = yield* Entity.makeTestClient(PaymentEntity, entityLayer)
