@@ -13,7 +13,7 @@ export default defineConfig({
       {
         extends: true,
         // The in-process rules (test/rules) run one after another in one process that loads their modules
-        // once: they start no service, and their feedback is meant to take seconds (5.5–7 s against
+        // once: they start no service, and their feedback is meant to take seconds (5.5–8 s against
         // 9–12 s with a process per file).
         test: { name: "rules", include: ["test/rules/**/*.test.ts"], isolate: false, poolOptions: { forks: { isolate: false, singleFork: true } } }
       },
