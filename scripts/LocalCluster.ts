@@ -3,9 +3,10 @@
  * (`runtime/api.ts`) — started as children on loopback: used by `npm run cluster`, by the multi-process
  * tests (test/e2e) and by the runners bench.
  *
- * Each child runs its entry as `npm start:runner` / `start:api` / `start` does (scripts/start.mjs: the bundle
- * in dist/, in that one process, built beforehand with `buildIfStale`) and leads its own process group, so a signal reaches exactly it, and Ctrl-C in a terminal reaches only the parent, which then
- * stops its children in order.
+ * Each child runs its entry as `npm run start:runner` / `start:api` / `start` does (scripts/start.mjs: the
+ * bundle in dist/, in that one process, built beforehand with `buildIfStale`) and leads its own process
+ * group, so a signal reaches exactly it, and Ctrl-C in a terminal reaches only the parent, which then stops
+ * its children in order.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
