@@ -2,19 +2,32 @@
 import { type ReactNode, useEffect, useId, useRef } from "react"
 import type { ConsoleFailure } from "./rpc.ts"
 
+// Formatters are made once and kept: making an Intl formatter costs far more than formatting with it, and a
+// list draws two per row.
+const amountFormats = new Map<string, Intl.NumberFormat>()
+const amountFormat = (currency: string) => {
+  let format = amountFormats.get(currency)
+  if (format === undefined) {
+    format = new Intl.NumberFormat("en-US", {
+      style: "currency",
+      currency,
+      currencyDisplay: currency === "KHR" ? "code" : "symbol",
+      minimumFractionDigits: currency === "KHR" ? 0 : 2
+    })
+    amountFormats.set(currency, format)
+  }
+  return format
+}
+
 export const formatAmount = (amount: string, currency: string) => {
   const value = Number(amount)
   if (!Number.isFinite(value)) return `${amount} ${currency}`
-  return new Intl.NumberFormat("en-US", {
-    style: "currency",
-    currency,
-    currencyDisplay: currency === "KHR" ? "code" : "symbol",
-    minimumFractionDigits: currency === "KHR" ? 0 : 2
-  }).format(value)
+  return amountFormat(currency).format(value)
 }
 
+let timeFormat: Intl.DateTimeFormat | undefined
 export const formatTime = (iso: string | null) =>
-  iso === null ? "—" : new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "short" }).format(new Date(iso))
+  iso === null ? "—" : (timeFormat ??= new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "short" })).format(new Date(iso))
 
 const STATUS_LABELS: Record<string, string> = {
   pending: "Pending",
