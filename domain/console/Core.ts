@@ -170,7 +170,7 @@ export class HomeMetrics extends Schema.Class<HomeMetrics>("HomeMetrics")({
 const ReadErrors = Schema.Union(Forbidden, NotFound)
 
 /** What a create with an Idempotency-Key may answer: a replayed answer may be any error the route answered. */
-const IdempotentCreateErrors = Schema.Union(
+export const IdempotentCreateErrors = Schema.Union(
   InvalidRequest,
   Forbidden,
   NotFound,

@@ -7,17 +7,8 @@ import { Rpc, RpcGroup } from "@effect/rpc"
 import { Schema } from "effect"
 import { ConsentEventList, CreateCustomer, Customer, Customer360, CustomerList, CustomerPreferences, SetPreferences, StoreCustomerListParams } from "../Customers.ts"
 import { ConsoleAuthentication } from "../Console.ts"
-import {
-  Forbidden,
-  IdempotencyConflict,
-  InvalidRequest,
-  InvalidState,
-  MfaRequired,
-  NotFound,
-  RateLimited,
-  ServiceUnavailable,
-  Unauthorized
-} from "../Errors.ts"
+import { IdempotentCreateErrors } from "./Core.ts"
+import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../Errors.ts"
 import { CustomerId, StoreId } from "../Ids.ts"
 import { ListParams } from "../Lists.ts"
 import { IdempotencyHeaders } from "../Payments.ts"
@@ -32,17 +23,7 @@ export const ConsolePage = {
 /** What a console procedure of these areas may refuse with. */
 export const EngagementErrors = Schema.Union(InvalidRequest, Forbidden, NotFound, InvalidState)
 /** An idempotent create's: a replayed answer may be any error the REST route answered. */
-export const ReplayedErrors = Schema.Union(
-  InvalidRequest,
-  Forbidden,
-  NotFound,
-  InvalidState,
-  MfaRequired,
-  IdempotencyConflict,
-  Unauthorized,
-  RateLimited,
-  ServiceUnavailable
-)
+export const ReplayedErrors = IdempotentCreateErrors
 
 export class ConsoleCustomerRpcs extends RpcGroup.make(
   /** A store's customers of one mode, newest first; `search` finds text in the e-mail, name, phone or external id. */

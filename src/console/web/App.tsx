@@ -4,8 +4,8 @@ import { type FormEvent, Suspense, useEffect, useId, useRef, useState } from "re
 import { Link, navigate, useLocation } from "./router.tsx"
 import { AccountLinkPage, isAccountLinkPath } from "./pages/account/links.tsx"
 import { findRoute, navigation } from "./routes.tsx"
-import { ConsoleFailure, onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
-import { register, requestPasswordReset, signOut, useSignInSteps } from "./session.ts"
+import { onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
+import { register, requestPasswordReset, signOut, useSignInSteps, useSubmission } from "./session.ts"
 import { Button, CodeField, Field, FormError, Loading } from "./ui.tsx"
 import { useWorkspace, WorkspaceProvider } from "./workspace.tsx"
 
@@ -108,21 +108,14 @@ const SignInPage = () => {
 const ForgotPasswordPage = () => {
   const [email, setEmail] = useState("")
   const [sentTo, setSentTo] = useState<string | null>(null)
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<ConsoleFailure | null>(null)
+  const { busy, error, run } = useSubmission()
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
+    void run(async () => {
       await requestPasswordReset({ email: email.trim() })
       setSentTo(email.trim())
-    } catch (failure) {
-      setError(failure as ConsoleFailure)
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   if (sentTo !== null) {
@@ -153,15 +146,12 @@ const ForgotPasswordPage = () => {
 const RegisterPage = () => {
   const queryClient = useQueryClient()
   const [form, setForm] = useState({ name: "", organization_name: "", email: "", password: "" })
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<ConsoleFailure | null>(null)
+  const { busy, error, run } = useSubmission()
   const set = (field: keyof typeof form) => (value: string) => setForm((previous) => ({ ...previous, [field]: value }))
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
+    void run(async () => {
       await register({
         email: form.email,
         password: form.password,
@@ -169,11 +159,7 @@ const RegisterPage = () => {
         ...(form.organization_name.trim() === "" ? {} : { organization_name: form.organization_name.trim() })
       })
       await signedIn(queryClient)
-    } catch (failure) {
-      setError(failure as ConsoleFailure)
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (

@@ -61,6 +61,27 @@ export const signOut = async () => {
 }
 
 /**
+ * A form's call that is not a console RPC (the session's own endpoints): `busy` while it runs, its failure
+ * kept for the form. With `busyAfterSuccess` the page moves on after a success, so `busy` stays on meanwhile.
+ */
+export const useSubmission = (options: { readonly busyAfterSuccess?: boolean } = {}) => {
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<ConsoleFailure | null>(null)
+  const run = async (step: () => Promise<unknown>) => {
+    setBusy(true)
+    setError(null)
+    try {
+      await step()
+      if (options.busyAfterSuccess !== true) setBusy(false)
+    } catch (failure) {
+      setError(failure as ConsoleFailure)
+      setBusy(false)
+    }
+  }
+  return { busy, error, run }
+}
+
+/**
  * The sign-in steps both sign-in forms share (the sign-in page, an invitation's "sign in to accept"): the
  * password first, then, when the account has two-step verification, the authenticator code. `after` runs
  * once signed in; a failure is kept for the form, and `busy` stays on after success while the page moves on.

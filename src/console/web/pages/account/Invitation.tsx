@@ -16,7 +16,7 @@ import { AuthLayout } from "../../App.tsx"
 import type { PageProps } from "../../route.ts"
 import { Link, navigate, useLocation } from "../../router.tsx"
 import { callConsole, type ConsoleFailure } from "../../rpc.ts"
-import { send, signOut, useSignInSteps } from "../../session.ts"
+import { send, signOut, useSignInSteps, useSubmission } from "../../session.ts"
 import { Button, CodeField, Field, FormError, formatTime, Loading } from "../../ui.tsx"
 
 const decodePreview = Schema.decodeUnknownSync(InvitationPreview)
@@ -88,19 +88,13 @@ const SignUpToAccept = ({ preview, token }: StepProps) => {
   const enter = useEnterConsole()
   const [name, setName] = useState("")
   const [password, setPassword] = useState("")
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<ConsoleFailure | null>(null)
-  const submit = async (event: FormEvent) => {
+  const { busy, error, run } = useSubmission({ busyAfterSuccess: true })
+  const submit = (event: FormEvent) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
+    void run(async () => {
       decodeSignedIn(await (await send("POST", CONSOLE_INVITATION_SIGN_UP_PATH, { token, name: name.trim(), password })).json())
       await enter()
-    } catch (failure) {
-      setError(failure as ConsoleFailure)
-      setBusy(false)
-    }
+    })
   }
   return (
     <form onSubmit={submit} noValidate aria-label="Create your account">
@@ -168,18 +162,7 @@ const SignInToAccept = ({ preview, token }: StepProps) => {
 const AcceptAsSignedIn = ({ preview, signedInAs, token }: StepProps & { readonly signedInAs: string }) => {
   const enter = useEnterConsole()
   const queryClient = useQueryClient()
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<ConsoleFailure | null>(null)
-  const run = async (step: () => Promise<unknown>) => {
-    setBusy(true)
-    setError(null)
-    try {
-      await step()
-    } catch (failure) {
-      setError(failure as ConsoleFailure)
-      setBusy(false)
-    }
-  }
+  const { busy, error, run } = useSubmission({ busyAfterSuccess: true })
   if (signedInAs.toLowerCase() !== preview.email.toLowerCase()) {
     return (
       <>

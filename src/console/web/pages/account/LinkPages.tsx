@@ -6,7 +6,7 @@ import { AuthLayout } from "../../App.tsx"
 import type { PageProps } from "../../route.ts"
 import { Link, useLocation } from "../../router.tsx"
 import type { ConsoleFailure } from "../../rpc.ts"
-import { send } from "../../session.ts"
+import { send, useSubmission } from "../../session.ts"
 import { Button, FormError, Loading } from "../../ui.tsx"
 
 type Outcome =
@@ -85,22 +85,14 @@ export const ConfirmEmailPage = ({ params }: PageProps) => {
   const token = useToken()
   const signedIn = params["signedIn"] !== ""
   const queryClient = useQueryClient()
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<ConsoleFailure | null>(null)
+  const { busy, error, run } = useSubmission()
   const [message, setMessage] = useState<string | undefined>(undefined)
   if (token === "") return <NoToken title="Confirm your new e-mail address" />
-  const confirm = async () => {
-    setBusy(true)
-    setError(null)
-    try {
+  const confirm = () =>
+    run(async () => {
       setMessage(await acknowledged(await send("POST", CONSOLE_EMAIL_CHANGE_PATH, { token })))
       if (signedIn) void queryClient.invalidateQueries({ queryKey: ["context"] })
-    } catch (failure) {
-      setError(failure as ConsoleFailure)
-    } finally {
-      setBusy(false)
-    }
-  }
+    })
   return (
     <AuthLayout title={message === undefined ? "Confirm your new e-mail address" : "Your e-mail address changed"}>
       {message === undefined
