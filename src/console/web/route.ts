@@ -4,6 +4,7 @@
  */
 import type { QueryClient } from "@tanstack/react-query"
 import { type ComponentType, createElement, lazy } from "react"
+import type { StoreId } from "../../../domain/Ids.ts"
 
 /** The side menu's groups, in the order shown. */
 export const SECTIONS = ["Payments", "Customers", "Insights", "Developers", "Settings", "Platform"] as const
@@ -31,7 +32,7 @@ export interface ConsoleRoute {
 
 /** The store and mode a page opened in will show. */
 export interface PrefetchWorkspace {
-  readonly storeId: string
+  readonly storeId: StoreId
   readonly livemode: boolean
 }
 

@@ -3,6 +3,8 @@
  * which asks for the first page as soon as the console knows the store (main.tsx), before the page is drawn.
  */
 import type { QueryClient } from "@tanstack/react-query"
+import type { ConsoleClientShape } from "../../../../domain/ConsoleClient.ts"
+import type { StoreId } from "../../../../domain/Ids.ts"
 import type { PaymentStatus } from "../../../../domain/Payments.ts"
 import type { PrefetchWorkspace } from "../route.ts"
 import { callConsole } from "../rpc.ts"
@@ -21,14 +23,14 @@ export const NO_FILTERS: Filters = { status: "", reference: "", from: "", to: ""
 const startOfDay = (day: string) => new Date(`${day}T00:00:00`).toISOString()
 const endOfDay = (day: string) => new Date(`${day}T23:59:59.999`).toISOString()
 
-export const paymentsKey = (storeId: string, livemode: boolean, filters: Filters, cursor: string | undefined) =>
+export const paymentsKey = (storeId: StoreId, livemode: boolean, filters: Filters, cursor: string | undefined) =>
   ["payments", storeId, livemode, filters, cursor] as const
 
 /** One page of the store's payments in one mode, filtered, from `cursor`. */
-export const listPayments = (storeId: string, livemode: boolean, filters: Filters, cursor: string | undefined) =>
-  (client: Parameters<Parameters<typeof callConsole>[0]>[0]) =>
+export const listPayments = (storeId: StoreId, livemode: boolean, filters: Filters, cursor: string | undefined) =>
+  (client: ConsoleClientShape) =>
     client.ListPayments({
-      store_id: storeId as never,
+      store_id: storeId,
       livemode,
       limit: PAGE_SIZE,
       cursor,
