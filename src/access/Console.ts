@@ -2,18 +2,19 @@
  * The access console: what the policy grants, and a simulated decision for the calling user. Both read
  * `Policy.ts` and `AccessService`, the code the routes enforce, so the console cannot drift from them.
  */
+import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option } from "effect"
 import { AccessDecision, AccessMatrix, type Permission, Roles } from "../../domain/Access.ts"
 import { NotFound } from "../../domain/Errors.ts"
 import type { OrganizationId, StoreId } from "../../domain/Ids.ts"
+import { organizationOfStore } from "../stores/Reads.ts"
 import { accessMatrix, AttributePolicies, decide } from "./Policy.ts"
-import { AccessConsoleRepo } from "./ConsoleRepo.ts"
 import { AccessService } from "./Service.ts"
 
 export class AccessConsoleService extends Effect.Service<AccessConsoleService>()("access/AccessConsoleService", {
   effect: Effect.gen(function*() {
     const access = yield* AccessService
-    const repo = yield* AccessConsoleRepo
+    const sql = yield* SqlClient.SqlClient
 
     /** The signed-in user's role in the organization; for a non-member the organization does not exist. */
     const memberRole = (organizationId: OrganizationId) =>
@@ -56,7 +57,7 @@ export class AccessConsoleService extends Effect.Service<AccessConsoleService>()
       }
       const storeId = input.store_id
       const storeNotFound = new NotFound({ message: `No such store in this organization: ${storeId}`, param: "store_id" })
-      const owner = yield* repo.organizationOfStore(storeId)
+      const owner = yield* organizationOfStore(sql, storeId)
       if (Option.isNone(owner) || owner.value !== organizationId) return yield* storeNotFound
       // The very check a store route makes; its answer is the decision, the policy's reason explains it.
       const outcome = yield* Effect.either(access.store(storeId, input.permission))
@@ -73,5 +74,5 @@ export class AccessConsoleService extends Effect.Service<AccessConsoleService>()
 
     return { matrix, check } as const
   }),
-  dependencies: [AccessService.Default, AccessConsoleRepo.Default]
+  dependencies: [AccessService.Default]
 }) {}

@@ -30,6 +30,8 @@ import { type ApiKeyPrincipal, CurrentPrincipal, type UserPrincipal } from "../.
 import { Forbidden, NotFound } from "../../domain/Errors.ts"
 import { OrganizationId, StoreId, UserId } from "../../domain/Ids.ts"
 import { type Permission, type Role, RoleSchema } from "../../domain/Access.ts"
+import { firstOrganizationOfUser, joinableMemberships, roleInOrganization } from "../accounts/Memberships.ts"
+import { joinableStores } from "../stores/Reads.ts"
 import { decide } from "./Policy.ts"
 
 /** A store the caller may act on, with the caller's role in its organization. */
@@ -116,19 +118,13 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
     const findStoreMembership = SqlSchema.findOne({
       Request: Schema.Struct({ storeId: StoreId, userId: UserId }),
       Result: Schema.Struct({ organization_id: OrganizationId, role: Schema.NullOr(RoleSchema) }),
+      // One statement over both tables: the check of every store route costs one round trip.
       execute: ({ storeId, userId }) =>
         sql`
           SELECT s.organization_id, m.role
-          FROM stores s
-          LEFT JOIN memberships m ON m.organization_id = s.organization_id AND m.user_id = ${userId}
+          FROM (${joinableStores(sql)}) s
+          LEFT JOIN (${joinableMemberships(sql)}) m ON m.organization_id = s.organization_id AND m.user_id = ${userId}
           WHERE s.id = ${storeId}`
-    })
-
-    const findRole = SqlSchema.findOne({
-      Request: Schema.Struct({ organizationId: OrganizationId, userId: UserId }),
-      Result: Schema.Struct({ role: RoleSchema }),
-      execute: ({ organizationId, userId }) =>
-        sql`SELECT role FROM memberships WHERE organization_id = ${organizationId} AND user_id = ${userId}`
     })
 
     /** The signed-in user; API keys are refused on console routes. */
@@ -276,27 +272,14 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
     /** The organization `organizationId` if the signed-in user may perform `permission` in it. */
     const organization = Effect.fn("Access.organization")(function*(organizationId: OrganizationId, permission: Permission) {
       const user = yield* currentUser
-      const found = yield* findRole({ organizationId, userId: user.userId }).pipe(Effect.orDie)
-      if (Option.isNone(found)) {
+      const role = yield* roleInOrganization(sql, organizationId, user.userId)
+      if (Option.isNone(role)) {
         return yield* new NotFound({ message: `No such organization: ${organizationId}`, param: "org_id" })
       }
-      const decision = decide(found.value.role, permission)
+      const decision = decide(role.value, permission)
       if (!decision.allowed) return yield* new Forbidden({ message: `Not allowed: ${decision.reason}` })
-      return { organizationId, role: found.value.role, principal: user } satisfies OrganizationAccess
+      return { organizationId, role: role.value, principal: user } satisfies OrganizationAccess
     })
-
-    const findFirstMembership = SqlSchema.findOne({
-      Request: UserId,
-      Result: Schema.Struct({ organization_id: OrganizationId }),
-      execute: (userId) =>
-        sql`
-          SELECT organization_id FROM memberships
-          WHERE user_id = ${userId}
-          ORDER BY created_at, organization_id
-          LIMIT 1`
-    })
-    const findFirstOrganization = (userId: UserId) =>
-      findFirstMembership(userId).pipe(Effect.map(Option.map((row) => row.organization_id)), Effect.orDie)
 
     /**
      * For routes that take an optional `organization_id`: that organization, or the one the user joined
@@ -307,7 +290,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       permission: Permission
     ) {
       const user = yield* currentUser
-      const chosen = organizationId ?? Option.getOrUndefined(yield* findFirstOrganization(user.userId))
+      const chosen = organizationId ?? Option.getOrUndefined(yield* firstOrganizationOfUser(sql, user.userId))
       if (chosen === undefined) {
         return yield* new NotFound({ message: "You are not a member of any organization", param: "organization_id" })
       }
@@ -319,7 +302,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
 
     /** The caller's role in an organization, without deciding anything (for the access check route). */
     const roleIn = Effect.fn("Access.roleIn")(function*(organizationId: OrganizationId, userId: UserId) {
-      return Option.map(yield* findRole({ organizationId, userId }).pipe(Effect.orDie), (row) => row.role)
+      return yield* roleInOrganization(sql, organizationId, userId)
     })
 
     return {

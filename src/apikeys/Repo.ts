@@ -7,6 +7,8 @@ import { Effect, Option, Schema } from "effect"
 import { ApiKeyId, OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { addMillis } from "../platform/Time.ts"
+import { ownerEmailsOfOrganization } from "../accounts/Memberships.ts"
+import { joinableStores, nameAndOrganizationOfStore } from "../stores/Reads.ts"
 
 /** The notification channel of revoked keys: the payload is the key's id (src/apikeys/KeyCache.ts). */
 export const API_KEY_REVOCATIONS = "api_key_revocations"
@@ -66,7 +68,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
         execute: (secretHash) =>
           sql`
             SELECT k.id, k.store_id, s.organization_id, k.mode
-            FROM api_keys k JOIN stores s ON s.id = k.store_id
+            FROM api_keys k JOIN (${joinableStores(sql)}) s ON s.id = k.store_id
             WHERE k.secret_hash = ${secretHash} AND k.revoked_at IS NULL`
       }),
       Effect.orDie
@@ -176,14 +178,11 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
 
     /** Who hears of a new key of the store: its name, and the e-mails of its organization's owners. */
     const keyNoticeTargets = (storeId: StoreId) =>
-      Effect.map(
-        sql<{ store_name: string; email: string }>`
-          SELECT s.name AS store_name, u.email FROM stores s
-          JOIN memberships m ON m.organization_id = s.organization_id AND m.role = 'owner'
-          JOIN users u ON u.id = m.user_id
-          WHERE s.id = ${storeId}`,
-        (rows) => ({ storeName: rows[0]?.store_name ?? storeId, owners: rows.map((row) => row.email) })
-      ).pipe(Effect.orDie)
+      Effect.gen(function*() {
+        const store = yield* nameAndOrganizationOfStore(sql, storeId)
+        if (Option.isNone(store)) return { storeName: storeId, owners: [] }
+        return { storeName: store.value.name, owners: yield* ownerEmailsOfOrganization(sql, store.value.organization_id) }
+      })
 
     return { findActiveBySecretHash, touchLastUsed, insert, findById, listByStore, revoke, rotate, keyNoticeTargets } as const
   })

@@ -8,6 +8,8 @@ import type { InvoiceId, OrganizationId, PaymentId, StoreId } from "../../domain
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 import { FREE, type Usage } from "../limits/Plans.ts"
 import { PaymentReads } from "../payments/Reads.ts"
+import { memberCountOfOrganization } from "../accounts/Memberships.ts"
+import { liveModeOfStore, storeCountOfOrganization } from "../stores/Reads.ts"
 
 export interface SubscriptionRow {
   readonly plan_id: string
@@ -59,13 +61,10 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
     const usageOf = (orgId: OrganizationId, now: Date) =>
       Effect.gen(function*() {
         const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
-        const rows = yield* sql<{ stores: number; members: number }>`
-          SELECT
-            (SELECT count(*)::int FROM stores WHERE organization_id = ${orgId}) AS stores,
-            (SELECT count(*)::int FROM memberships WHERE organization_id = ${orgId}) AS members`.pipe(Effect.orDie)
-        const row = rows[0]!
+        const stores = yield* storeCountOfOrganization(sql, orgId)
+        const members = yield* memberCountOfOrganization(sql, orgId)
         const livePayments = yield* payments.liveCountOfOrganization(orgId, monthStart, null)
-        return { stores: row.stores, payments_this_month: livePayments, team_members: row.members } satisfies Usage
+        return { stores, payments_this_month: livePayments, team_members: members } satisfies Usage
       })
 
     /** Makes `planId` the organization's plan and writes the change to its history (in the caller's transaction). */
@@ -152,9 +151,8 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
         SELECT * FROM subscription_invoices WHERE organization_id = ${orgId} AND ${keysetAfter(sql, position)}
         ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`.pipe(Effect.orDie)
 
-    const storeLiveMode = (storeId: StoreId) =>
-      Effect.map(sql<{ live_mode: boolean }>`SELECT live_mode FROM stores WHERE id = ${storeId}`, (rows) =>
-        Option.fromNullable(rows[0]?.live_mode)).pipe(Effect.orDie)
+    /** Whether the store is in live mode (none when there is no such store). */
+    const storeLiveMode = (storeId: StoreId) => liveModeOfStore(sql, storeId)
 
     /** The status and expiry of an invoice's payment (read-only: payments change through their entity). */
     const paymentState = payments.stateOf

@@ -10,6 +10,7 @@ import { Effect, Option, Schema } from "effect"
 import { CustomerId, type OrganizationId, PaymentId, StoreId } from "../../domain/Ids.ts"
 import { Currency } from "../platform/Money.ts"
 import { newestFirst } from "../platform/Pagination.ts"
+import { joinableStores } from "../stores/Reads.ts"
 import { PaymentRow, PaymentsRepo } from "./Repo.ts"
 
 export { PaymentRow, RefundRow } from "./Repo.ts"
@@ -97,7 +98,7 @@ export class PaymentReads extends Effect.Service<PaymentReads>()("payments/Payme
     const liveCountOfOrganization = (orgId: OrganizationId, from: Date, to: Date | null) =>
       Effect.map(
         sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM payments p JOIN stores s ON s.id = p.store_id
+          SELECT count(*)::int AS n FROM payments p JOIN (${joinableStores(sql)}) s ON s.id = p.store_id
           WHERE s.organization_id = ${orgId} AND p.livemode AND p.created_at >= ${from}
             ${to === null ? sql`` : sql`AND p.created_at < ${to}`}`,
         (rows) => rows[0]?.n ?? 0

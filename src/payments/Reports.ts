@@ -14,6 +14,7 @@ import { Effect, Option, Schema } from "effect"
 import { OrganizationId, PaymentId, type RefundId, StoreId } from "../../domain/Ids.ts"
 import { OpenStatuses } from "../../domain/Payments.ts"
 import { Currency } from "../platform/Money.ts"
+import { joinableStores } from "../stores/Reads.ts"
 
 type Sql = SqlClient.SqlClient
 type Fragment = Statement.Fragment
@@ -176,17 +177,19 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
             (SELECT count(*) FROM payments c WHERE c.store_id = s.id AND c.livemode = ${livemode}
                AND c.created_at >= ${start} AND c.created_at < ${end})::int AS created,
             count(p.id) FILTER (WHERE p.paid_at >= ${start} AND p.amount_refunded > 0)::int AS refunded
-          FROM stores s
+          FROM (${joinableStores(sql)}) s
           LEFT JOIN payments p ON p.store_id = s.id AND p.livemode = ${livemode} AND p.paid_at IS NOT NULL
             AND p.paid_at >= ${previousStart} AND p.paid_at < ${end}
           WHERE s.organization_id = ${organizationId}
-          GROUP BY s.id, s.name
+          GROUP BY s.id, s.name, s.created_at
           ORDER BY s.created_at, s.id`
     })
     /**
      * Per store of the organization (every one, oldest first): revenue of [start, end) and of [previousStart,
      * start), and the payments paid, created and refunded in [start, end). The organization's stores are
-     * read with their payments, as the live payment count of plan limits reads them.
+     * read with their payments, as the live payment count of plan limits reads them; they are the stores
+     * area's relation, not its table, so the database cannot tell that a store's id fixes its creation time,
+     * and the query groups by that too.
      */
     const organizationPeriod = Effect.fn("PaymentReports.organizationPeriod")((input: Parameters<typeof period>[0]) =>
       Effect.orDie(period(input))
@@ -197,7 +200,7 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
       (input: { readonly organizationId: OrganizationId; readonly livemode: boolean; readonly start: Date; readonly end: Date }) =>
         Effect.map(
           sql<{ n: number }>`
-            SELECT count(DISTINCT p.customer_id)::int AS n FROM payments p JOIN stores s ON s.id = p.store_id
+            SELECT count(DISTINCT p.customer_id)::int AS n FROM payments p JOIN (${joinableStores(sql)}) s ON s.id = p.store_id
             WHERE s.organization_id = ${input.organizationId} AND p.livemode = ${input.livemode} AND p.customer_id IS NOT NULL
               AND p.paid_at >= ${input.start} AND p.paid_at < ${input.end}`,
           (rows) => rows[0]?.n ?? 0

@@ -15,6 +15,7 @@ import { newId } from "../platform/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, pageAfter } from "../platform/Pagination.ts"
 import { currentDate } from "../platform/Time.ts"
 import { percentUnits } from "../ledger/Postings.ts"
+import { lockStoreRow } from "../stores/Reads.ts"
 import { transactionOf } from "../platform/Transaction.ts"
 
 const ShareRow = Schema.Struct({
@@ -75,7 +76,7 @@ export class RevenueSharesService extends Effect.Service<RevenueSharesService>()
     /** Within the transaction: the store locked, and the active shares other than `except` summed with `percent`. */
     const checkRoom = (storeId: StoreId, except: string, percent: string) =>
       Effect.gen(function*() {
-        yield* Effect.orDie(sql`SELECT id FROM stores WHERE id = ${storeId} FOR UPDATE`)
+        yield* lockStoreRow(sql, storeId)
         const others = yield* Effect.orDie(activeOthers({ storeId, except }))
         const total = others.reduce((sum, row) => sum + percentUnits(row.percent), 0n) + percentUnits(percent)
         if (total > HUNDRED_PERCENT) {

@@ -6,11 +6,13 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Redacted } from "effect"
 import { isIP } from "node:net"
 import { Monitoring, PostureCheck, SecurityPosture } from "../../domain/Security.ts"
+import { ownersAndAdminsWithoutMfa } from "../accounts/Memberships.ts"
 import { AccessService } from "../access/Service.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { PaymentReports } from "../payments/Reports.ts"
 import { BaseUrlSettings } from "../settings/Known.ts"
 import { SettingsService } from "../settings/Service.ts"
+import { joinableStores } from "../stores/Reads.ts"
 import { hostOf, refusedRangeOf } from "../webhooks/Destination.ts"
 import { requestsLastMinute } from "../platform/Metrics.ts"
 import { currentDate } from "../platform/Time.ts"
@@ -69,15 +71,13 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
       yield* access.requirePlatformAdmin
       const now = yield* currentDate
       const keyCutoff = new Date(now.getTime() - API_KEY_MAX_AGE_DAYS * DAY_MILLIS)
-      const withoutMfa = yield* count(sql<{ n: number }>`
-        SELECT count(DISTINCT u.id)::int AS n FROM users u JOIN memberships m ON m.user_id = u.id
-        WHERE m.role IN ('owner', 'admin') AND NOT u.mfa_enabled`)
+      const withoutMfa = yield* ownersAndAdminsWithoutMfa(sql)
       const oldKeys = yield* count(sql<{ n: number }>`
         SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NULL AND created_at < ${keyCutoff}`)
       const plainUrls = yield* count(sql<{ n: number }>`
         SELECT count(*)::int AS n FROM webhook_endpoints WHERE url NOT LIKE 'https://%'`)
       const unverifiedLive = yield* count(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM stores s WHERE s.live_mode AND NOT EXISTS (
+        SELECT count(*)::int AS n FROM (${joinableStores(sql)}) s WHERE s.live_mode AND NOT EXISTS (
           SELECT 1 FROM verifications v WHERE v.organization_id = s.organization_id AND v.status = 'approved')`)
       const baseUrls = yield* nonPublicBaseUrls
       const checks = [

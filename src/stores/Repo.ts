@@ -8,6 +8,7 @@ import { Effect, Option, Schema } from "effect"
 import { type Role, Roles } from "../../domain/Access.ts"
 import { BranchId, OrganizationId, StoreId, UserId } from "../../domain/Ids.ts"
 import { roleAllows } from "../access/Policy.ts"
+import { joinableMemberships } from "../accounts/Memberships.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 
 export const BrandingColumn = Schema.Struct({
@@ -109,7 +110,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
         sql`
           SELECT ${qualifiedStoreColumns}
           FROM stores s
-          JOIN memberships m ON m.organization_id = s.organization_id AND m.user_id = ${userId}
+          JOIN (${joinableMemberships(sql)}) m ON m.organization_id = s.organization_id AND m.user_id = ${userId}
           WHERE m.role IN ${sql.in(rolesThatReadStores)} AND ${keysetAfter(sql, position, storeListColumns)}
           ORDER BY ${newestFirst(sql, storeListColumns)}
           LIMIT ${limit + 1}`

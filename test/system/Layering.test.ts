@@ -99,15 +99,20 @@ describe("layering", () => {
     expect(violations).toEqual([])
   })
 
-  it("the payments and refunds tables are queried only in src/payments/, and by the named exceptions", () => {
-    const querying = typeScriptFilesUnder("src")
-      .filter((file) => paymentsSql.test(readFileSync(file, "utf8")))
-      .map((file) => relative(join(root, "src"), file).split(sep).join("/"))
-    expect(querying.some((file) => file.startsWith("payments/"))).toBe(true)
-    const outside = querying.filter((file) => !file.startsWith("payments/"))
-    expect(outside.filter((file) => !paymentsSqlExceptions.has(file))).toEqual([])
-    expect([...paymentsSqlExceptions.keys()].filter((file) => !outside.includes(file))).toEqual([])
-  })
+  for (const { exceptions, owner, tables } of ownedTables) {
+    const named = tables.length === 1 ? `the ${tables[0]} table is` : `the ${tables.join(" and ")} tables are`
+    it(`${named} queried only in src/${owner}/, and by the named exceptions`, () => {
+      const querying = typeScriptFilesUnder("src")
+        .filter((file) => statementOn(tables).test(readFileSync(file, "utf8")))
+        .map((file) => relative(join(root, "src"), file).split(sep).join("/"))
+      // The owner's own SQL is found: a pattern that matched nothing would pass any file.
+      expect(querying.some((file) => file.startsWith(`${owner}/`))).toBe(true)
+      const outside = querying.filter((file) => !file.startsWith(`${owner}/`))
+      expect(outside.filter((file) => !exceptions.has(file))).toEqual([])
+      // Each exception still queries the table: a stale one would let a new query in unseen.
+      expect([...exceptions.keys()].filter((file) => !outside.includes(file))).toEqual([])
+    })
+  }
 
   it("plan limits read other areas' tables only where named: one column or one count by key, from below them", () => {
     const source = readFileSync(join(root, "src", "limits", "Repo.ts"), "utf8")
@@ -144,6 +149,14 @@ const namedExceptions = new Map<string, string>([
     "the reads of payments other areas make inside their own transactions, or from below the payments service (customers, billing's usage)"
   ],
   ["customers/Lock.ts", "the one lock of a customer's row, which loyalty and referrals take before changing what they keep on it"],
+  [
+    "stores/Reads.ts",
+    "the reads of stores other areas make from below the stores service (the access check) or inside their own transactions, and the relation of stores (never their credentials) their statements join to a store's organization"
+  ],
+  [
+    "accounts/Memberships.ts",
+    "the reads of memberships other areas make from below the accounts service (the access check, the stores a user may see) or in their own transactions; only accounts changes them"
+  ],
   ["ledger/Journal.ts", "the payment engine posts the journal entry of a payment or refund in the transaction that makes it"],
   ["webhooks/Destination.ts", "connectors deliver through the webhook machinery"],
   ["webhooks/Signing.ts", "connectors sign as webhooks do"],
@@ -161,8 +174,8 @@ const namedExceptions = new Map<string, string>([
   ["settings/Known.ts", "the security posture checks the known provider base-URL settings"]
 ])
 
-/** A statement that reads or writes the payments or the refunds table. */
-const paymentsSql = /\b(?:FROM|JOIN|UPDATE|INTO)\s+(?:payments|refunds)\b/
+/** A statement that reads or writes one of `tables`. */
+const statementOn = (tables: ReadonlyArray<string>) => new RegExp(`\\b(?:FROM|JOIN|UPDATE|INTO)\\s+(?:${tables.join("|")})\\b`)
 
 /**
  * The files outside src/payments/ whose SQL reads the payments or refunds table, each with why. Every other
@@ -176,6 +189,24 @@ const paymentsSqlExceptions = new Map<string, string>([
     "reconciliation and the backfill compare payments and refunds with their journal entries in one statement: read apart, a payment paid between the two reads would be reported without its entry"
   ]
 ])
+
+/**
+ * The files outside src/accounts/ whose SQL reads the memberships table, each with why. Only accounts inserts,
+ * changes and deletes memberships; every other area reads them through src/accounts/Memberships.ts.
+ */
+const membershipsSqlExceptions = new Map<string, string>([
+  ["limits/Repo.ts", "plan limits sit below accounts, which call them as it adds a member (see limitsReads): no accounts module can be imported there"]
+])
+
+/** The tables whose SQL is one area's, each with the files elsewhere that still query them. */
+const ownedTables: ReadonlyArray<{
+  readonly tables: ReadonlyArray<string>
+  readonly owner: string
+  readonly exceptions: ReadonlyMap<string, string>
+}> = [
+  { tables: ["payments", "refunds"], owner: "payments", exceptions: paymentsSqlExceptions },
+  { tables: ["memberships"], owner: "accounts", exceptions: membershipsSqlExceptions }
+]
 
 /**
  * The tables src/limits/Repo.ts reads, each with why it reads it itself: limits sit below stores, accounts
