@@ -1,12 +1,15 @@
 /**
  * The AI area's SQL: usage records and their sums, and the read-only facts of the store the features
  * and the assistant's tools talk about (payments, customers, loyalty); the figures of payments are the
- * payments area's reports. Every query is parameterized; nothing a model answers ever reaches SQL.
+ * payments area's reports, and what they read of customers and stores those areas' reads. Every query is
+ * parameterized; nothing a model answers ever reaches SQL.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { AiFeature } from "../../domain/Ai.ts"
+import { customerNames, marketingReachOfStore, pointsHeldInStore } from "../customers/Reads.ts"
 import { PaymentReports } from "../payments/Reports.ts"
+import { joinableStores, nameOfStore } from "../stores/Reads.ts"
 
 const StoreWindow = Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean, since: Schema.DateFromSelf, until: Schema.DateFromSelf })
 
@@ -86,7 +89,8 @@ export class AiRepo extends Effect.Service<AiRepo>()("ai/AiRepo", {
       Result: Schema.Struct({ store_id: Schema.String, store_name: Schema.NullOr(Schema.String), ...Totals }),
       execute: ({ since }) =>
         sql`
-          SELECT store_id, (SELECT name FROM stores WHERE stores.id = ai_usage.store_id) AS store_name, ${totalsSelect(sql)}
+          SELECT store_id, (SELECT s.name FROM (${joinableStores(sql)}) s WHERE s.id = ai_usage.store_id) AS store_name,
+            ${totalsSelect(sql)}
           FROM ai_usage WHERE created_at >= ${since}
           GROUP BY store_id ORDER BY sum(cost_micro_usd) DESC, store_id`
     })
@@ -95,27 +99,18 @@ export class AiRepo extends Effect.Service<AiRepo>()("ai/AiRepo", {
     // Facts
     // -------------------------------------------------------------------------------------------
 
-    const storeName = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ name: Schema.String }),
-      execute: (storeId) => sql`SELECT name FROM stores WHERE id = ${storeId}`
-    })
+    /** The store's name (none when there is no such store). */
+    const storeName = (storeId: string) => nameOfStore(sql, storeId)
 
     /** Paid revenue (payments paid in the window, by currency) and refunds made in it. */
     const revenue = (window: typeof StoreWindow.Type) => reports.windowRevenue(window)
 
     /** The customers who paid the most in the window, per currency (names are quoted data). */
     const topCustomers = (window: typeof StoreWindow.Type & { readonly limit: number }) =>
-      reports.topPayers({ ...window, customers: sql`SELECT id, name FROM customers` })
+      reports.topPayers({ ...window, customers: customerNames(sql) })
 
-    const pointsLiability = SqlSchema.single({
-      Request: Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean }),
-      Result: Schema.Struct({ points: Schema.BigInt, customers: Schema.Number }),
-      execute: ({ livemode, storeId }) =>
-        sql`
-          SELECT COALESCE(sum(points_balance), 0)::text AS points, (count(*) FILTER (WHERE points_balance > 0))::int AS customers
-          FROM customers WHERE store_id = ${storeId} AND livemode = ${livemode}`
-    })
+    /** The points the store's customers of the mode hold, and how many of them hold some. */
+    const pointsLiability = (scope: { readonly storeId: string; readonly livemode: boolean }) => pointsHeldInStore(sql, scope)
 
     /**
      * Customers by how recently they paid: `active` paid in the window, `lapsed` paid in the 60 days
@@ -123,9 +118,7 @@ export class AiRepo extends Effect.Service<AiRepo>()("ai/AiRepo", {
      */
     const segments = (w: { readonly storeId: string; readonly livemode: boolean; readonly since: Date; readonly before: Date }) =>
       reports.recency({
-        customers: sql`
-          SELECT id, prefers_marketing AS reachable FROM customers
-          WHERE store_id = ${w.storeId} AND livemode = ${w.livemode} AND erased_at IS NULL`,
+        customers: marketingReachOfStore(sql, w),
         since: w.since,
         before: w.before
       })

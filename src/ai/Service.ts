@@ -200,7 +200,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
       Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))
 
     const storeName = (storeId: StoreId) =>
-      Effect.map(repo.storeName(storeId).pipe(Effect.orDie), Option.match({ onNone: () => "", onSome: (row) => row.name }))
+      Effect.map(repo.storeName(storeId), Option.getOrElse(() => ""))
 
     // ---------------------------------------------------------------------------------------------
     // Marketing copy

@@ -7,6 +7,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { OrganizationId, StoreId } from "../../domain/Ids.ts"
+import { pointsHeldInOrganization } from "../customers/Reads.ts"
 import { type CurrencyTotals, PaymentReports, type StorePeriod } from "../payments/Reports.ts"
 
 export const DailyRow = Schema.Struct({
@@ -142,20 +143,11 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("analytics/An
         }
       })).pipe(Effect.orDie)
 
-    const liabilityPoints = SqlSchema.single({
-      Request: Schema.Struct({ organizationId: OrganizationId, livemode: Schema.Boolean }),
-      Result: Schema.Struct({ liability_points: Schema.Number }),
-      execute: ({ livemode, organizationId }) =>
-        sql`
-          SELECT COALESCE(sum(c.points_balance), 0)::int AS liability_points FROM customers c JOIN stores s ON s.id = c.store_id
-          WHERE s.organization_id = ${organizationId} AND c.livemode = ${livemode}`
-    })
-
     /** The organization's customers who paid in [start, end), and the points its stores' customers hold. */
     const organizationTotals = (input: { readonly organizationId: OrganizationId; readonly livemode: boolean; readonly start: Date; readonly end: Date }) =>
       Effect.gen(function*() {
         const activeCustomers = yield* reports.organizationPayingCustomers(input)
-        const { liability_points } = yield* Effect.orDie(liabilityPoints(input))
+        const liability_points = yield* pointsHeldInOrganization(sql, input)
         return { active_customers: activeCustomers, liability_points } satisfies typeof OrganizationTotals.Type
       })
 

@@ -9,6 +9,7 @@ import { Effect, Schema } from "effect"
 import { GameType, PlayStatus, PrizeKind } from "../../domain/Games.ts"
 import { CustomerId, GameId, PlayId, PrizeId, StoreId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { customerLinkVersions, standingOfCustomer } from "../customers/Reads.ts"
 
 export const GameRow = Schema.Struct({
   id: GameId,
@@ -74,15 +75,6 @@ export const PlayViewRow = Schema.Struct({
   customer_link_version: Schema.Number
 })
 export type PlayViewRow = typeof PlayViewRow.Type
-
-export const GameCustomerRow = Schema.Struct({
-  id: CustomerId,
-  store_id: StoreId,
-  livemode: Schema.Boolean,
-  erased_at: Schema.NullOr(Schema.DateFromSelf),
-  public_link_version: Schema.Number
-})
-export type GameCustomerRow = typeof GameCustomerRow.Type
 
 export const TablePrize = Schema.Struct({ id: Schema.String, weight: Schema.Number, remaining: Schema.NullOr(Schema.Number) })
 export const PrizeTableRow = Schema.Struct({ version: Schema.Number, prizes: Schema.Array(TablePrize) })
@@ -342,7 +334,8 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
 
     /** The player's link version, read in the same statement that writes the play (for the play's card link). */
     const RETURNING_LINK_VERSION = sql`
-      RETURNING (SELECT c.public_link_version FROM customers c WHERE c.id = game_plays.customer_id) AS customer_link_version`
+      RETURNING (SELECT c.public_link_version FROM (${customerLinkVersions(sql)}) c WHERE c.id = game_plays.customer_id)
+        AS customer_link_version`
     const LinkVersion = Schema.Struct({ customer_link_version: Schema.Number })
 
     /** Records the play; answers its customer's link version. */
@@ -401,7 +394,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
         z.name AS prize_name, z.kind AS prize_kind, z.points AS prize_points, z.weight AS prize_weight,
         z.inventory AS prize_inventory, z.awarded AS prize_awarded, z.active AS prize_active, z.created_at AS prize_created_at,
         c.public_link_version AS customer_link_version
-      FROM game_plays p JOIN games g ON g.id = p.game_id JOIN customers c ON c.id = p.customer_id
+      FROM game_plays p JOIN games g ON g.id = p.game_id JOIN (${customerLinkVersions(sql)}) c ON c.id = p.customer_id
         LEFT JOIN game_prizes z ON z.id = p.prize_id`
 
     const findPlayView = Effect.fn("GamesRepo.findPlayView")(
@@ -454,14 +447,8 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
-    const findCustomer = Effect.fn("GamesRepo.findCustomer")(
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: GameCustomerRow,
-        execute: (id) => sql`SELECT id, store_id, livemode, erased_at, public_link_version FROM customers WHERE id = ${id}`
-      }),
-      Effect.orDie
-    )
+    /** The player as a play checks it: its store and mode, whether it was erased, its links' version. */
+    const findCustomer = (id: string) => standingOfCustomer(sql, id)
 
     /** Tells every process listening on PLAYS_CHANNEL of a play; sent inside the play's transaction. */
     const notifyPlay = Effect.fn("GamesRepo.notifyPlay")(

@@ -10,9 +10,11 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Layer, Option, Schema } from "effect"
 import { Currency } from "../../domain/Money.ts"
 import { formatAmount, parseAmount } from "../platform/Money.ts"
+import { mailRecipientOfStore } from "../customers/Reads.ts"
 import { PaymentReports } from "../payments/Reports.ts"
 import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
+import { mailSenderOfStore } from "../stores/Reads.ts"
 import { RECEIPT_EVENT_TYPES, RECEIPTS_CONSUMER } from "./Names.ts"
 import { MailQueue } from "./Queue.ts"
 import { customerLanguage, receipt, refundNotice } from "./Templates.ts"
@@ -29,13 +31,6 @@ const PaymentOfEvent = Schema.Struct({
   paid_at: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
 })
 const decodePayment = Schema.decodeUnknown(PaymentOfEvent)
-
-interface Recipient {
-  readonly email: string | null
-  readonly prefers_email: boolean
-  readonly erased_at: Date | null
-  readonly metadata: unknown
-}
 
 const NO_CUSTOMER = ""
 const customerOf = (event: OutboxEvent): string => {
@@ -57,16 +52,10 @@ export const applyReceiptEvent = (event: OutboxEvent) =>
     const payment = decoded.right
     if (payment.customer_id === null) return
     const sql = yield* SqlClient.SqlClient
-    const customers = yield* sql<Recipient>`
-      SELECT email, prefers_email, erased_at, metadata FROM customers
-      WHERE id = ${payment.customer_id} AND store_id = ${event.storeId}`
-    const customer = customers[0]
+    const customer = Option.getOrUndefined(yield* mailRecipientOfStore(sql, event.storeId, payment.customer_id))
     // Consent and erasure as they are now: a customer who withdrew or was erased since the payment gets nothing.
     if (customer === undefined || customer.email === null || !customer.prefers_email || customer.erased_at !== null) return
-    const stores = yield* sql<{ name: string; color: string | null }>`
-      SELECT coalesce(branding->>'display_name', name) AS name, branding->>'primary_color' AS color FROM stores
-      WHERE id = ${event.storeId}`
-    const store = stores[0]
+    const store = Option.getOrUndefined(yield* mailSenderOfStore(sql, event.storeId))
     if (store === undefined) return
     const baseUrl = yield* Effect.flatMap(PublicBaseUrl, (url) => url.get)
     const facts = {

@@ -7,12 +7,14 @@
  * amounts less refunds, in minor units; `payments_count` counts paid payments; `payments_last_30d` those
  * paid in the 30 days up to now; `days_since_*` are whole days (floored). A customer who never paid has
  * no `days_since_last_payment`: a condition on it never holds for them. `tier_id` is the highest tier
- * the lifetime points reach (null with none). Erased customers are never members. The payment figures
- * are the payments area's (`paidFiguresOfCustomer`), joined to each customer in the same statement.
+ * the lifetime points reach (null with none). Erased customers are never members. The customers are the
+ * customers area's (`segmentableCustomersOfStore`) and the payment figures the payments area's
+ * (`paidFiguresOfCustomer`), joined to each customer in the same statement.
  */
 import type { Statement } from "@effect/sql"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { ComparisonOp, Rule, RuleField, RuleSet } from "../../domain/Promotions.ts"
+import { segmentableCustomersOfStore } from "../customers/Reads.ts"
 import { paidFiguresOfCustomer } from "../payments/Reports.ts"
 
 type Sql = SqlClient
@@ -73,8 +75,6 @@ export const metricsOf = (
     coalesce(p.payments_last_30d, 0) AS payments_last_30d,
     floor(extract(epoch FROM (${scope.now}::timestamptz - p.last_paid_at)) / 86400) AS days_since_last_payment,
     floor(extract(epoch FROM (${scope.now}::timestamptz - c.created_at)) / 86400) AS days_since_created
-  FROM customers c
+  FROM (${segmentableCustomersOfStore(sql, scope)}) c
   LEFT JOIN LATERAL (${paidFiguresOfCustomer(sql, sql`c.id`, scope.now)}
-  ) p ON true
-  WHERE c.store_id = ${scope.storeId} AND c.livemode = ${scope.livemode} AND c.erased_at IS NULL
-    AND ${scope.customerId === undefined ? sql`true` : sql`c.id = ${scope.customerId}`}`
+  ) p ON true`

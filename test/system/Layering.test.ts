@@ -150,6 +150,10 @@ const namedExceptions = new Map<string, string>([
   ],
   ["customers/Lock.ts", "the one lock of a customer's row, which loyalty and referrals take before changing what they keep on it"],
   [
+    "customers/Reads.ts",
+    "the reads of customers other areas make inside their own transactions (a game's play, a receipt's mail), and the relations of customers their reports, segment rules and game plays join in one statement"
+  ],
+  [
     "stores/Reads.ts",
     "the reads of stores other areas make from below the stores service (the access check) or inside their own transactions, and the relation of stores (never their credentials) their statements join to a store's organization"
   ],
@@ -191,6 +195,31 @@ const paymentsSqlExceptions = new Map<string, string>([
 ])
 
 /**
+ * The files outside src/customers/ whose SQL reads or writes the customers table, each with why. Every other
+ * area asks the customers area: its Service, or src/customers/Reads.ts (reads inside another area's
+ * transaction, and the relations of customers another area's statement joins to rows of its own).
+ */
+const customersSqlExceptions = new Map<string, string>([
+  [
+    "loyalty/Repo.ts",
+    "the wallet (points_balance, lifetime_points) is loyalty's pair of columns on the customer row: the wallet entity reads it and posts each new balance in the statement that writes its points entry, under the customer's lock, so a balance is never seen without its entry"
+  ],
+  [
+    "referrals/Repo.ts",
+    "the referral code is the referrals area's column on the customer row: referrals assigns it (unique, drawn again on a clash) and finds the referrer by it, with the contact details its fraud rules compare, in one read"
+  ]
+])
+
+/**
+ * The files outside src/stores/ whose SQL reads the stores table, each with why. Every other area asks the
+ * stores area: its Service, or src/stores/Reads.ts (reads from below the stores service or inside another
+ * area's transaction, and the relation of stores another area's statement joins to rows of its own).
+ */
+const storesSqlExceptions = new Map<string, string>([
+  ["limits/Repo.ts", "plan limits sit below stores, which call them as they create one (see limitsReads): no stores module can be imported there"]
+])
+
+/**
  * The files outside src/accounts/ whose SQL reads the memberships table, each with why. Only accounts inserts,
  * changes and deletes memberships; every other area reads them through src/accounts/Memberships.ts.
  */
@@ -205,6 +234,8 @@ const ownedTables: ReadonlyArray<{
   readonly exceptions: ReadonlyMap<string, string>
 }> = [
   { tables: ["payments", "refunds"], owner: "payments", exceptions: paymentsSqlExceptions },
+  { tables: ["customers"], owner: "customers", exceptions: customersSqlExceptions },
+  { tables: ["stores"], owner: "stores", exceptions: storesSqlExceptions },
   { tables: ["memberships"], owner: "accounts", exceptions: membershipsSqlExceptions }
 ]
 
