@@ -2,7 +2,7 @@
  * Rate limits kept in PostgreSQL (`rate_limits`), so a limit holds across API nodes and survives a
  * restart: one row per counter (`{rule}:{subject}`), counted by one atomic upsert per hit, in fixed
  * windows that start with a counter's first hit. Rows past their window and block are deleted by the
- * retention purge (src/system/Retention.ts).
+ * retention purge (src/system/Retention.ts), with `purgeExpiredCounters` below.
  *
  * Two ways of counting:
  * - `admit` counts every request and refuses those past the limit (429 `rate_limited`, with the seconds
@@ -190,3 +190,14 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("platform/RateLim
     return { admit, admitClient, admitPageView, blockedFor, countFailure, forget } as const
   })
 }) {}
+
+/**
+ * Deletes up to `limit` counters past their `expires_at` (the end of their last window and block) at `now`,
+ * answering the key of each: a hit after it would start a new window anyway, so they decide nothing.
+ */
+export const purgeExpiredCounters = (sql: SqlClient.SqlClient, now: Date, limit: number) =>
+  sql`
+    DELETE FROM rate_limits WHERE key IN (
+      SELECT key FROM rate_limits WHERE expires_at <= ${now} LIMIT ${limit}
+    )
+    RETURNING key`

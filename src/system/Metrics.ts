@@ -4,6 +4,7 @@
  * and webhook attempts) serves it beside `/health` on its health port, to the METRICS_TOKEN holder.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { Cause, Effect, Layer, Metric, Option, Redacted } from "effect"
 import { Authentication } from "../../domain/Auth.ts"
 import { Forbidden } from "../../domain/Errors.ts"
@@ -11,18 +12,18 @@ import { MetricsAccess, PROMETHEUS_CONTENT_TYPE } from "../../domain/System.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { hashToken, tokensMatch } from "../platform/Crypto.ts"
 import { setOutboxLag } from "../platform/Metrics.ts"
+import { oldestUndispatchedAgeSeconds } from "../platform/OutboxReads.ts"
 import { encodePrometheus } from "../platform/Prometheus.ts"
-import { SystemRepo } from "./Repo.ts"
 
 // A scrape must answer even when the database does not: the other metrics matter most then.
 const OUTBOX_LAG_TIMEOUT = "2 seconds"
 
 export class MetricsService extends Effect.Service<MetricsService>()("system/MetricsService", {
   effect: Effect.gen(function*() {
-    const repo = yield* SystemRepo
+    const sql = yield* SqlClient.SqlClient
 
     /** Outbox lag is a fact of the database, not of this process: it is read when asked for. */
-    const refreshOutboxLag = repo.outboxLagSeconds().pipe(
+    const refreshOutboxLag = oldestUndispatchedAgeSeconds(sql).pipe(
       Effect.timeout(OUTBOX_LAG_TIMEOUT),
       Effect.flatMap(setOutboxLag),
       Effect.catchAllCause((cause) =>
@@ -39,8 +40,7 @@ export class MetricsService extends Effect.Service<MetricsService>()("system/Met
     })
 
     return { exposition } as const
-  }),
-  dependencies: [SystemRepo.Default]
+  })
 }) {}
 
 /**

@@ -4,7 +4,9 @@
  * their delivery records, rate-limit counters whose window and block are over, and outgoing mail: its
  * sealed body soon after it was delivered or given up (it may hold a reset link), its delivery record
  * later. Ages come from configuration (RETENTION_*_DAYS). Deletes go in batches so a
- * large backlog never holds long locks.
+ * large backlog never holds long locks. The cluster's tables are the operations area's own; each other table's
+ * owner states which of its rows are done with (the outbox's and the rate limits' in src/platform/, the
+ * webhook queue's in src/webhooks/Retention.ts, the mail queue's in src/mail/Retention.ts).
  *
  * Handlers never rely on a purged message for correctness: a message replayed after its record is gone
  * finds its own work (payment_transitions, refunds.request_key) and answers with it.
@@ -13,8 +15,12 @@ import { ClusterCron } from "@effect/cluster"
 import { Snowflake } from "@effect/cluster"
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Cron, Effect, Layer, Schema } from "effect"
+import { clearFinishedMailBodies, purgeFinishedMail } from "../mail/Retention.ts"
 import { AppConfig } from "../platform/Config.ts"
+import { purgeDispatchedEvents } from "../platform/OutboxReads.ts"
+import { purgeExpiredCounters } from "../platform/RateLimit.ts"
 import { addMillis, currentDate } from "../platform/Time.ts"
+import { purgeFinishedJobs } from "../webhooks/Retention.ts"
 
 const BATCH = 5_000
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -73,56 +79,12 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
       return (at: Date) => drain(run(at).pipe(Effect.map((rows) => rows.length), Effect.orDie))
     }
 
-    const outbox = batchedPurge((before) =>
-      sql`
-        DELETE FROM outbox WHERE position IN (
-          SELECT position FROM outbox WHERE dispatched_at IS NOT NULL AND dispatched_at < ${before}
-            -- An event stays until each consumer it is queued for has applied it.
-            AND NOT EXISTS (SELECT 1 FROM outbox_pending q WHERE q.position = outbox.position)
-          LIMIT ${BATCH}
-        )
-        RETURNING position`
-    )
-
-    /** Finished webhook jobs; their delivery records go with them (ON DELETE CASCADE). */
-    const webhookJobs = batchedPurge((before) =>
-      sql`
-        DELETE FROM webhook_jobs WHERE id IN (
-          SELECT id FROM webhook_jobs WHERE status <> 'pending' AND updated_at < ${before} LIMIT ${BATCH}
-        )
-        RETURNING id`
-    )
-
-    /**
-     * Rate-limit counters (src/platform/RateLimit.ts) past their `expires_at`, the end of their last window
-     * and block: a hit after it would start a new window anyway, so they decide nothing.
-     */
-    const throttles = batchedPurge((now) =>
-      sql`
-        DELETE FROM rate_limits WHERE key IN (
-          SELECT key FROM rate_limits WHERE expires_at <= ${now} LIMIT ${BATCH}
-        )
-        RETURNING key`
-    )
-
-    /** Bodies of mail that is done with (sent, or failed for good): the record stays, the content goes. */
-    const mailBodies = batchedPurge((before) =>
-      sql`
-        UPDATE outgoing_mail SET body_sealed = NULL, html_sealed = NULL WHERE id IN (
-          SELECT id FROM outgoing_mail
-          WHERE status <> 'queued' AND finished_at < ${before} AND (body_sealed IS NOT NULL OR html_sealed IS NOT NULL)
-          LIMIT ${BATCH}
-        )
-        RETURNING id`
-    )
-
-    const mail = batchedPurge((before) =>
-      sql`
-        DELETE FROM outgoing_mail WHERE id IN (
-          SELECT id FROM outgoing_mail WHERE status <> 'queued' AND finished_at < ${before} LIMIT ${BATCH}
-        )
-        RETURNING id`
-    )
+    // Each owner states what of its rows is done with; retention runs its purge in batches, on a schedule.
+    const outbox = batchedPurge((before) => purgeDispatchedEvents(sql, before, BATCH))
+    const webhookJobs = batchedPurge((before) => purgeFinishedJobs(sql, before, BATCH))
+    const throttles = batchedPurge((now) => purgeExpiredCounters(sql, now, BATCH))
+    const mailBodies = batchedPurge((before) => clearFinishedMailBodies(sql, before, BATCH))
+    const mail = batchedPurge((before) => purgeFinishedMail(sql, before, BATCH))
 
     const purge = Effect.fn("Retention.purge")(function*(at?: Date) {
       const now = at ?? (yield* currentDate)

@@ -1,6 +1,6 @@
 /**
  * A store's events as they are written (domain/console/Developer.ts `EventFeed`), the stream `khqr
- * listen` forwards to a developer's machine. It reads the outbox, where every event is written in the
+ * listen` forwards to a developer's machine. It reads the outbox (through src/platform/OutboxReads.ts), where every event is written in the
  * transaction of its change, woken by the notice each write sends as it commits and by a short poll
  * for events written without one.
  *
@@ -17,6 +17,7 @@ import { WebhookEvent } from "../../domain/Webhooks.ts"
 import { AccessService } from "../access/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { OUTBOX_CHANNEL } from "../platform/Outbox.ts"
+import { newestStoreEvent, positionOfStoreEvent, storeEventsAbove } from "../platform/OutboxReads.ts"
 
 /** How long one subscription lasts; the client subscribes again with `after`, which authorizes afresh. */
 export const EVENT_FEED_LIFETIME = Duration.minutes(15)
@@ -43,30 +44,17 @@ export class EventFeedService extends Effect.Service<EventFeedService>()("webhoo
     const eventsAbove = SqlSchema.findAll({
       Request: Schema.Struct({ storeId: StoreId, livemode: Schema.Boolean, floor: Schema.Number }),
       Result: FeedRow,
-      execute: ({ floor, livemode, storeId }) =>
-        sql`
-          SELECT position::text AS position, event_id, payload::text AS payload, created_at
-          FROM outbox
-          WHERE store_id = ${storeId} AND livemode = ${livemode} AND position > ${floor}
-          ORDER BY position
-          LIMIT ${READ_BATCH}`
+      execute: (input) => storeEventsAbove(sql, { ...input, limit: READ_BATCH })
     })
     const newest = SqlSchema.findOne({
       Request: Schema.Struct({ storeId: StoreId, livemode: Schema.Boolean }),
       Result: Schema.Struct({ position: Schema.NumberFromString, event_id: EventId }),
-      execute: ({ livemode, storeId }) =>
-        sql`
-          SELECT position::text AS position, event_id FROM outbox
-          WHERE store_id = ${storeId} AND livemode = ${livemode}
-          ORDER BY position DESC LIMIT 1`
+      execute: (input) => newestStoreEvent(sql, input)
     })
     const positionOf = SqlSchema.findOne({
       Request: Schema.Struct({ storeId: StoreId, livemode: Schema.Boolean, eventId: EventId }),
       Result: Schema.Struct({ position: Schema.NumberFromString }),
-      execute: ({ eventId, livemode, storeId }) =>
-        sql`
-          SELECT position::text AS position FROM outbox
-          WHERE event_id = ${eventId} AND store_id = ${storeId} AND livemode = ${livemode}`
+      execute: (input) => positionOfStoreEvent(sql, input)
     })
 
     const feed = Effect.fn("EventFeed.feed")(function*(input: {

@@ -161,6 +161,8 @@ const namedExceptions = new Map<string, string>([
     "accounts/Memberships.ts",
     "the reads of memberships other areas make from below the accounts service (the access check, the stores a user may see) or in their own transactions; only accounts changes them"
   ],
+  ["webhooks/Retention.ts", "the finished webhook jobs the operations area's retention purge deletes, as the webhooks area defines them"],
+  ["mail/Retention.ts", "the finished mail whose content and record the operations area's retention purge deletes, as the mail area defines it"],
   ["ledger/Journal.ts", "the payment engine posts the journal entry of a payment or refund in the transaction that makes it"],
   ["webhooks/Destination.ts", "connectors deliver through the webhook machinery"],
   ["webhooks/Signing.ts", "connectors sign as webhooks do"],
