@@ -20,6 +20,7 @@ import { maskSecret, SecretBox } from "../platform/Crypto.ts"
 import { newId } from "../platform/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
 import { checkDestination, WebhookResolver } from "../webhooks/Destination.ts"
+import { joinableEndpointSettings } from "../webhooks/Reads.ts"
 import { WebhooksRepo } from "../webhooks/Repo.ts"
 import { newSigningSecret } from "../webhooks/Signing.ts"
 import { keysetAfter, type ListParams, newestFirst, pageAfter } from "../platform/Pagination.ts"
@@ -56,7 +57,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
       touchesStoreData(Effect.map(
         sql<ConnectorRow>`
           SELECT c.id, c.store_id, c.endpoint_id, c.type, c.name, c.config_sealed, c.created_at, e.events, e.enabled
-          FROM connectors c JOIN webhook_endpoints e ON e.id = c.endpoint_id WHERE c.id = ${id}`,
+          FROM connectors c JOIN (${joinableEndpointSettings(sql)}) e ON e.id = c.endpoint_id WHERE c.id = ${id}`,
         (rows) => Option.fromNullable(rows[0])
       ).pipe(Effect.orDie))
 
@@ -134,7 +135,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
               enabled: input.enabled ?? true,
               secretSealed: yield* box.seal(signingSecret)
             })
-            yield* sql`UPDATE webhook_endpoints SET connector = true WHERE id = ${endpointId}`
+            yield* webhooks.markConnectorEndpoint(endpointId)
             yield* sql`
               INSERT INTO connectors (id, store_id, endpoint_id, type, name, config_sealed, created_at, updated_at)
               VALUES (${id}, ${store.storeId}, ${endpointId}, ${item.key}, ${input.name ?? item.name}, ${sealed}, ${now}, ${now})`
@@ -151,7 +152,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
           const page = yield* pageAfter(params, (position) =>
             touchesStoreData(sql<ConnectorRow>`
               SELECT c.id, c.store_id, c.endpoint_id, c.type, c.name, c.config_sealed, c.created_at, e.events, e.enabled
-              FROM connectors c JOIN webhook_endpoints e ON e.id = c.endpoint_id
+              FROM connectors c JOIN (${joinableEndpointSettings(sql)}) e ON e.id = c.endpoint_id
               WHERE c.store_id = ${store.storeId} AND ${keysetAfter(sql, position, columns)}
               ORDER BY ${newestFirst(sql, columns)} LIMIT ${params.limit + 1}`.pipe(Effect.orDie)))
           return { ...page, data: yield* Effect.forEach(page.data, (row) => toView(row)) }
@@ -219,11 +220,9 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
           // The dispatcher is woken by the queue's notice; wait (wall time) for its first attempt's record.
           const started = Date.now()
           while (Date.now() - started < TEST_WAIT_MILLIS) {
-            const records = yield* sql<{ id: string; status_code: number | null; error: string | null; created_at: Date }>`
-              SELECT id, status_code, error, created_at FROM webhook_deliveries
-              WHERE endpoint_id = ${row.endpoint_id} AND event_id = ${eventId} ORDER BY created_at LIMIT 1`.pipe(Effect.orDie)
-            const record = records[0]
-            if (record !== undefined) {
+            const first = yield* webhooks.firstDeliveryOfEvent(row.endpoint_id, eventId)
+            if (Option.isSome(first)) {
+              const record = first.value
               return new ConnectorDelivery({
                 id: record.id,
                 object: "connector_delivery",

@@ -8,12 +8,17 @@ import { isIP } from "node:net"
 import { Monitoring, PostureCheck, SecurityPosture } from "../../domain/Security.ts"
 import { ownersAndAdminsWithoutMfa } from "../accounts/Memberships.ts"
 import { AccessService } from "../access/Service.ts"
+import { activeKeysCreatedBefore } from "../apikeys/Reads.ts"
 import { AppConfig } from "../platform/Config.ts"
+import { undispatchedBacklog } from "../platform/OutboxReads.ts"
 import { PaymentReports } from "../payments/Reports.ts"
 import { BaseUrlSettings } from "../settings/Known.ts"
 import { SettingsService } from "../settings/Service.ts"
 import { joinableStores } from "../stores/Reads.ts"
+import { healthyRunnersAndShards } from "../system/ClusterReads.ts"
+import { approvedOrganizations } from "../verification/Reads.ts"
 import { hostOf, refusedRangeOf } from "../webhooks/Destination.ts"
+import { deliveryBacklog, endpointsWithoutHttps } from "../webhooks/Reads.ts"
 import { requestsLastMinute } from "../platform/Metrics.ts"
 import { currentDate } from "../platform/Time.ts"
 
@@ -67,18 +72,18 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
     const count = (query: Effect.Effect<ReadonlyArray<{ n: number }>, unknown>) =>
       Effect.map(query, (rows) => rows[0]?.n ?? 0).pipe(Effect.orDie)
 
+    // Each figure is its owner's read (the keys', the endpoints', the verifications' relation): the posture and
+    // monitoring cover every store, which no store's access check does, so they cannot ask the owners' services.
     const posture = Effect.fn("Security.posture")(function*() {
       yield* access.requirePlatformAdmin
       const now = yield* currentDate
       const keyCutoff = new Date(now.getTime() - API_KEY_MAX_AGE_DAYS * DAY_MILLIS)
       const withoutMfa = yield* ownersAndAdminsWithoutMfa(sql)
-      const oldKeys = yield* count(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NULL AND created_at < ${keyCutoff}`)
-      const plainUrls = yield* count(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM webhook_endpoints WHERE url NOT LIKE 'https://%'`)
+      const oldKeys = yield* activeKeysCreatedBefore(sql, keyCutoff)
+      const plainUrls = yield* endpointsWithoutHttps(sql)
       const unverifiedLive = yield* count(sql<{ n: number }>`
         SELECT count(*)::int AS n FROM (${joinableStores(sql)}) s WHERE s.live_mode AND NOT EXISTS (
-          SELECT 1 FROM verifications v WHERE v.organization_id = s.organization_id AND v.status = 'approved')`)
+          SELECT 1 FROM (${approvedOrganizations(sql)}) v WHERE v.organization_id = s.organization_id)`)
       const baseUrls = yield* nonPublicBaseUrls
       const checks = [
         Option.isSome(config.masterKey)
@@ -107,15 +112,6 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
       return new SecurityPosture({ object: "security_posture", score: Math.round((100 * points) / checks.length), checks })
     })
 
-    const clusterFigures = sql<{ runners: number; shards: number }>`
-      SELECT
-        (SELECT count(*)::int FROM cluster_runners WHERE healthy) AS runners,
-        (SELECT count(*)::int FROM cluster_shards) AS shards`.pipe(
-      Effect.map((rows) => rows[0] ?? { runners: 0, shards: 0 }),
-      // The single-process runtime keeps no runner tables.
-      Effect.orElseSucceed(() => ({ runners: 1, shards: 0 }))
-    )
-
     const monitoring = Effect.fn("Security.monitoring")(function*() {
       yield* access.requirePlatformAdmin
       const now = yield* currentDate
@@ -124,24 +120,19 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
       const latency = Math.round((performance.now() - started) * 100) / 100
       const hourAgo = new Date(now.getTime() - 60 * 60 * 1000)
       const minuteAgo = new Date(now.getTime() - 60 * 1000)
-      const rows = yield* sql<{ pending: number; oldest: Date | null; jobs: number; failed: number }>`
-        SELECT
-          (SELECT count(*)::int FROM outbox WHERE dispatched_at IS NULL) AS pending,
-          (SELECT min(created_at) FROM outbox WHERE dispatched_at IS NULL) AS oldest,
-          (SELECT count(*)::int FROM webhook_jobs WHERE status = 'pending') AS jobs,
-          (SELECT count(*)::int FROM webhook_deliveries WHERE error IS NOT NULL AND created_at >= ${hourAgo}) AS failed`.pipe(Effect.orDie)
-      const row = rows[0]!
+      const outbox = yield* undispatchedBacklog(sql)
+      const webhooks = yield* deliveryBacklog(sql, hourAgo)
       const paymentsLastMinute = yield* reports.createdSince(minuteAgo)
-      const cluster = yield* clusterFigures
+      const cluster = yield* healthyRunnersAndShards(sql)
       return new Monitoring({
         object: "monitoring",
         database: { ok: ping, latency_ms: latency },
         cluster,
         outbox: {
-          pending: row.pending,
-          oldest_age_seconds: row.oldest === null ? 0 : Math.max(0, Math.round((now.getTime() - row.oldest.getTime()) / 1000))
+          pending: outbox.pending,
+          oldest_age_seconds: outbox.oldest === null ? 0 : Math.max(0, Math.round((now.getTime() - outbox.oldest.getTime()) / 1000))
         },
-        webhooks: { pending: row.jobs, failed_last_hour: row.failed },
+        webhooks: { pending: webhooks.jobs, failed_last_hour: webhooks.failed },
         throughput: { payments_last_minute: paymentsLastMinute, requests_last_minute: requestsLastMinute() },
         process: { uptime_seconds: Math.round(process.uptime()), rss_bytes: process.memoryUsage().rss }
       })

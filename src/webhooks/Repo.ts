@@ -242,6 +242,11 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
         })).pipe(Effect.orDie)
     )
 
+    /** Marks the endpoint as a connector's, in the transaction that makes the connector. */
+    const markConnectorEndpoint = Effect.fn("WebhooksRepo.markConnectorEndpoint")((endpointId: WebhookEndpointId) =>
+      sql`UPDATE webhook_endpoints SET connector = true WHERE id = ${endpointId}`.pipe(Effect.asVoid, Effect.orDie)
+    )
+
     // -------------------------------------------------------------------------------------------
     // Deliveries
     // -------------------------------------------------------------------------------------------
@@ -276,6 +281,16 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
     })
     const deliveriesOfPayment = Effect.fn("WebhooksRepo.deliveriesOfPayment")(
       (storeId: StoreId, paymentId: string, limit: number) => deliveriesOfPaymentRows({ storeId, paymentId, limit }).pipe(Effect.orDie)
+    )
+
+    /** The endpoint's first attempt at delivering the event, if there was one yet (a connector's test waits for it). */
+    const firstDeliveryOfEvent = Effect.fn("WebhooksRepo.firstDeliveryOfEvent")((endpointId: WebhookEndpointId, eventId: EventId) =>
+      Effect.map(
+        sql<{ id: string; status_code: number | null; error: string | null; created_at: Date }>`
+          SELECT id, status_code, error, created_at FROM webhook_deliveries
+          WHERE endpoint_id = ${endpointId} AND event_id = ${eventId} ORDER BY created_at LIMIT 1`,
+        (rows) => Option.fromNullable(rows[0])
+      ).pipe(Effect.orDie)
     )
 
     const findDelivery = Effect.fn("WebhooksRepo.findDelivery")(
@@ -556,10 +571,12 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       listEndpoints,
       updateEndpoint,
       deleteEndpoint,
+      markConnectorEndpoint,
       activeSecret,
       rotateSecret,
       listDeliveries,
       findDelivery,
+      firstDeliveryOfEvent,
       deliveriesOfPayment,
       enqueue,
       enqueueAgain,

@@ -161,8 +161,15 @@ const namedExceptions = new Map<string, string>([
     "accounts/Memberships.ts",
     "the reads of memberships other areas make from below the accounts service (the access check, the stores a user may see) or in their own transactions; only accounts changes them"
   ],
+  [
+    "webhooks/Reads.ts",
+    "the figures of endpoints and their queue that the security posture and monitoring report over every store, and the relation of endpoint settings the connectors (each an endpoint row) join to their own rows"
+  ],
   ["webhooks/Retention.ts", "the finished webhook jobs the operations area's retention purge deletes, as the webhooks area defines them"],
   ["mail/Retention.ts", "the finished mail whose content and record the operations area's retention purge deletes, as the mail area defines it"],
+  ["apikeys/Reads.ts", "the count of old active keys that the security posture reports over every store"],
+  ["verification/Reads.ts", "the relation of approved verifications the security posture joins to live stores in one statement"],
+  ["system/ClusterReads.ts", "the cluster's runner and shard figures monitoring reports; the operations area owns the cluster's tables"],
   ["ledger/Journal.ts", "the payment engine posts the journal entry of a payment or refund in the transaction that makes it"],
   ["webhooks/Destination.ts", "connectors deliver through the webhook machinery"],
   ["webhooks/Signing.ts", "connectors sign as webhooks do"],
