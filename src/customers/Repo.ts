@@ -6,6 +6,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { ConsentActorType, ConsentPurpose } from "../../domain/Customers.ts"
 import { ConsentRecordId, CustomerId, StoreId, TierId } from "../../domain/Ids.ts"
+import { tierReachedBy } from "../loyalty/Tiers.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { transactionOf } from "../platform/Transaction.ts"
 import { lockCustomerRow } from "./Lock.ts"
@@ -40,9 +41,8 @@ export const CustomerRow = Schema.Struct({
 })
 export type CustomerRow = typeof CustomerRow.Type
 
-const TIER_COLUMN = `(SELECT json_build_object('id', t.id, 'name', t.name) FROM loyalty_tiers t
-  WHERE t.store_id = customers.store_id AND t.threshold <= customers.lifetime_points
-  ORDER BY t.threshold DESC LIMIT 1) AS tier`
+// The tier is the loyalty area's rule over the row's lifetime points.
+const TIER_COLUMN = `${tierReachedBy("customers")} AS tier`
 
 // Named explicitly: the table also holds the search column, which no answer needs.
 const CUSTOMER_COLUMNS = Object.keys(CustomerRow.fields).map((column) => column === "tier" ? TIER_COLUMN : column)

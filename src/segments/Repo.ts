@@ -5,6 +5,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { Match, Rule, type RuleSet, SAMPLE_SIZE } from "../../domain/Promotions.ts"
 import { CustomerId, SegmentId, StoreId } from "../../domain/Ids.ts"
+import { tiersOfStoreAmong } from "../loyalty/Tiers.ts"
 import { storePageOf } from "../platform/Pagination.ts"
 import { metricsOf, predicateOf } from "./Rules.ts"
 
@@ -118,13 +119,8 @@ export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/Segme
       return rows[0]?.member === true
     })
 
-    /** Which of `ids` are tiers of the store. */
-    const tiersOfStore = Effect.fn("SegmentsRepo.tiersOfStore")(function*(storeId: StoreId, ids: ReadonlyArray<string>) {
-      if (ids.length === 0) return new Set<string>()
-      const rows = yield* sql<{ id: string }>`
-        SELECT id FROM loyalty_tiers WHERE store_id = ${storeId} AND id IN ${sql.in(ids)}`.pipe(Effect.orDie)
-      return new Set(rows.map((row) => row.id))
-    })
+    /** Which of `ids` are tiers of the store (the loyalty area's read). */
+    const tiersOfStore = (storeId: StoreId, ids: ReadonlyArray<string>) => tiersOfStoreAmong(sql, storeId, ids)
 
     return { insert, update, find, list, remove, preview, contains, tiersOfStore } as const
   })

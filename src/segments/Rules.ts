@@ -8,13 +8,15 @@
  * paid in the 30 days up to now; `days_since_*` are whole days (floored). A customer who never paid has
  * no `days_since_last_payment`: a condition on it never holds for them. `tier_id` is the highest tier
  * the lifetime points reach (null with none). Erased customers are never members. The customers are the
- * customers area's (`segmentableCustomersOfStore`) and the payment figures the payments area's
- * (`paidFiguresOfCustomer`), joined to each customer in the same statement.
+ * customers area's (`segmentableCustomersOfStore`), the payment figures the payments area's
+ * (`paidFiguresOfCustomer`), joined to each customer in the same statement, and the tier the loyalty
+ * area's rule (`idOfTierReachedBy`).
  */
 import type { Statement } from "@effect/sql"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { ComparisonOp, Rule, RuleField, RuleSet } from "../../domain/Promotions.ts"
 import { segmentableCustomersOfStore } from "../customers/Reads.ts"
+import { idOfTierReachedBy } from "../loyalty/Tiers.ts"
 import { paidFiguresOfCustomer } from "../payments/Reports.ts"
 
 type Sql = SqlClient
@@ -66,9 +68,7 @@ export const metricsOf = (
   scope: { readonly storeId: string; readonly livemode: boolean; readonly now: Date; readonly customerId?: string }
 ): Fragment => sql`
   SELECT c.id, c.created_at, c.points_balance, c.lifetime_points, c.prefers_marketing AS marketing_opt_in,
-    (SELECT t.id FROM loyalty_tiers t
-      WHERE t.store_id = c.store_id AND t.threshold <= c.lifetime_points
-      ORDER BY t.threshold DESC LIMIT 1) AS tier_id,
+    ${sql.literal(idOfTierReachedBy("c"))} AS tier_id,
     coalesce(p.lifetime_value_usd, 0) AS lifetime_value_usd,
     coalesce(p.lifetime_value_khr, 0) AS lifetime_value_khr,
     coalesce(p.payments_count, 0) AS payments_count,

@@ -170,6 +170,10 @@ const namedExceptions = new Map<string, string>([
   ["apikeys/Reads.ts", "the count of old active keys that the security posture reports over every store"],
   ["verification/Reads.ts", "the relation of approved verifications the security posture joins to live stores in one statement"],
   ["system/ClusterReads.ts", "the cluster's runner and shard figures monitoring reports; the operations area owns the cluster's tables"],
+  [
+    "loyalty/Tiers.ts",
+    "the tier a customer's lifetime points reach, the loyalty area's rule that the customer row shows and segment rules test within their own statements, and which ids are a store's tiers"
+  ],
   ["ledger/Journal.ts", "the payment engine posts the journal entry of a payment or refund in the transaction that makes it"],
   ["webhooks/Destination.ts", "connectors deliver through the webhook machinery"],
   ["webhooks/Signing.ts", "connectors sign as webhooks do"],
