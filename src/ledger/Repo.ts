@@ -15,6 +15,7 @@ import { JournalId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition } from "../platform/Pagination.ts"
 import { PaymentReports } from "../payments/Reports.ts"
+import { activeSharePercentsOfStore } from "../revenue-shares/Reads.ts"
 import type { JournalLine } from "./Postings.ts"
 
 export const AccountTotal = Schema.Struct({
@@ -267,13 +268,6 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("ledger/LedgerRepo"
           ORDER BY at`
     })
 
-    const sharePercents = SqlSchema.findAll({
-      Request: StoreId,
-      Result: Schema.Struct({ percent: Schema.String }),
-      execute: (storeId) =>
-        sql`SELECT percent::text AS percent FROM revenue_shares WHERE store_id = ${storeId} AND active ORDER BY created_at, id`
-    })
-
     /** The lines of the entry `entryId`, numbered from 1 in their order. */
     const insertLines = (entryId: JournalId, lines: ReadonlyArray<JournalLine>) =>
       sql`INSERT INTO journal_lines ${
@@ -367,7 +361,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("ledger/LedgerRepo"
       missingPostings: Effect.orDie(missingPostings(undefined)),
       /** Paid payments and succeeded refunds: how many journal entries a complete journal holds. */
       countPostable: reports.postableCount,
-      sharePercents: (storeId: StoreId) => Effect.map(Effect.orDie(sharePercents(storeId)), (rows) => rows.map((row) => row.percent)),
+      /** The percents of the store's active revenue shares, which split a payment's entry (the revenue-shares area's read). */
+      sharePercents: (storeId: StoreId) => activeSharePercentsOfStore(sql, storeId),
       postOnce,
       postEntry,
       sharedTotalOf

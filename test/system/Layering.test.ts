@@ -174,6 +174,10 @@ const namedExceptions = new Map<string, string>([
     "loyalty/Tiers.ts",
     "the tier a customer's lifetime points reach, the loyalty area's rule that the customer row shows and segment rules test within their own statements, and which ids are a store's tiers"
   ],
+  [
+    "revenue-shares/Reads.ts",
+    "the store's active shares, which the journal splits a payment's entry by inside the payment's transaction (revenue shares sit above the journal)"
+  ],
   ["ledger/Journal.ts", "the payment engine posts the journal entry of a payment or refund in the transaction that makes it"],
   ["webhooks/Destination.ts", "connectors deliver through the webhook machinery"],
   ["webhooks/Signing.ts", "connectors sign as webhooks do"],
