@@ -99,20 +99,43 @@ describe("layering", () => {
     expect(violations).toEqual([])
   })
 
-  for (const { exceptions, owner, tables } of ownedTables) {
-    const named = tables.length === 1 ? `the ${tables[0]} table is` : `the ${tables.join(" and ")} tables are`
-    it(`${named} queried only in src/${owner}/, and by the named exceptions`, () => {
-      const querying = typeScriptFilesUnder("src")
-        .filter((file) => statementOn(tables).test(readFileSync(file, "utf8")))
-        .map((file) => relative(join(root, "src"), file).split(sep).join("/"))
-      // The owner's own SQL is found: a pattern that matched nothing would pass any file.
-      expect(querying.some((file) => file.startsWith(`${owner}/`))).toBe(true)
+  it("every table has one owning area: the tables the migrations create, and the cluster's, are those of tableOwners", () => {
+    expect([...tableOwners.keys()].sort()).toEqual([...tablesOfMigrations(), ...clusterTables.keys()].sort())
+    const areas = new Set(
+      readdirSync(join(root, "src"), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name)
+    )
+    expect([...tableOwners].filter(([, owner]) => !areas.has(owner)).map(([table]) => table)).toEqual([])
+    // The migrations' tables are found: a scanner that found none would leave every statement unchecked.
+    expect(tablesOfMigrations().length).toBeGreaterThan(50)
+  })
+
+  it("a table's rows are inserted only by its owning area", () => {
+    const violations = [...tableOwners].flatMap(([table, owner]) =>
+      sqlFiles()
+        .filter(({ file, source }) => !file.startsWith(`${owner}/`) && new RegExp(`\\bINTO\\s+${table}\\b`).test(source))
+        .map(({ file }) => `${file} inserts into ${table}, owned by src/${owner}/`)
+    )
+    expect(violations).toEqual([])
+  })
+
+  for (const [table, owner] of tableOwners) {
+    it(`the ${table} table is queried only in src/${owner}/, and by the named exceptions`, () => {
+      const exceptions = queriedElsewhere.get(table) ?? new Map<string, string>()
+      const querying = sqlFiles().filter(({ source }) => statementOn([table]).test(source)).map(({ file }) => file)
+      // The owner's own SQL is found (a pattern that matched nothing would pass any file), unless no running
+      // code queries the table at all.
+      expect(querying.some((file) => file.startsWith(`${owner}/`))).toBe(!notQueried.has(table))
       const outside = querying.filter((file) => !file.startsWith(`${owner}/`))
       expect(outside.filter((file) => !exceptions.has(file))).toEqual([])
       // Each exception still queries the table: a stale one would let a new query in unseen.
       expect([...exceptions.keys()].filter((file) => !outside.includes(file))).toEqual([])
     })
   }
+
+  it("the named exceptions to a table's owner are all of owned tables", () => {
+    expect([...queriedElsewhere.keys()].filter((table) => !tableOwners.has(table))).toEqual([])
+    expect([...notQueried.keys()].filter((table) => !tableOwners.has(table))).toEqual([])
+  })
 
   it("plan limits read other areas' tables only where named: one column or one count by key, from below them", () => {
     const source = readFileSync(join(root, "src", "limits", "Repo.ts"), "utf8")
@@ -195,8 +218,84 @@ const namedExceptions = new Map<string, string>([
   ["settings/Known.ts", "the security posture checks the known provider base-URL settings"]
 ])
 
-/** A statement that reads or writes one of `tables`. */
-const statementOn = (tables: ReadonlyArray<string>) => new RegExp(`\\b(?:FROM|JOIN|UPDATE|INTO)\\s+(?:${tables.join("|")})\\b`)
+/**
+ * A statement that reads or writes one of `tables`: named after FROM, JOIN, UPDATE or INTO, or handed to the
+ * platform's store page (`storePageOf(sql, "table", …)`), which queries the table it is given.
+ */
+const statementOn = (tables: ReadonlyArray<string>) =>
+  new RegExp(`\\b(?:FROM|JOIN|UPDATE|INTO)\\s+(?:${tables.join("|")})\\b|storePageOf\\(\\s*sql,\\s*"(?:${tables.join("|")})"`)
+
+/** Each TypeScript file under src/ with its source, by its path below src/ (`area/File.ts`). */
+const sqlFiles = (() => {
+  let files: ReadonlyArray<{ readonly file: string; readonly source: string }> | undefined
+  return () =>
+    files ??= typeScriptFilesUnder("src").map((path) => ({
+      file: relative(join(root, "src"), path).split(sep).join("/"),
+      source: readFileSync(path, "utf8")
+    }))
+})()
+
+/** The tables the migrations create and have not dropped since. */
+const tablesOfMigrations = () => {
+  const sources = readdirSync(join(root, "migrations"))
+    .filter((file) => file.endsWith(".ts"))
+    .map((file) => readFileSync(join(root, "migrations", file), "utf8"))
+  const names = (pattern: RegExp) => new Set(sources.flatMap((source) => Array.from(source.matchAll(pattern), (match) => match[1]!)))
+  const dropped = names(/\bDROP TABLE (?:IF EXISTS )?([a-z_]+)/g)
+  return [...names(/\bCREATE TABLE (?:IF NOT EXISTS )?([a-z_]+)/g)].filter((table) => !dropped.has(table))
+}
+
+/** The tables the cluster's SQL storage creates for itself (no migration does). */
+const clusterTables = new Map<string, string>([
+  ["cluster_messages", "the cluster's persisted messages, which the operations area's retention purges once processed"],
+  ["cluster_replies", "their replies, purged with them"],
+  ["cluster_runners", "the runners, whose health monitoring reports through the operations area"],
+  ["cluster_shards", "the shard assignments, counted for monitoring likewise"]
+])
+
+/**
+ * Every table and the one area that owns it: the area that inserts its rows (checked above), and the only one
+ * whose SQL reads or writes it, but for the named exceptions (`queriedElsewhere`). Other areas go through the
+ * owner's Service, or a narrow read it exports (`…/Reads.ts` and the like, each a named import exception),
+ * one function per question, running in the caller's transaction; where a statement must meet the owner's rows
+ * with its own in one snapshot, the owner exports the relation of its rows and the statement joins it.
+ */
+const tableOwners = new Map<string, string>([
+  ...["users", "organizations", "memberships", "sessions", "invitations", "email_changes", "email_verifications", "password_resets"]
+    .map((table) => [table, "accounts"] as const),
+  ["ai_usage", "ai"],
+  ["analytics_daily", "analytics"],
+  ["api_keys", "apikeys"],
+  ...["subscriptions", "subscription_invoices", "plan_changes"].map((table) => [table, "billing"] as const),
+  ["connectors", "connectors"],
+  ...["customers", "consent_events"].map((table) => [table, "customers"] as const),
+  ...["games", "game_prize_tables", "game_prizes", "game_plays"].map((table) => [table, "games"] as const),
+  ...["journal_entries", "journal_lines"].map((table) => [table, "ledger"] as const),
+  ...["payment_links", "link_payments"].map((table) => [table, "links"] as const),
+  ...["loyalty_programs", "loyalty_tiers", "loyalty_rewards", "loyalty_redemptions", "points_entries"]
+    .map((table) => [table, "loyalty"] as const),
+  ["outgoing_mail", "mail"],
+  ...["notification_configs", "notification_messages"].map((table) => [table, "notifications"] as const),
+  ...["payments", "refunds", "payment_transitions"].map((table) => [table, "payments"] as const),
+  // The platform's kits: the outbox and its consumers' queues (the one emitter), idempotency keys, rate limits.
+  ...["outbox", "outbox_subscriptions", "outbox_pending", "idempotency_keys", "rate_limits"]
+    .map((table) => [table, "platform"] as const),
+  ...["promotions", "promotion_audit"].map((table) => [table, "promotions"] as const),
+  ...["referral_programs", "referrals", "referral_visits", "commissions"].map((table) => [table, "referrals"] as const),
+  ["revenue_shares", "revenue-shares"],
+  ["risk_cases", "risk"],
+  ["segments", "segments"],
+  ["platform_settings", "settings"],
+  ...["stores", "branches"].map((table) => [table, "stores"] as const),
+  ...[...clusterTables.keys()].map((table) => [table, "system"] as const),
+  ["verifications", "verification"],
+  ...["webhook_endpoints", "webhook_endpoint_secrets", "webhook_jobs", "webhook_deliveries"].map((table) => [table, "webhooks"] as const)
+])
+
+/** The tables no running code queries, each with why. */
+const notQueried = new Map<string, string>([
+  ["outbox_subscriptions", "each consumer subscribes in its area's migration, and the outbox's trigger reads it to queue each event"]
+])
 
 /**
  * The files outside src/payments/ whose SQL reads the payments or refunds table, each with why. Every other
@@ -244,17 +343,44 @@ const membershipsSqlExceptions = new Map<string, string>([
   ["limits/Repo.ts", "plan limits sit below accounts, which call them as it adds a member (see limitsReads): no accounts module can be imported there"]
 ])
 
-/** The tables whose SQL is one area's, each with the files elsewhere that still query them. */
-const ownedTables: ReadonlyArray<{
-  readonly tables: ReadonlyArray<string>
-  readonly owner: string
-  readonly exceptions: ReadonlyMap<string, string>
-}> = [
-  { tables: ["payments", "refunds"], owner: "payments", exceptions: paymentsSqlExceptions },
-  { tables: ["customers"], owner: "customers", exceptions: customersSqlExceptions },
-  { tables: ["stores"], owner: "stores", exceptions: storesSqlExceptions },
-  { tables: ["memberships"], owner: "accounts", exceptions: membershipsSqlExceptions }
-]
+/**
+ * The files outside src/platform/ whose SQL reads or writes the outbox, each with why. The platform's emitter
+ * alone writes events; their readers (a developer's event feed, monitoring, metrics, retention) go through
+ * src/platform/OutboxReads.ts.
+ */
+const outboxSqlExceptions = new Map<string, string>([
+  [
+    "webhooks/Repo.ts",
+    "the webhook dispatcher takes the oldest undispatched events under lock (so two passes never queue one event twice), queues a job per subscribed endpoint and marks them dispatched in one statement, so the jobs and the marks commit together"
+  ]
+])
+
+/** The files outside src/promotions/ whose SQL reads or writes the promotions table, each with why. */
+const promotionsSqlExceptions = new Map<string, string>([
+  [
+    "segments/Repo.ts",
+    "a segment is deleted only while no promotion that has not ended uses it, and the ended ones lose their link, in one statement: read apart, a promotion could take the segment between the check and the delete; promotions sit above segments (they compile its rules), so segments import nothing of theirs"
+  ]
+])
+
+/** Each table queried outside its owning area, with the files that query it and why. */
+const queriedElsewhere = new Map<string, ReadonlyMap<string, string>>([
+  ["payments", paymentsSqlExceptions],
+  ["refunds", paymentsSqlExceptions],
+  ["customers", customersSqlExceptions],
+  ["stores", storesSqlExceptions],
+  ["memberships", membershipsSqlExceptions],
+  [
+    "organizations",
+    new Map([["limits/Repo.ts", "plan limits sit below accounts, which call them (see limitsReads): they take the organization's row lock that serializes two creations checked against one limit"]])
+  ],
+  [
+    "subscriptions",
+    new Map([["limits/Repo.ts", "plan limits sit below the areas that call them, and billing, which writes the plan, above payments (see limitsReads): the organization's plan is read there"]])
+  ],
+  ["outbox", outboxSqlExceptions],
+  ["promotions", promotionsSqlExceptions]
+])
 
 /**
  * The tables src/limits/Repo.ts reads, each with why it reads it itself: limits sit below stores, accounts
