@@ -12,8 +12,8 @@ import { Effect } from "effect"
 type Sql = SqlClient.SqlClient
 
 /**
- * The endpoints' delivery settings as another area's statement joins them: `id`, `events` and `enabled`, never
- * their URL's secrets. For the connectors, whose rows name their endpoint; the database pulls the relation into
+ * The endpoints' delivery settings as another area's statement joins them: `id`, `events` and `enabled` (not
+ * their URL). For the connectors, whose rows name their endpoint; the database pulls the relation into
  * the enclosing query, so the plan is the one a join of the table would have.
  */
 export const joinableEndpointSettings = (sql: Sql): Statement.Fragment =>
