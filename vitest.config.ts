@@ -3,6 +3,8 @@ import { configDefaults, defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     globalSetup: ["test/support/globalSetup.ts"],
+    // Files share processes (isolate: false below): each starts from @effect/vitest's own `it` (see the file).
+    setupFiles: ["test/support/pristineIt.ts"],
     // Each file starts its own database (and often a whole service); two cores run two files at once.
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
@@ -19,7 +21,16 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "suites", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/rules/**"] }
+        // The suites share their two processes: each module (effect's alone takes 1.4 s) is loaded once per
+        // process rather than once per file, which halves the run (873 s → 487 s on two cores). Each file
+        // still starts its own service on its own database; test/support/pristineIt.ts gives each file
+        // @effect/vitest's own `it`, which a previous file's `layer(…)` would otherwise have left behind.
+        test: {
+          name: "suites",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/rules/**"],
+          isolate: false
+        }
       }
     ]
   }
