@@ -161,6 +161,8 @@ const importModulesNotBarrels = {
  * its content; domain/console/Core.ts names it for the app): empty as built.
  */
 const CONSOLE_CONTEXT_META = "console-context"
+/** Likewise for the payments list's first page (domain/console/Core.ts CONSOLE_PAYMENTS_META). */
+const CONSOLE_PAYMENTS_META = "console-payments"
 
 const consoleHtml = (script, stylesheet, preloads) => `<!doctype html>
 <html lang="en">
@@ -169,6 +171,7 @@ const consoleHtml = (script, stylesheet, preloads) => `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light">
 <meta name="${CONSOLE_CONTEXT_META}" content="">
+<meta name="${CONSOLE_PAYMENTS_META}" content="">
 <title>Merchant console</title>
 <link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='8' fill='%234f46e5'/%3E%3Cpath d='M11 8v16M11 16l9-8M13 15l8 9' stroke='white' stroke-width='3' fill='none'/%3E%3C/svg%3E">
 ${stylesheet === undefined ? "" : `<link rel="stylesheet" href="/console/assets/${stylesheet}">\n`}<script type="module" src="/console/assets/${script}"></script>

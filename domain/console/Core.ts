@@ -49,6 +49,16 @@ export const CONSOLE_PATH = "/console"
  * instead of calling `Context`. The build writes it empty (scripts/build.mjs).
  */
 export const CONSOLE_CONTEXT_META = "console-context"
+/** Where the console lists a store's payments: the page a merchant opens most. */
+export const CONSOLE_PAYMENTS_PATH = "/console/payments"
+/** How many payments one page of the console's list holds. */
+export const CONSOLE_PAYMENTS_PAGE_SIZE = 20
+/**
+ * The name of the meta element in which `GET CONSOLE_PAYMENTS_PATH` with a session carries the list's first
+ * page (`CarriedPayments`, encoded as CONSOLE_CONTEXT_META's content is), so the first screen draws its rows
+ * without waiting for a call. The build writes it empty.
+ */
+export const CONSOLE_PAYMENTS_META = "console-payments"
 /** The hosted checkout page with the branding of its query, for the console's live preview (framed by the console only). */
 export const CONSOLE_CHECKOUT_PREVIEW_PATH = "/console/checkout-preview"
 /** The console's sign-in (POST) and sign-out (DELETE): the only routes that set or clear the session cookie. */
@@ -151,6 +161,17 @@ export class ConsoleContext extends Schema.Class<ConsoleContext>("ConsoleContext
   me: Me,
   stores: Schema.Array(ConsoleStore),
   access: Schema.Array(MatrixRow)
+}) {}
+
+/**
+ * The first page of a store's payments in one mode, unfiltered, as `ListPayments` answers it with
+ * CONSOLE_PAYMENTS_PAGE_SIZE: carried by the payments page for the workspace a new tab opens on (the first
+ * store, test mode). A tab that chose another store or mode asks for its own.
+ */
+export class CarriedPayments extends Schema.Class<CarriedPayments>("CarriedPayments")({
+  store_id: StoreId,
+  livemode: Schema.Boolean,
+  page: PaymentList
 }) {}
 
 /** A payment with what its detail page shows beside it: its refunds, newest first. */

@@ -25,6 +25,7 @@ import { CheckoutMerchant, CheckoutQr, CheckoutView } from "../../domain/Checkou
 import type { PaymentId } from "../../domain/Ids.ts"
 import { checkoutPreviewPage } from "../checkout/Page.tsx"
 import { renderHostedPage } from "../platform/pages/Document.tsx"
+import { PaymentsService } from "../payments/Service.ts"
 import { StoresService } from "../stores/Service.ts"
 import { withConsoleContext } from "./Context.ts"
 import { existsSync, readFileSync } from "node:fs"
@@ -193,12 +194,13 @@ export const ConsoleWebLive = Layer.unwrapEffect(Effect.gen(function*() {
   const limiter = yield* RateLimiter
   const config = yield* AppConfig
   const context = yield* Effect.context<AppConfig | PublicBaseUrl>()
-  const services = yield* Effect.context<AccountsService | StoresService>()
+  const services = yield* Effect.context<AccountsService | StoresService | PaymentsService>()
   const idleTimeoutSeconds = config.consoleIdleMinutes * 60
   const distDirectory = consoleDistDirectory()
   let html: string | undefined
 
-  // The page as built, with the signed-in user's context when the request carries a session (Context.ts).
+  // The page as built, with the signed-in user's context when the request carries a session, and the payments
+  // list's first page when it opens the list (Context.ts).
   const page = Effect.gen(function*() {
     if (html === undefined) {
       const file = join(distDirectory, "index.html")
@@ -206,7 +208,8 @@ export const ConsoleWebLive = Layer.unwrapEffect(Effect.gen(function*() {
       html = readFileSync(file, "utf8")
     }
     const request = yield* HttpServerRequest.HttpServerRequest
-    const body = yield* withConsoleContext(html, sessionTokenOfCookie(request.headers["cookie"]))
+    const path = new URL(request.url, "http://console.invalid").pathname
+    const body = yield* withConsoleContext(html, sessionTokenOfCookie(request.headers["cookie"]), path)
     return HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8", headers: pageHeaders })
   }).pipe(Effect.provide(services))
 

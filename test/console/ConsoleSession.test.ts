@@ -7,7 +7,15 @@ import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform
 import { RpcClient, RpcSerialization } from "@effect/rpc"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, Option, Schema, TestClock } from "effect"
-import { CONSOLE_CONTEXT_META, CONSOLE_RPC_PATH, ConsoleContext } from "../../domain/Console.ts"
+import {
+  CarriedPayments,
+  CONSOLE_CONTEXT_META,
+  CONSOLE_PAYMENTS_META,
+  CONSOLE_PAYMENTS_PAGE_SIZE,
+  CONSOLE_RPC_PATH,
+  ConsoleContext
+} from "../../domain/Console.ts"
+import { PaymentList } from "../../domain/Payments.ts"
 import { ConsoleRpcs } from "../../domain/ConsoleRpcs.ts"
 import { AccountsService } from "../../src/accounts/Service.ts"
 import { TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
@@ -170,6 +178,35 @@ describe("console session", () => {
           const signedOut = yield* Effect.promise(() => app.fetch("/console/payments", { headers }).then((response) => response.text()))
           expect(carriedIn(signedOut)).toBe("")
         }
+      }))
+
+    it.scoped("the payments list's page carries its first page, the ListPayments answer for the first store in test mode; other pages and signed-out readers none", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const { owner, storeId } = yield* newMerchant(app, "Carried Payments")
+        const own = yield* consoleWith(app, { authorization: `Bearer ${owner.token}` })
+        for (const [index, reference] of ["order-1", "\"></meta><script>alert(1)</script>"].entries()) {
+          yield* own.CreateTestPayment({ store_id: storeId, amount: `${index + 2}.00`, currency: "USD", reference_id: reference, idempotency_key: `carried-${index}` })
+        }
+        const cookie = cookieOf(yield* signIn(app, { email: owner.email, password: owner.password }))
+        const pageAt = (path: string, headers: Record<string, string>) =>
+          Effect.promise(() => app.fetch(path, { headers }).then((response) => response.text()))
+        const carriedIn = (page: string) => new RegExp(`<meta name="${CONSOLE_PAYMENTS_META}" content="([^"]*)">`).exec(page)?.[1]
+
+        const html = yield* pageAt("/console/payments", { cookie })
+        const carried = carriedIn(html)
+        expect(carried).toMatch(/^[\w.!~*'()%-]+$/)
+        expect(html).not.toContain("<script>alert(1)")
+        const json = JSON.parse(decodeURIComponent(carried!))
+        const decoded = Schema.decodeUnknownSync(CarriedPayments)(json)
+        expect(decoded.store_id).toBe(storeId)
+        expect(decoded.livemode).toBe(false)
+        const listed = yield* own.ListPayments({ store_id: storeId, livemode: false, limit: CONSOLE_PAYMENTS_PAGE_SIZE })
+        expect(json.page).toEqual(Schema.encodeSync(PaymentList)(listed))
+        expect(decoded.page.data).toHaveLength(2)
+
+        expect(carriedIn(yield* pageAt("/console", { cookie }))).toBe("")
+        expect(carriedIn(yield* pageAt("/console/payments", {}))).toBe("")
       }))
 
     it.scoped("a test payment from the console is made once per idempotency key, simulated, and only in the user's own stores", () =>

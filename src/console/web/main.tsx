@@ -1,10 +1,10 @@
 /** The merchant console in the browser: React over the typed console RPC (rpc.ts). */
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query"
-import { Either, Schema } from "effect"
 import { StrictMode } from "react"
 import { createRoot } from "react-dom/client"
 import { CONSOLE_CONTEXT_META, ConsoleContext } from "../../../domain/console/Core.ts"
 import { App, CONTEXT_KEY } from "./App.tsx"
+import { takeCarried } from "./carried.ts"
 import { currentPath } from "./router.tsx"
 import { findRoute } from "./routes.tsx"
 import type { ConsoleFailure } from "./rpc.ts"
@@ -28,21 +28,11 @@ const queryClient = new QueryClient({
 
 /**
  * A page opened with a session carries the user's context (src/console/Context.ts): the first screen
- * starts from it and asks for its own data at once. Read once; without it (signed out, or unreadable),
- * the app asks for the context with the `Context` call as it does after signing in.
+ * starts from it and asks for its own data at once (or takes what the page carried for it, carried.ts).
+ * Without it (signed out, or unreadable), the app asks for the context with the `Context` call as it does
+ * after signing in.
  */
-const carriedContext = () => {
-  const element = document.querySelector<HTMLMetaElement>(`meta[name="${CONSOLE_CONTEXT_META}"]`)
-  const carried = element?.content ?? ""
-  if (element === null || carried === "") return undefined
-  element.content = ""
-  try {
-    return Either.getOrUndefined(Schema.decodeUnknownEither(ConsoleContext)(JSON.parse(decodeURIComponent(carried))))
-  } catch {
-    return undefined
-  }
-}
-const context = carriedContext()
+const context = takeCarried(CONSOLE_CONTEXT_META, ConsoleContext)
 const opened = findRoute(currentPath(), context?.me.user.platform_admin === true)
 if (context !== undefined) {
   queryClient.setQueryData(CONTEXT_KEY, context)

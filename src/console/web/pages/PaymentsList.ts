@@ -1,15 +1,18 @@
 /**
  * The payments list's query: its cache key and its call, shared by the page and by the route's prefetch,
- * which asks for the first page as soon as the console knows the store (main.tsx), before the page is drawn.
+ * which takes the first page the HTML carried (src/console/Context.ts) or asks for it as soon as the console
+ * knows the store (main.tsx), before the page is drawn.
  */
 import type { QueryClient } from "@tanstack/react-query"
+import { CarriedPayments, CONSOLE_PAYMENTS_META, CONSOLE_PAYMENTS_PAGE_SIZE } from "../../../../domain/console/Core.ts"
 import type { ConsoleClientShape } from "../../../../domain/ConsoleClient.ts"
 import type { StoreId } from "../../../../domain/Ids.ts"
 import type { PaymentStatus } from "../../../../domain/Payments.ts"
 import type { PrefetchWorkspace } from "../route.ts"
+import { takeCarried } from "../carried.ts"
 import { callConsole } from "../rpc.ts"
 
-export const PAGE_SIZE = 20
+export const PAGE_SIZE = CONSOLE_PAYMENTS_PAGE_SIZE
 
 export interface Filters {
   readonly status: PaymentStatus | ""
@@ -40,9 +43,16 @@ export const listPayments = (storeId: StoreId, livemode: boolean, filters: Filte
       ...(filters.to === "" ? {} : { "created[lte]": endOfDay(filters.to) })
     })
 
-/** The unfiltered first page, asked for before the page is drawn. */
-export const prefetchPayments = ({ livemode, storeId }: PrefetchWorkspace, queryClient: QueryClient) =>
-  void queryClient.prefetchQuery({
-    queryKey: paymentsKey(storeId, livemode, NO_FILTERS, undefined),
-    queryFn: () => callConsole(listPayments(storeId, livemode, NO_FILTERS, undefined))
-  })
+/**
+ * The unfiltered first page, before the page is drawn: the one the HTML carried when it is this workspace's
+ * (a tab that chose another store or mode, or a page opened without it, asks for its own).
+ */
+export const prefetchPayments = ({ livemode, storeId }: PrefetchWorkspace, queryClient: QueryClient) => {
+  const queryKey = paymentsKey(storeId, livemode, NO_FILTERS, undefined)
+  const carried = takeCarried(CONSOLE_PAYMENTS_META, CarriedPayments)
+  if (carried !== undefined && carried.store_id === storeId && carried.livemode === livemode) {
+    queryClient.setQueryData(queryKey, carried.page)
+    return
+  }
+  void queryClient.prefetchQuery({ queryKey, queryFn: () => callConsole(listPayments(storeId, livemode, NO_FILTERS, undefined)) })
+}
