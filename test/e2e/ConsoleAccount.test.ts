@@ -3,7 +3,9 @@
  * colleague from the Team page (and revokes a mistaken invitation, whose link then fails), the colleague
  * opens the mailed link, creates their account there and lands in the console as a member of the
  * organization (its store in the switcher); a new user's verification link verifies the address, and an
- * invitation to that address is accepted by signing in on the link's page; a change of e-mail asked for on
+ * invitation to that address is accepted by signing in on the link's page, and another organization's with
+ * one button by the same user already signed in (a colleague signed in as someone else is told whose
+ * invitation it is, and may sign out); a change of e-mail asked for on
  * the Profile page happens from the link mailed to the new address. axe-core at every screen; screenshots
  * at 1280 and 390 px in test-output/console/account/.
  *
@@ -108,6 +110,30 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => visitor.page.getByRole("button", { name: "Sign in and join" }).click())
           yield* step(() => visitor.page.getByRole("heading", { name: "Home" }).waitFor())
           yield* step(() => visitor.page.getByLabel("Store").locator("option", { hasText: "Riverside Cafe" }).waitFor({ state: "attached" }))
+
+          // Another organization invites the same address: its owner, already signed in, joins from the link's
+          // page with one button; a colleague signed in as someone else is told whose invitation it is.
+          const bookshop = yield* Effect.promise(() => signUp(app, { organization_name: "Mekong Books" }))
+          yield* Effect.promise(() => createStore(app, bookshop.token, "Mekong Books Riverside"))
+          const bookshopConsole = yield* makeConsoleClient({ baseUrl: app.baseUrl, sessionToken: bookshop.token }).pipe(
+            Effect.provide(FetchHttpClient.layer)
+          )
+          yield* bookshopConsole.InviteMember({ organization_id: bookshop.organizationId, email: newcomer, role: "analyst" })
+          const signedInLink = yield* Effect.promise(() => mailedLink(app, newcomer, "/console/invitation"))
+          yield* step(() => guest.page.goto(signedInLink, { waitUntil: "networkidle" }))
+          yield* step(() => guest.page.getByRole("heading", { name: "Join Mekong Books" }).waitFor())
+          yield* step(() => guest.page.getByRole("note").getByText(`You are signed in as ${invitee}. This invitation is for ${newcomer}`).waitFor())
+          yield* capture(guest.page, "invitation-other-account")
+          yield* step(() => visitor.page.goto(signedInLink, { waitUntil: "networkidle" }))
+          yield* step(() => visitor.page.getByRole("heading", { name: "Join Mekong Books" }).waitFor())
+          yield* capture(visitor.page, "invitation-signed-in")
+          yield* step(() => visitor.page.getByRole("button", { name: "Join Mekong Books" }).click())
+          yield* step(() => visitor.page.getByRole("heading", { name: "Home" }).waitFor())
+          yield* step(() => visitor.page.getByLabel("Store").locator("option", { hasText: "Mekong Books Riverside" }).waitFor({ state: "attached" }))
+          // Joined once: the link is used up, and the first organization's store is still theirs.
+          yield* step(() => visitor.page.getByLabel("Store").locator("option", { hasText: "Riverside Cafe" }).waitFor({ state: "attached" }))
+          yield* step(() => visitor.page.goto(signedInLink, { waitUntil: "networkidle" }))
+          yield* step(() => visitor.page.getByRole("heading", { name: "This invitation cannot be used" }).waitFor())
 
           // The Owner asks to change their address; it changes once the link mailed to the new one is followed.
           const moved = uniqueEmail("moved")
