@@ -22,7 +22,7 @@ export default defineConfig({
       {
         extends: true,
         // The suites share their two processes: each module (effect's alone takes 1.4 s) is loaded once per
-        // process rather than once per file, which halves the run (873 s → 487 s on two cores). Each file
+        // process rather than once per file (a clean clone's run on two cores: 999–1,059 s → 601–617 s). Each file
         // still starts its own service on its own database; test/support/pristineIt.ts gives each file
         // @effect/vitest's own `it`, which a previous file's `layer(…)` would otherwise have left behind.
         test: {

@@ -25,7 +25,7 @@ export class TestDatabase extends Context.Tag("test/TestDatabase")<TestDatabase,
 
 const withAdminClient = <A>(f: (client: pg.Client) => Promise<A>) => Effect.tryPromise(() => adminQuery(f))
 
-/** Whether a PostgreSQL server answers at TEST_DATABASE_URL; asked once per test file. */
+/** Whether a PostgreSQL server answers at TEST_DATABASE_URL; asked once per test process (its files share the answer). */
 let serverAvailable: Promise<boolean> | undefined
 export const postgresAvailable = (): Promise<boolean> => {
   serverAvailable ??= Effect.runPromise(
