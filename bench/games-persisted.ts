@@ -74,7 +74,7 @@ runBench(async () => {
   // BENCH_CPU_PROFILE_DIR: the service runs under V8's CPU profiler, its .cpuprofile written there on exit.
   const profileDir = process.env["BENCH_CPU_PROFILE_DIR"]
   const service = await startService(database, {
-    fromSource: true,
+    fromSource: process.env["BENCH_FROM_SOURCE"] === "1",
     ...(profileDir === undefined ? {} : { nodeOptions: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] })
   })
   const { baseUrl } = service

@@ -1,15 +1,30 @@
 /**
  * The GameInventory entity (id = game id): every draw of a game — an instant play, the reveal of a scratch
- * card — and every issued card is a persisted message to the entity of its game, keyed by the play id, so
- * one game's plays are handled one at a time and a retry, or a replay after a runner crash, is answered
- * once.
+ * card — and every issued card is a message to the entity of its game, keyed by the play id, so one game's
+ * plays are handled one at a time and a retry, or a replay after a runner crash, is answered once.
  *
- * Each message is one SQL transaction under the game's row lock (so even two runners briefly hosting the
- * same game during a shard move queue on the database): the customer's plays counted, the prize
- * picked by weight among the active prizes with inventory left with HMAC-SHA256(seed, play id)
- * (domain/GameFairness.ts), the unit taken (guarded UPDATE, and a CHECK behind it), the play written, and
- * the `game.prize_awarded` outbox event and the console's play notice — all commit together or not at all.
- * A message replayed after its transaction committed finds its play already there and answers with it.
+ * What makes a play once is its play id: the play row's primary key, checked under the game's lock. So the
+ * messages are not stored in the cluster's message table: a message sent again — a caller's retry with its
+ * Idempotency-Key, or the cluster's own resend to the game's next runner when the one it went to died —
+ * finds its play and answers with it. Storing each message and its reply cost five statements per play
+ * (the message, the reply's transaction) for a guarantee the play row already gives; a play whose
+ * request died with its runner was never answered, and its caller's retry applies it once.
+ *
+ * The entity takes its messages as they come (many at once) and applies them one after another through
+ * a queue of its own: the instant plays waiting together are applied as one batch, in one SQL transaction
+ * under the game's row lock (so even two runners briefly hosting the same game during a shard move queue
+ * on the database) whose statements do not grow with the batch: the game locked with its draw places
+ * taken, the customers' plays counted, each prize picked by weight among the active prizes with inventory
+ * left with HMAC-SHA256(seed, play id) (domain/GameFairness.ts) in order, the units taken (guarded UPDATE,
+ * and a CHECK behind it), the plays written, and the `game.prize_awarded` outbox events and the console's
+ * play notices — all commit together or not at all. A play refused (the customer's limit reached, an
+ * erased customer) is answered with its refusal and takes nothing; the others of its batch go on. Issuing
+ * and revealing scratch cards are one transaction each, in the same queue. A message replayed after its
+ * transaction committed finds its play already there and answers with it.
+ *
+ * Why a batch: one game's messages are applied one at a time, so its rate is one over the time a message
+ * holds the game; a transaction per play held it for seven round trips, a batch holds it for seven
+ * round trips whatever number of plays waited.
  *
  * Points prizes reach the wallet after the commit, through the CustomerWallet entity keyed by the play
  * (`credit:game:{playId}`): the service sends the credit as soon as the draw answers, and the `games`
@@ -18,21 +33,34 @@
  */
 import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Array as Arr, Deferred, Effect, Exit, Layer, Option, Schema } from "effect"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import { draw, drawKey, type DrawKey } from "../../domain/GameFairness.ts"
 import { Play, PlayStatus, PrizeKind } from "../../domain/Games.ts"
 import { CustomerId, GameId, PlayId, PrizeId } from "../../domain/Ids.ts"
 import { CustomerWalletEntity } from "../loyalty/Entity.ts"
+import { makeEntityQueue, type Pending } from "../platform/EntityQueue.ts"
 import { newVoucherCode } from "../platform/Voucher.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { PublicLinks } from "../platform/PublicLinks.ts"
 import { Outbox, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { currentDate } from "../platform/Time.ts"
-import { type GameRow, GamesRepo, type PlayRow, type PlayViewRow, type PrizeRow } from "./Repo.ts"
+import { type GameRow, GamesRepo, type PlayRow, PlayViewRow, type PrizeRow } from "./Repo.ts"
 import { encodePlay, notPlayableReason, toPlay } from "./View.ts"
 
-/** What a message answers: the play, and what the service needs to credit a points prize. */
+/** A play as it committed, as a reply carries it (its dates encoded for storage). */
+export const PlayViewState = Schema.Struct({
+  ...PlayViewRow.fields,
+  created_at: Schema.Date,
+  revealed_at: Schema.NullOr(Schema.Date),
+  prize_created_at: Schema.NullOr(Schema.Date)
+})
+
+/**
+ * What a message answers: the play, what the service needs to credit a points prize, and the play as it
+ * committed, so the service answers without reading it again (absent only from replies stored before it
+ * was carried; the service then reads the play).
+ */
 export const PlayOutcome = Schema.Struct({
   playId: PlayId,
   customerId: CustomerId,
@@ -42,7 +70,8 @@ export const PlayOutcome = Schema.Struct({
     name: Schema.String,
     kind: PrizeKind,
     points: Schema.NullOr(Schema.Int)
-  }))
+  })),
+  view: Schema.optional(PlayViewState)
 })
 export type PlayOutcome = typeof PlayOutcome.Type
 
@@ -51,7 +80,10 @@ const Failures = Schema.Union(InvalidState, NotFound)
 /** How many customers' store and mode one game's entity keeps in memory. */
 const MAX_REMEMBERED_CUSTOMERS = 10_000
 
-/** Messages persisted and uninterruptible, for the reason the payment entity's are (src/payments/Entity.ts). */
+/**
+ * Messages uninterruptible, for the reason the payment entity's are (src/payments/Entity.ts): a caller
+ * that stops waiting does not stop the draw it asked for.
+ */
 export const GameInventoryEntity = Entity.make("GameInventory", [
   /** An instant play of a spin or lucky-draw game. */
   Rpc.make("Play", {
@@ -59,31 +91,50 @@ export const GameInventoryEntity = Entity.make("GameInventory", [
     success: PlayOutcome,
     error: Failures,
     primaryKey: (payload) => payload.playId
-  }).annotate(ClusterSchema.Persisted, true),
+  }),
   /** A scratch card issued to a customer, drawn later by `Reveal`. */
   Rpc.make("Issue", {
     payload: { playId: PlayId, customerId: CustomerId },
     success: PlayOutcome,
     error: Failures,
     primaryKey: (payload) => `issue:${payload.playId}`
-  }).annotate(ClusterSchema.Persisted, true),
+  }),
   /** Draws an issued scratch card; a card already drawn answers as it is. */
   Rpc.make("Reveal", {
     payload: { playId: PlayId },
     success: PlayOutcome,
     error: Failures,
     primaryKey: (payload) => payload.playId
-  }).annotate(ClusterSchema.Persisted, true)
+  })
 ]).annotateRpcs(ClusterSchema.Uninterruptible, true)
 
+/** The answer of a play, with the play itself. */
 export const outcomeOf = (view: PlayViewRow): PlayOutcome => ({
   playId: view.id,
   customerId: view.customer_id,
   status: view.status,
   prize: view.prize_id === null || view.prize_kind === null
     ? null
-    : { id: view.prize_id, name: view.prize_name ?? "", kind: view.prize_kind, points: view.prize_points }
+    : { id: view.prize_id, name: view.prize_name ?? "", kind: view.prize_kind, points: view.prize_points },
+  view
 })
+
+type Refusal = InvalidState | NotFound
+
+/** An instant play waiting in its game's queue (src/platform/EntityQueue.ts): applied with the plays waiting beside it. */
+interface PlayJob {
+  readonly _tag: "Play"
+  readonly playId: PlayId
+  readonly customerId: CustomerId
+}
+
+/** A message applied in a transaction of its own (issuing or revealing a scratch card). */
+interface AloneJob {
+  readonly _tag: "Alone"
+  readonly transaction: Effect.Effect<Committed, Refusal>
+}
+
+type Job = PlayJob | AloneJob
 
 /** What one message's transaction leaves for the entity's caches once it commits. */
 interface Committed {
@@ -129,11 +180,14 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
         Option.match({ onNone: () => Effect.fail(gameNotFound()), onSome: Effect.succeed })
       )
 
-    /** The game's active prizes in draw order (from the cache when it is current), refusing a game with none. */
-    const activePrizes = (game: GameRow & { readonly draws: number }) =>
+    /**
+     * The game's active prizes in draw order (from the cache when it is current), refusing a game with none;
+     * `taken` is how many draw places the lock just took.
+     */
+    const activePrizes = (game: GameRow & { readonly draws: number }, taken = 1) =>
       Effect.gen(function*() {
         const cached = cachedPrizes
-        const rows = cached !== null && cached.version === game.prize_version && cached.draws === game.draws - 1
+        const rows = cached !== null && cached.version === game.prize_version && cached.draws === game.draws - taken
           ? cached.rows
           : (yield* repo.prizesOf([gameId])).filter((prize) => prize.active)
         if (rows.length === 0) return yield* refuse(`Game ${gameId} has no prizes`)
@@ -220,7 +274,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
       })
 
     /** Runs one message's transaction; once it commits, the caches take what it left. */
-    const commit = (transaction: Effect.Effect<Committed, InvalidState | NotFound>) =>
+    const commit = (transaction: Effect.Effect<Committed, Refusal>) =>
       repo.inTransaction(transaction).pipe(
         Effect.tap((committed) => Effect.sync(() => {
           cachedPrizes = committed.prizes
@@ -228,42 +282,140 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
         Effect.map((committed) => committed.outcome)
       )
 
-    const play = (playId: PlayId, customerId: CustomerId) =>
-      commit(Effect.gen(function*() {
-        const game = yield* lockGame(playId)
-        // Recorded before its reply was stored: the same play again.
-        if (game.replayed) return { outcome: outcomeOf(yield* replayedView(playId)), prizes: null }
+    /**
+     * One batch of instant plays (see the module's comment): one transaction, in which each play is drawn
+     * in the batch's order against the prizes as the plays before it left them. Answers each play's exit,
+     * in the jobs' order, and the prizes after the batch for the cache.
+     */
+    const playBatch = (jobs: Arr.NonEmptyReadonlyArray<PlayJob>) =>
+      repo.inTransaction(Effect.gen(function*() {
+        const locked = yield* repo.lockForDraws({ gameId, playIds: Arr.map(jobs, (job) => job.playId) })
+        if (Option.isNone(locked)) {
+          return { exits: jobs.map(() => Exit.fail(gameNotFound())), prizes: null }
+        }
+        const { replayed, ...game } = locked.value
+        const recorded = new Set<string>(replayed)
+        const placesBefore = game.draws - jobs.length
         const now = yield* currentDate
+        let closed: Refusal | undefined = undefined
         const reason = notPlayableReason(game, now)
-        if (reason !== undefined) return yield* refuse(reason)
-        if (game.type === "scratch") {
-          return yield* refuse(`Game ${gameId} is a scratch game: issue cards with POST /dashboard/games/{id}/issue`)
+        if (reason !== undefined) closed = refuse(reason)
+        else if (game.type === "scratch") {
+          closed = refuse(`Game ${gameId} is a scratch game: issue cards with POST /dashboard/games/{id}/issue`)
         }
-        const customer = yield* customerOf(game, customerId)
-        const prizes = yield* activePrizes(game)
-        yield* takeSlot(game, customerId)
-        const drawn = yield* drawFor(game, prizes, playId)
-        const row: PlayRow = {
-          id: playId,
-          game_id: gameId,
-          store_id: game.store_id,
-          livemode: customer.livemode,
-          customer_id: customerId,
-          status: "played",
-          prize_id: drawn.prize?.id ?? null,
-          voucher_code: drawn.voucherCode,
-          draw_seq: game.draws,
-          prize_version: game.prize_version,
-          created_at: now,
-          revealed_at: now
+
+        // The prizes as the batch goes, and each customer's plays (counted only under a limit).
+        let prizes: ReadonlyArray<PrizeRow> = []
+        if (closed === undefined) {
+          const active = yield* Effect.either(activePrizes(game, jobs.length))
+          if (active._tag === "Left") closed = active.left
+          else prizes = active.right
         }
-        const view = viewOf(row, game, drawn.prize, yield* repo.insertPlay(row))
-        yield* announce(view, now)
-        return { outcome: outcomeOf(view), prizes: { version: game.prize_version, draws: game.draws, rows: drawn.prizes } }
+        const max = game.max_plays_per_customer
+        const playsSoFar = new Map<string, number>()
+        const fresh = jobs.filter((job) => !recorded.has(job.playId))
+        if (closed === undefined && max !== null && Arr.isNonEmptyReadonlyArray(fresh)) {
+          const counted = yield* repo.playsOfCustomers({ gameId, customerIds: Arr.map(fresh, (job) => job.customerId) })
+          for (const row of counted) playsSoFar.set(row.customer_id, row.plays)
+        }
+
+        // Each job's exit; a play made in this batch is answered once it is written, a replay once read.
+        const exits: Array<Exit.Exit<PlayOutcome, Refusal> | "replay" | "made"> = []
+        const made: Array<{ readonly index: number; readonly row: PlayRow; readonly prize: PrizeRow | null }> = []
+        const awards = new Map<string, number>()
+        for (const [index, job] of jobs.entries()) {
+          // Recorded before (its reply was not stored), or twice in this batch: answered as recorded, below.
+          if (recorded.has(job.playId)) {
+            exits.push("replay")
+            continue
+          }
+          recorded.add(job.playId)
+          if (closed !== undefined) {
+            exits.push(Exit.fail(closed))
+            continue
+          }
+          const customer = yield* Effect.either(customerOf(game, job.customerId))
+          if (customer._tag === "Left") {
+            exits.push(Exit.fail(customer.left))
+            continue
+          }
+          if (max !== null) {
+            const plays = playsSoFar.get(job.customerId) ?? 0
+            if (plays >= max) {
+              exits.push(Exit.fail(refuse(`Customer ${job.customerId} has played game ${gameId} the most times allowed (${max})`, "customer_id")))
+              continue
+            }
+            playsSoFar.set(job.customerId, plays + 1)
+          }
+          const picked = yield* draw(yield* keyOf(game), job.playId, prizes.map((prize) => ({
+            id: prize.id,
+            weight: prize.weight,
+            remaining: prize.inventory === null ? null : prize.inventory - prize.awarded
+          })))
+          let won: PrizeRow | null = null
+          if (picked !== null) {
+            const at = prizes.findIndex((row) => row.id === picked.id)
+            const before = prizes[at]
+            if (before === undefined) return yield* Effect.dieMessage(`game ${gameId}: drew prize ${picked.id}, which it does not have`)
+            won = { ...before, awarded: before.awarded + 1 }
+            prizes = prizes.with(at, won)
+            awards.set(picked.id, (awards.get(picked.id) ?? 0) + 1)
+          }
+          made.push({
+            index,
+            prize: won,
+            row: {
+              id: job.playId,
+              game_id: gameId,
+              store_id: game.store_id,
+              livemode: customer.right.livemode,
+              customer_id: job.customerId,
+              status: "played",
+              prize_id: won?.id ?? null,
+              voucher_code: won?.kind === "voucher" ? newVoucherCode() : null,
+              draw_seq: placesBefore + index + 1,
+              prize_version: game.prize_version,
+              created_at: now,
+              revealed_at: now
+            }
+          })
+          exits.push("made")
+        }
+
+        if (awards.size > 0) {
+          const taken = yield* repo.awardUnits([...awards].map(([id, count]) => ({ id, count })))
+          // Under the game's lock the prizes read are current: a unit missing here is a bug, not a race.
+          if (taken.length !== awards.size) return yield* Effect.dieMessage(`game ${gameId}: a prize had fewer units left than drawn under the game's lock`)
+        }
+        if (Arr.isNonEmptyReadonlyArray(made)) {
+          const versions = yield* repo.insertPlays(Arr.map(made, (play) => play.row))
+          const links = yield* publicLinks.urls
+          const wire: Array<ReturnType<typeof encodePlay>> = []
+          for (const play of made) {
+            const view = viewOf(play.row, game, play.prize, versions.get(play.row.id) ?? 0)
+            wire.push(encodePlay(toPlay(view, links)))
+            exits[play.index] = Exit.succeed(outcomeOf(view))
+          }
+          yield* repo.notifyPlays(wire.map((play) => JSON.stringify(play)))
+          yield* outbox.emitMany(made.flatMap((play, at) =>
+            play.prize !== null && play.prize.kind !== "nothing"
+              ? [{ storeId: game.store_id, livemode: play.row.livemode, type: "game.prize_awarded", object: wire[at], at: now }]
+              : []
+          ))
+        }
+        const answered: Array<Exit.Exit<PlayOutcome, Refusal>> = []
+        for (const [index, exit] of exits.entries()) {
+          if (exit === "made") return yield* Effect.dieMessage(`game ${gameId}: a play of the batch was not written`)
+          answered.push(exit === "replay" ? Exit.succeed(outcomeOf(yield* replayedView(jobs[index]!.playId))) : exit)
+        }
+        return {
+          exits: answered,
+          prizes: closed === undefined ? { version: game.prize_version, draws: game.draws, rows: prizes } : null
+        }
       }))
 
-    const issue = (playId: PlayId, customerId: CustomerId) =>
-      commit(Effect.gen(function*() {
+    const issue = (playId: PlayId, customerId: CustomerId): Effect.Effect<Committed, Refusal> =>
+      Effect.gen(function*() {
         const game = yield* lockGame(playId)
         if (game.replayed) return { outcome: outcomeOf(yield* replayedView(playId)), prizes: null }
         const now = yield* currentDate
@@ -292,10 +444,10 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
         const view = viewOf(row, game, null, yield* repo.insertPlay(row))
         yield* announce(view, now)
         return { outcome: outcomeOf(view), prizes: { version: game.prize_version, draws: game.draws, rows: prizes } }
-      }))
+      })
 
-    const reveal = (playId: PlayId) =>
-      commit(Effect.gen(function*() {
+    const reveal = (playId: PlayId): Effect.Effect<Committed, Refusal> =>
+      Effect.gen(function*() {
         const game = yield* lockGame(playId)
         const found = Option.filter(yield* repo.lockPlay(playId), (row) => row.game_id === gameId)
         if (Option.isNone(found)) return yield* new NotFound({ message: `No such play: ${playId}`, param: "id" })
@@ -317,15 +469,51 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
         const view = viewOf(row, game, drawn.prize, yield* repo.markDrawn(row))
         yield* announce(view, now)
         return { outcome: outcomeOf(view), prizes: { version: game.prize_version, draws: game.draws, rows: drawn.prizes } }
-      }))
+      })
+
+    const runPlays = (batch: Arr.NonEmptyReadonlyArray<Pending<Job, PlayOutcome, Refusal>>) =>
+      playBatch(Arr.map(batch, (pending) => pending.job as PlayJob)).pipe(
+        Effect.exit,
+        Effect.flatMap(Exit.match({
+          onFailure: (cause) => {
+            // Rolled back: what the batch read of the prizes may not be what the database holds.
+            cachedPrizes = null
+            return Effect.forEach(batch, (pending) => Deferred.failCause(pending.done, cause), { discard: true })
+          },
+          onSuccess: ({ exits, prizes }) => {
+            cachedPrizes = prizes
+            return Effect.forEach(batch, (pending, index) => Deferred.done(pending.done, exits[index]!), { discard: true })
+          }
+        }))
+      )
+
+    /** Applies one pass of the game's queue in order: runs of instant plays as batches, anything else alone. */
+    const submit = yield* makeEntityQueue<Job, PlayOutcome, Refusal>((waiting) =>
+      Effect.gen(function*() {
+        let start = 0
+        while (start < waiting.length) {
+          const first = waiting[start]!
+          if (first.job._tag === "Alone") {
+            yield* Deferred.done(first.done, yield* Effect.exit(commit(first.job.transaction)))
+            start++
+            continue
+          }
+          let end = start + 1
+          while (end < waiting.length && waiting[end]!.job._tag === "Play") end++
+          yield* runPlays(waiting.slice(start, end) as unknown as Arr.NonEmptyReadonlyArray<Pending<Job, PlayOutcome, Refusal>>)
+          start = end
+        }
+      })
+    )
 
     return GameInventoryEntity.of({
-      Play: ({ payload }) => play(payload.playId, payload.customerId),
-      Issue: ({ payload }) => issue(payload.playId, payload.customerId),
-      Reveal: ({ payload }) => reveal(payload.playId)
+      Play: ({ payload }) => submit({ _tag: "Play", playId: payload.playId, customerId: payload.customerId }),
+      Issue: ({ payload }) => submit({ _tag: "Alone", transaction: issue(payload.playId, payload.customerId) }),
+      Reveal: ({ payload }) => submit({ _tag: "Alone", transaction: reveal(payload.playId) })
     })
   }),
-  { maxIdleTime: "2 minutes" }
+  // Every waiting message is taken at once: the game's queue orders them (src/platform/EntityQueue.ts).
+  { maxIdleTime: "2 minutes", concurrency: "unbounded" }
 ).pipe(Layer.provide([GamesRepo.Default, SecretBox.Default, PublicLinks.Default]))
 
 // ---------------------------------------------------------------------------------------------

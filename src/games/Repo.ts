@@ -179,6 +179,25 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
+    /**
+     * Locks the game for a batch of instant plays and takes `count` places in its draw order (the batch's
+     * plays take them in order; a refused play leaves a gap), answering which of `playIds` were recorded
+     * already (replays). One statement, whatever the batch's size.
+     */
+    const lockForDraws = Effect.fn("GamesRepo.lockForDraws")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({ gameId: Schema.String, playIds: Schema.NonEmptyArray(Schema.String) }),
+        Result: Schema.Struct({ ...GameRow.fields, draws: Schema.NumberFromString, replayed: Schema.Array(PlayId) }),
+        execute: ({ gameId, playIds }) =>
+          sql`
+            UPDATE games SET draws = draws + ${playIds.length} WHERE id = ${gameId}
+            RETURNING id, store_id, name, type, active, max_plays_per_customer, starts_at, ends_at, seed_sealed, seed_commitment,
+              prize_version, deleted_at, created_at, updated_at, draws::text AS draws,
+              ARRAY(SELECT id FROM game_plays WHERE id IN ${sql.in(playIds)}) AS replayed`
+      }),
+      Effect.orDie
+    )
+
     /** The next place in the game's draw order (the game row is locked by the caller). */
     const nextDraw = Effect.fn("GamesRepo.nextDraw")(
       SqlSchema.single({
@@ -332,6 +351,37 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
+    /** How many plays each of `customerIds` has of the game (read under the game's row lock, as above). */
+    const playsOfCustomers = Effect.fn("GamesRepo.playsOfCustomers")(
+      SqlSchema.findAll({
+        Request: Schema.Struct({ gameId: Schema.String, customerIds: Schema.NonEmptyArray(Schema.String) }),
+        Result: Schema.Struct({ customer_id: CustomerId, plays: Schema.Number }),
+        execute: ({ customerIds, gameId }) =>
+          sql`
+            SELECT customer_id, count(*)::int AS plays FROM game_plays
+            WHERE game_id = ${gameId} AND customer_id IN ${sql.in(customerIds)} GROUP BY customer_id`
+      }),
+      Effect.orDie
+    )
+
+    /**
+     * Takes `count` units of each prize at once (a batch's awards), guarded as `awardUnit`: a prize without
+     * that many left is not changed and is missing from the answer.
+     */
+    const awardUnits = Effect.fn("GamesRepo.awardUnits")(
+      SqlSchema.findAll({
+        Request: Schema.Array(Schema.Struct({ id: Schema.String, count: Schema.Number })),
+        Result: PrizeRow,
+        execute: (awards) =>
+          sql`
+            UPDATE game_prizes z SET awarded = z.awarded + a.count
+            FROM jsonb_to_recordset(${JSON.stringify(awards)}::jsonb) AS a(id text, count int)
+            WHERE z.id = a.id AND z.active AND (z.inventory IS NULL OR z.awarded + a.count <= z.inventory)
+            RETURNING z.id, z.game_id, z.name, z.kind, z.points, z.weight, z.inventory, z.awarded, z.active, z.created_at`
+      }),
+      Effect.orDie
+    )
+
     /** The player's link version, read in the same statement that writes the play (for the play's card link). */
     const RETURNING_LINK_VERSION = sql`
       RETURNING (SELECT c.public_link_version FROM (${customerLinkVersions(sql)}) c WHERE c.id = game_plays.customer_id)
@@ -352,6 +402,22 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
             ${RETURNING_LINK_VERSION}`
       }),
       Effect.map((row: typeof LinkVersion.Type) => row.customer_link_version),
+      Effect.orDie
+    )
+
+    /** Records a batch of plays in one statement; answers each play's customer link version by play id. */
+    const insertPlays = Effect.fn("GamesRepo.insertPlays")(
+      SqlSchema.findAll({
+        Request: Schema.NonEmptyArray(PlayRow),
+        Result: Schema.Struct({ id: PlayId, ...LinkVersion.fields }),
+        execute: (rows) =>
+          sql`
+            INSERT INTO game_plays ${sql.insert(rows.map((row) => ({ ...row })))}
+            ${RETURNING_LINK_VERSION}, id`
+      }),
+      Effect.map((rows: ReadonlyArray<{ readonly id: PlayId; readonly customer_link_version: number }>) =>
+        new Map(rows.map((row) => [row.id, row.customer_link_version]))
+      ),
       Effect.orDie
     )
 
@@ -456,6 +522,16 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
+    /** Tells every process listening on PLAYS_CHANNEL of each play, in order, in one statement. */
+    const notifyPlays = Effect.fn("GamesRepo.notifyPlays")(
+      SqlSchema.void({
+        Request: Schema.Array(Schema.String),
+        execute: (notices) =>
+          sql`SELECT pg_notify(${PLAYS_CHANNEL}, n) FROM jsonb_array_elements_text(${JSON.stringify(notices)}::jsonb) AS n`
+      }),
+      Effect.orDie
+    )
+
     return {
       inTransaction,
       insertGame,
@@ -466,6 +542,11 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       openInstantGames,
       nextDraw,
       lockForDraw,
+      lockForDraws,
+      playsOfCustomers,
+      awardUnits,
+      insertPlays,
+      notifyPlays,
       prizesOf,
       findPrize,
       insertPrize,

@@ -77,6 +77,9 @@ export const playIdOfToken = (token: string): PlayId => {
 /** A new secret seed: 32 random bytes, base64url. */
 const newSeed = () => randomBytes(32).toString("base64url")
 
+/** How many games' stores one process remembers for plays. */
+const MAX_REMEMBERED_GAMES = 10_000
+
 const decodeNotice = Schema.decodeUnknownOption(Schema.parseJson(Play))
 
 export class GamesService extends Effect.Service<GamesService>()("games/GamesService", {
@@ -137,6 +140,27 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
           return Option.isNone(own) ? Effect.fail(gameNotFound(id, "id")) : use({ key, game: own.value })
         }))
 
+    /**
+     * A game's store never changes, so a play looks it up once per process rather than once per play; the
+     * game's state (active, deleted, its window) is the entity's to check, under the game's lock.
+     */
+    const storeOfGame = new Map<GameId, StoreId>()
+    const ownGame = <A, E, R>(id: GameId, use: (key: ApiKeyPrincipal) => Effect.Effect<A, E, R>) =>
+      access.withApiKey((key) =>
+        Effect.gen(function*() {
+          let storeId = storeOfGame.get(id)
+          if (storeId === undefined) {
+            const found = yield* repo.findGame(id)
+            if (Option.isSome(found)) {
+              // A bound on what the process remembers; forgetting only costs a read.
+              if (storeOfGame.size >= MAX_REMEMBERED_GAMES) storeOfGame.clear()
+              storeOfGame.set(id, storeId = found.value.store_id)
+            }
+          }
+          if (storeId !== key.storeId) return yield* gameNotFound(id, "id")
+          return yield* use(key)
+        }))
+
     /** A customer of the store (and mode, when given) who can play; erased customers cannot. */
     const customerOfStore = (id: CustomerId, storeId: StoreId, livemode: boolean | undefined, param: string) =>
       Effect.gen(function*() {
@@ -186,7 +210,11 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
       )
 
     /** The play the entity answered, once its points prize is on its way to the wallet. */
-    const settle = (outcome: PlayOutcome) => Effect.zipRight(credit(outcome), playView(outcome.playId))
+    const settle = (outcome: PlayOutcome) =>
+      Effect.zipRight(
+        credit(outcome),
+        outcome.view === undefined ? playView(outcome.playId) : Effect.map(publicLinks.urls, (links) => toPlay(outcome.view!, links))
+      )
 
     // ---------------------------------------------------------------------------------------------
     // Validation the schemas cannot express
@@ -478,16 +506,16 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // ---------------------------------------------------------------------------------------------
 
     const play = Effect.fn("Games.play")(function*(gameId: GameId, input: PlayInput, idempotencyKey: string | undefined) {
-      return yield* gameOfKey(gameId, ({ game, key }) =>
+      return yield* ownGame(gameId, (key) =>
         Effect.gen(function*() {
           yield* customerOfStore(input.customer_id, key.storeId, key.livemode, "customer_id")
           return yield* idempotency.once(
             scopeOf({ storeId: key.storeId, livemode: key.livemode }, idempotencyKey),
-            requestFingerprint("games.play", { game: game.id, ...input }),
+            requestFingerprint("games.play", { game: gameId, ...input }),
             201,
             encodePlay,
             (token) =>
-              inventories(game.id).Play({ playId: playIdOfToken(token), customerId: input.customer_id }).pipe(
+              inventories(gameId).Play({ playId: playIdOfToken(token), customerId: input.customer_id }).pipe(
                 infrastructureDies,
                 Effect.flatMap(settle)
               )

@@ -69,6 +69,14 @@ export const toGame = (row: GameRow, prizes: ReadonlyArray<PrizeRow>, seed: stri
     created_at: row.created_at.toISOString()
   })
 
+/**
+ * A play is built from rows the repo has already decoded and is checked against its schema as it is
+ * encoded (the HTTP answer, the play notice, the event), so its constructors skip a first check (the
+ * `true` below), as the payment's do (src/payments/View.ts): on the play path that check cost more than
+ * the draw.
+ */
+const CHECKED_ON_ENCODE = true
+
 /** The play as the merchant sees it, with the `card_url` to give its customer (under `links`). */
 export const toPlay = (row: PlayViewRow, links: LinkUrls): Play =>
   new Play({
@@ -90,13 +98,13 @@ export const toPlay = (row: PlayViewRow, links: LinkUrls): Play =>
         awarded: row.prize_awarded ?? 0,
         active: row.prize_active ?? false,
         created_at: row.prize_created_at?.toISOString() ?? row.created_at.toISOString()
-      }),
+      }, CHECKED_ON_ENCODE),
     ...(row.voucher_code === null ? {} : { voucher_code: row.voucher_code }),
-    proof: new PlayProof({ seed_commitment: row.seed_commitment, nonce: row.id }),
+    proof: new PlayProof({ seed_commitment: row.seed_commitment, nonce: row.id }, CHECKED_ON_ENCODE),
     card_url: links.card(row.id, row.customer_link_version),
     created_at: row.created_at.toISOString(),
     revealed_at: row.revealed_at?.toISOString() ?? null
-  })
+  }, CHECKED_ON_ENCODE)
 
 export const encodePlay = Schema.encodeSync(Play)
 

@@ -2,20 +2,26 @@
  * The CustomerWallet entity: every change of one customer's points — earn, reverse, redeem, cancel a
  * redemption, adjust, and the credits of other programs — is a message to the entity of that customer's
  * id, so changes to one wallet are applied one at a time however many requests race, and a balance never
- * goes negative. Messages are persisted with a primary key (the payment, the refund event, the request's
- * Idempotency-Key or a fresh token): a retry, or a replay after a crash, is answered once.
+ * goes negative. Each message has a key (the payment, the refund event, the request's Idempotency-Key or
+ * a fresh token): a retry, or a replay after a crash, is answered once.
  *
- * Each change is one SQL transaction: the balance, the points entry (and the redemption and its stock)
- * and the outbox event commit together or not at all. Every entry carries the key of the message that
- * made it (unique per customer), so a message replayed after its transaction committed (but before its
- * reply was stored) finds its own entry and answers with it instead of applying again.
+ * The changes waiting for a wallet are applied together, in one SQL transaction (the wallet's queue,
+ * below): for each, the balance, the points entry (and the redemption and its stock) and the outbox event,
+ * all committing together or not at all. Every entry carries the key of the message that made it (unique
+ * per customer), so a message sent again — a caller's retry, an outbox consumer's next pass, the cluster's
+ * resend to the wallet's next runner when the one it went to died — finds its own entry and answers with
+ * it instead of applying again. That key is what makes a change once, so the messages are not also stored
+ * in the cluster's message table (which cost five statements per change: the message, and the reply's
+ * transaction); a change whose request died with its runner was never answered, and whoever sent it (a
+ * client with its Idempotency-Key, an outbox consumer whose event stays queued) sends it again.
  */
 import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { Effect, Option, Schema } from "effect"
+import { Cause, Deferred, Effect, Exit, Option, Schema } from "effect"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import { CustomerId, EventId, PaymentId, RedemptionId, RewardId } from "../../domain/Ids.ts"
 import { MAX_POINTS, PointsEntry, type PointsEntryType, Redemption } from "../../domain/Loyalty.ts"
+import { makeEntityQueue, type Pending } from "../platform/EntityQueue.ts"
 import { newId } from "../platform/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
 import { Outbox } from "../platform/Outbox.ts"
@@ -38,18 +44,21 @@ export const CreditTypes = ["referral", "promotion", "game"] as const
 
 const WalletPoints = Schema.Int.pipe(Schema.between(-MAX_POINTS, MAX_POINTS))
 
-/** Messages persisted and uninterruptible, for the reason the payment entity's are (src/payments/Entity.ts). */
+/**
+ * Messages uninterruptible, for the reason the payment entity's are (src/payments/Entity.ts): a caller
+ * that stops waiting does not stop the change it asked for.
+ */
 export const CustomerWalletEntity = Entity.make("CustomerWallet", [
   Rpc.make("Earn", {
     payload: { paymentId: PaymentId },
     success: Schema.NullOr(PointsEntryState),
     primaryKey: (payload) => `earn:${payload.paymentId}`
-  }).annotate(ClusterSchema.Persisted, true),
+  }),
   Rpc.make("Reverse", {
     payload: { paymentId: PaymentId, eventId: EventId },
     success: Schema.NullOr(PointsEntryState),
     primaryKey: (payload) => `reverse:${payload.eventId}`
-  }).annotate(ClusterSchema.Persisted, true),
+  }),
   Rpc.make("Redeem", {
     payload: {
       requestKey: Schema.String,
@@ -62,19 +71,19 @@ export const CustomerWalletEntity = Entity.make("CustomerWallet", [
     success: RedemptionState,
     error: Schema.Union(InvalidState, NotFound),
     primaryKey: (payload) => `redeem:${payload.requestKey}`
-  }).annotate(ClusterSchema.Persisted, true),
+  }),
   Rpc.make("CancelRedemption", {
     payload: { redemptionId: RedemptionId, requestKey: Schema.String },
     success: RedemptionState,
     error: Schema.Union(InvalidState, NotFound),
     primaryKey: (payload) => `cancel:${payload.requestKey}`
-  }).annotate(ClusterSchema.Persisted, true),
+  }),
   Rpc.make("Adjust", {
     payload: { requestKey: Schema.String, points: WalletPoints, reason: Schema.String },
     success: PointsEntryState,
     error: Schema.Union(InvalidState, NotFound),
     primaryKey: (payload) => `adjust:${payload.requestKey}`
-  }).annotate(ClusterSchema.Persisted, true),
+  }),
   Rpc.make("Credit", {
     payload: {
       type: Schema.Literal(...CreditTypes),
@@ -85,11 +94,16 @@ export const CustomerWalletEntity = Entity.make("CustomerWallet", [
     success: PointsEntryState,
     error: Schema.Union(InvalidState, NotFound),
     primaryKey: (payload) => `credit:${payload.type}:${payload.key}`
-  }).annotate(ClusterSchema.Persisted, true)
+  })
 ]).annotateRpcs(ClusterSchema.Uninterruptible, true)
 
 const encodeEntry = Schema.encodeSync(PointsEntry)
 const encodeRedemption = Schema.encodeSync(Redemption)
+
+type Refusal = InvalidState | NotFound
+
+/** One change of the wallet, as its queue runs it: its statements, inside the pass's transaction. */
+type Work = Effect.Effect<unknown, Refusal>
 
 /** What a change adds to a wallet: signed points, and what the lifetime total gains (earning only). */
 interface Change {
@@ -168,7 +182,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
       replayed: (entry: PointsEntryRow) => Effect.Effect<A, E>,
       apply: (wallet: WalletRow) => Effect.Effect<A, E>
     ) =>
-      repo.inTransaction(Effect.gen(function*() {
+      Effect.gen(function*() {
         const locked = yield* repo.lockWalletFor({ customerId, key })
         if (Option.isNone(locked)) return yield* notFound()
         const { applied_entry_id, ...wallet } = locked.value
@@ -176,7 +190,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
         const earlier = yield* repo.findEntryByKey({ customerId, key })
         if (Option.isNone(earlier)) return yield* Effect.dieMessage(`entry ${applied_entry_id} of ${key} cannot be read`)
         return yield* replayed(earlier.value)
-      }))
+      })
 
     /** A payment of this customer's, paid: what earning and reversing read. */
     const paidPayment = (paymentId: PaymentId) =>
@@ -187,13 +201,13 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      * with the wallet, so its lock is held only for its own round trips (the program as it is a moment
      * earlier is as good as at the lock: the two were never ordered).
      */
-    const earn = (paymentId: PaymentId) =>
+    const earn = (paymentId: PaymentId, queued: <A, E extends Refusal>(work: Effect.Effect<A, E>) => Effect.Effect<A, E>) =>
       Effect.gen(function*() {
         const payment = yield* paidPayment(paymentId)
         if (Option.isNone(payment)) return null
         const storeId = payment.value.store_id
         const [program, tiers] = yield* Effect.all([repo.program(storeId), repo.tiersOf(storeId)], { concurrency: 2 })
-        return yield* once(`earn:${paymentId}`, Effect.succeed, (wallet) =>
+        return yield* queued(once(`earn:${paymentId}`, Effect.succeed, (wallet) =>
           Effect.gen(function*() {
             if (!program.active) return null
             const tier = tierOf(tiers, wallet.lifetime_points).current
@@ -207,7 +221,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
             const entry = yield* post(wallet, { type: "earn", points, lifetime: points, key: `earn:${paymentId}`, paymentId })
             yield* announce(wallet, "loyalty.points_earned", toPointsEntry(entry), entry.created_at)
             return entry
-          }))
+          })))
       }).pipe(Effect.orDie)
 
     /**
@@ -299,7 +313,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      * (keyed by the redemption, so they come back once whatever is replayed) and its unit to the stock.
      */
     const cancel = (redemptionId: RedemptionId, requestKey: string) =>
-      repo.inTransaction(Effect.gen(function*() {
+      Effect.gen(function*() {
         const wallet = yield* lockWallet
         const found = Option.filter(yield* repo.findRedemptionForUpdate(redemptionId), (row) => row.customer_id === customerId)
         if (Option.isNone(found)) return yield* new NotFound({ message: `No such redemption: ${redemptionId}`, param: "id" })
@@ -311,6 +325,10 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
             message: `Redemption ${redemptionId} is ${redemption.status}: only an issued redemption can be cancelled`,
             param: "id"
           })
+        }
+        // Refused before anything is written (every message of the wallet refuses before it writes: see the queue).
+        if (wallet.points_balance + redemption.points > MAX_POINTS) {
+          return yield* new InvalidState({ message: `A balance cannot pass ${MAX_POINTS} points`, param: "points" })
         }
         const at = yield* currentDate
         const cancelled = yield* repo.markCancelled({ id: redemptionId, key: requestKey, at })
@@ -324,7 +342,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
         })
         yield* announce(wallet, "loyalty.redemption.cancelled", toRedemption(cancelled), at)
         return cancelled
-      }))
+      })
 
     const adjust = (requestKey: string, points: number, reason: string) =>
       once(`adjust:${requestKey}`, Effect.succeed, (wallet) =>
@@ -334,14 +352,38 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
       once(`credit:${type}:${key}`, Effect.succeed, (wallet) =>
         post(wallet, { type, points, lifetime: points, key: `credit:${type}:${key}`, reason }))
 
+    /**
+     * The wallet's queue (src/platform/EntityQueue.ts): what waits is applied in one transaction, each
+     * change in turn against the balance the ones before it left. A refusal is that change's answer and the
+     * others go on, which is sound because every change here refuses before it writes anything. A defect
+     * rolls the pass back, and its changes are then applied each in a transaction of its own, so one
+     * change's defect is its own answer only.
+     */
+    const submit = yield* makeEntityQueue<Work, unknown, Refusal>((waiting) => {
+      const answer = (pending: Pending<Work, unknown, Refusal>, exit: Exit.Exit<unknown, Refusal>) => Deferred.done(pending.done, exit)
+      const alone = Effect.forEach(waiting, (pending) => Effect.flatMap(Effect.exit(repo.inTransaction(pending.job)), (exit) => answer(pending, exit)), { discard: true })
+      if (waiting.length === 1) return alone
+      return repo.inTransaction(Effect.forEach(waiting, (pending) =>
+        Effect.flatMap(Effect.exit(pending.job), (exit) =>
+          Exit.isFailure(exit) && !Cause.isFailType(exit.cause) ? Effect.failCause(exit.cause) : Effect.succeed(exit)))).pipe(
+        Effect.matchCauseEffect({
+          onFailure: () => alone,
+          onSuccess: (exits) => Effect.forEach(waiting, (pending, index) => answer(pending, exits[index]!), { discard: true })
+        })
+      )
+    })
+    /** Queues one change; its answer is the change's own (the queue holds changes of every type). */
+    const queued = <A, E extends Refusal>(work: Effect.Effect<A, E>) => submit(work) as Effect.Effect<A, E>
+
     return CustomerWalletEntity.of({
-      Earn: ({ payload }) => earn(payload.paymentId),
-      Reverse: ({ payload }) => reverse(payload.paymentId, payload.eventId),
-      Redeem: ({ payload }) => redeem(payload),
-      CancelRedemption: ({ payload }) => cancel(payload.redemptionId, payload.requestKey),
-      Adjust: ({ payload }) => adjust(payload.requestKey, payload.points, payload.reason),
-      Credit: ({ payload }) => credit(payload.type, payload.key, payload.points, payload.reason)
+      Earn: ({ payload }) => earn(payload.paymentId, queued),
+      Reverse: ({ payload }) => queued(reverse(payload.paymentId, payload.eventId)),
+      Redeem: ({ payload }) => queued(redeem(payload)),
+      CancelRedemption: ({ payload }) => queued(cancel(payload.redemptionId, payload.requestKey)),
+      Adjust: ({ payload }) => queued(adjust(payload.requestKey, payload.points, payload.reason)),
+      Credit: ({ payload }) => queued(credit(payload.type, payload.key, payload.points, payload.reason))
     })
   }),
-  { maxIdleTime: "2 minutes" }
+  // Every waiting message is taken at once: the wallet's queue orders them.
+  { maxIdleTime: "2 minutes", concurrency: "unbounded" }
 )

@@ -9,18 +9,31 @@
  */
 import { Singleton } from "@effect/cluster"
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Duration, Effect, Queue, Schema, Stream } from "effect"
+import { Array as Arr, Duration, Effect, Queue, Schema, Stream } from "effect"
 import { EventId, StoreId } from "../../domain/Ids.ts"
 import { ChangeFeed } from "./ChangeFeed.ts"
 import { newId } from "./Ids.ts"
 import { currentDate } from "./Time.ts"
 
 /**
- * The LISTEN/NOTIFY channel on which a new outbox event is announced (with its store's id), by the
- * statement that writes it: its dispatchers and consumers start on it when it commits rather than at
- * their next poll.
+ * The LISTEN/NOTIFY channel on which a new outbox event is announced, by the statement that writes it:
+ * its dispatchers and consumers start on it when it commits rather than at their next poll. The notice
+ * says the event's store and type (`outboxNotice`), so a consumer wakes only for the types it handles:
+ * a game's prize event does not send the payment consumers to read their empty queues.
  */
 export const OUTBOX_CHANNEL = "outbox_events"
+
+/** The payload of an outbox notice: `{store id} {event type}` (neither holds a space). */
+export const outboxNotice = {
+  storeOf: (payload: string): string => {
+    const space = payload.indexOf(" ")
+    return space === -1 ? payload : payload.slice(0, space)
+  },
+  typeOf: (payload: string): string => {
+    const space = payload.indexOf(" ")
+    return space === -1 ? "" : payload.slice(space + 1)
+  }
+} as const
 
 /** The envelope every event has, on the wire and in the outbox (API.md "Webhooks"). */
 export const eventEnvelope = (event: {
@@ -55,9 +68,9 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
           WITH written AS (
             INSERT INTO outbox (event_id, store_id, livemode, type, payload)
             VALUES (${event.eventId}, ${event.storeId}, ${event.livemode}, ${event.type}, ${JSON.stringify(event.payload)}::jsonb)
-            RETURNING store_id
+            RETURNING store_id, type
           )
-          SELECT pg_notify(${OUTBOX_CHANNEL}, store_id) FROM written`
+          SELECT pg_notify(${OUTBOX_CHANNEL}, store_id || ' ' || type) FROM written`
     })
 
     /**
@@ -83,7 +96,49 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
       return eventId
     })
 
-    return { emit } as const
+    const insertMany = SqlSchema.void({
+      Request: Schema.NonEmptyArray(Schema.Struct({
+        event_id: EventId,
+        store_id: StoreId,
+        livemode: Schema.Boolean,
+        type: Schema.String,
+        payload: Schema.String
+      })),
+      execute: (rows) =>
+        sql`
+          WITH written AS (
+            INSERT INTO outbox ${sql.insert(rows.map((row) => ({ ...row })))}
+            RETURNING store_id, type
+          )
+          SELECT pg_notify(${OUTBOX_CHANNEL}, store_id || ' ' || type) FROM written`
+    })
+
+    /**
+     * Writes several events in one statement, in the order given (a batch of changes committed together,
+     * such as one game's plays); as `emit`, inside the transaction of the changes. Answers their ids.
+     */
+    const emitMany = Effect.fn("Outbox.emitMany")(function*(events: ReadonlyArray<{
+      readonly storeId: StoreId
+      readonly livemode: boolean
+      readonly type: string
+      readonly object: unknown
+      readonly at: Date
+    }>) {
+      const rows = events.map((event) => {
+        const eventId = newId("evt")
+        return {
+          event_id: eventId,
+          store_id: event.storeId,
+          livemode: event.livemode,
+          type: event.type,
+          payload: JSON.stringify(eventEnvelope({ id: eventId, type: event.type, livemode: event.livemode, at: event.at, object: event.object }))
+        }
+      })
+      if (Arr.isNonEmptyReadonlyArray(rows)) yield* insertMany(rows).pipe(Effect.orDie)
+      return rows.map((row) => row.event_id)
+    })
+
+    return { emit, emitMany } as const
   })
 }) {}
 
@@ -205,7 +260,11 @@ export const OutboxConsumer = {
       Effect.gen(function*() {
         const pass = yield* makeOutboxPass(name, options)
         const wake = yield* Queue.sliding<void>(1)
-        const notices = yield* (yield* ChangeFeed).subscribe(OUTBOX_CHANNEL)
+        const handled = new Set(options.types)
+        const notices = Stream.filter(
+          yield* (yield* ChangeFeed).subscribe(OUTBOX_CHANNEL),
+          (notice) => notice._tag === "Resync" || handled.has(outboxNotice.typeOf(notice.payload))
+        )
         yield* Stream.runForEach(notices, () => Queue.offer(wake, undefined)).pipe(Effect.forkScoped)
         while (true) {
           const read = yield* pass.pipe(

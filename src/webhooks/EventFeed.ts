@@ -16,7 +16,7 @@ import { EventId, StoreId } from "../../domain/Ids.ts"
 import { WebhookEvent } from "../../domain/Webhooks.ts"
 import { AccessService } from "../access/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
-import { OUTBOX_CHANNEL } from "../platform/Outbox.ts"
+import { OUTBOX_CHANNEL, outboxNotice } from "../platform/Outbox.ts"
 import { newestStoreEvent, positionOfStoreEvent, storeEventsAbove } from "../platform/OutboxReads.ts"
 
 /** How long one subscription lasts; the client subscribes again with `after`, which authorizes afresh. */
@@ -93,7 +93,7 @@ export class EventFeedService extends Effect.Service<EventFeedService>()("webhoo
       const frames = Stream.unwrapScoped(Effect.gen(function*() {
         const notices = yield* changes.subscribe(OUTBOX_CHANNEL)
         const wake = Stream.merge(
-          Stream.filter(notices, (notice) => notice._tag === "Resync" || notice.payload === input.store_id),
+          Stream.filter(notices, (notice) => notice._tag === "Resync" || outboxNotice.storeOf(notice.payload) === input.store_id),
           Stream.fromSchedule(Schedule.spaced(EVENT_FEED_POLL))
         )
         return Stream.concat(
