@@ -17,9 +17,9 @@
  */
 import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { Cause, Deferred, Effect, Exit, Option, Schema } from "effect"
+import { Array as Arr, Cause, Deferred, Effect, Exit, Option, Schema } from "effect"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
-import { CustomerId, EventId, PaymentId, RedemptionId, RewardId } from "../../domain/Ids.ts"
+import { CustomerId, EventId, PaymentId, RedemptionId, RewardId, type StoreId } from "../../domain/Ids.ts"
 import { MAX_POINTS, PointsEntry, type PointsEntryType, Redemption } from "../../domain/Loyalty.ts"
 import { makeEntityQueue, type Pending } from "../platform/EntityQueue.ts"
 import { newId } from "../platform/Ids.ts"
@@ -102,8 +102,15 @@ const encodeRedemption = Schema.encodeSync(Redemption)
 
 type Refusal = InvalidState | NotFound
 
-/** One change of the wallet, as its queue runs it: its statements, inside the pass's transaction. */
-type Work = Effect.Effect<unknown, Refusal>
+/**
+ * One change of the wallet, as its queue applies it: `apply` on the wallet as the changes before it left
+ * it, unless its `key` made an entry already, whose entry `replayed` answers with.
+ */
+interface WalletChange<A, E> {
+  readonly key: string | null
+  readonly replayed: (entry: PointsEntryRow) => Effect.Effect<A, E>
+  readonly apply: (wallet: WalletRow) => Effect.Effect<A, E>
+}
 
 /** What a change adds to a wallet: signed points, and what the lifetime total gains (earning only). */
 interface Change {
@@ -126,20 +133,55 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
 
     const notFound = () => new NotFound({ message: `No such customer: ${customerId}`, param: "customer_id" })
 
-    const lockWallet = Effect.flatMap(
-      repo.lockWallet(customerId),
-      Option.match({ onNone: () => Effect.fail(notFound()), onSome: Effect.succeed })
-    )
-
     const tooFew = (wallet: WalletRow, needed: number) =>
       new InvalidState({
         message: `Not enough points: the balance is ${wallet.points_balance}, this needs ${needed}`,
         param: "points"
       })
 
-    /** Applies a change to a wallet locked in this transaction: the new balance and its entry. */
+    /**
+     * The pass of the wallet's queue being applied: the wallet as the changes so far left it, and what they
+     * wrote, held back and sent in a few statements when the pass ends (or before a change reads what they
+     * write). Only the queue's one fiber runs a pass, so one variable holds it.
+     */
+    interface Pass {
+      wallet: WalletRow
+      readonly keys: Set<string>
+      entries: Array<PointsEntryRow>
+      notices: Array<string>
+      redemptions: Array<RedemptionRow>
+      events: Array<{ readonly storeId: StoreId; readonly livemode: boolean; readonly type: string; readonly object: unknown; readonly at: Date }>
+    }
+    let current: Pass | undefined
+    const thePass = Effect.suspend(() =>
+      current === undefined ? Effect.dieMessage(`wallet ${customerId}: a change ran outside its queue's pass`) : Effect.succeed(current)
+    )
+
+    /** Sends what the pass holds back: its redemptions, its entries with the balance they leave, its events. */
+    const flush = Effect.gen(function*() {
+      const pass = yield* thePass
+      const { entries, events, notices, redemptions } = pass
+      pass.entries = []
+      pass.notices = []
+      pass.redemptions = []
+      pass.events = []
+      if (Arr.isNonEmptyReadonlyArray(redemptions)) yield* repo.insertRedemptions(redemptions)
+      if (Arr.isNonEmptyReadonlyArray(entries)) {
+        yield* repo.postEntries({
+          customerId,
+          balance: pass.wallet.points_balance,
+          lifetime: pass.wallet.lifetime_points,
+          entries,
+          notices
+        })
+      }
+      if (events.length > 0) yield* outbox.emitMany(events)
+    })
+
+    /** Applies a change to the wallet (locked by the pass): the new balance and its entry, sent with the pass. */
     const post = (wallet: WalletRow, change: Change) =>
       Effect.gen(function*() {
+        const pass = yield* thePass
         const balance = wallet.points_balance + change.points
         if (balance < 0) return yield* tooFew(wallet, -change.points)
         if (balance > MAX_POINTS) {
@@ -161,36 +203,40 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
           entry_key: change.key,
           created_at: yield* currentDate
         }
-        return yield* repo.postEntry({ entry, lifetime, notice: JSON.stringify(encodeEntry(toPointsEntry(entry))) })
+        pass.entries.push(entry)
+        pass.notices.push(JSON.stringify(encodeEntry(toPointsEntry(entry))))
+        pass.keys.add(change.key)
+        pass.wallet = { ...pass.wallet, points_balance: balance, lifetime_points: lifetime }
+        return entry
+      })
+
+    /** Records a redemption, sent with the pass. */
+    const record = (redemption: RedemptionRow) =>
+      Effect.map(thePass, (pass) => {
+        pass.redemptions.push(redemption)
+        return redemption
       })
 
     const announce = (wallet: WalletRow, type: string, object: PointsEntry | Redemption, at: Date) =>
-      outbox.emit({
-        storeId: wallet.store_id,
-        livemode: wallet.livemode,
-        type,
-        object: object instanceof PointsEntry ? encodeEntry(object) : encodeRedemption(object),
-        at
+      Effect.map(thePass, (pass) => {
+        pass.events.push({
+          storeId: wallet.store_id,
+          livemode: wallet.livemode,
+          type,
+          object: object instanceof PointsEntry ? encodeEntry(object) : encodeRedemption(object),
+          at
+        })
       })
 
     /**
-     * Runs `apply` unless the message `key` was applied already, whose entry then answers. The wallet's
-     * lock says in the same round trip whether the key made an entry; only a replay reads that entry.
+     * A change keyed `key`: `apply` runs on the wallet unless the key made an entry already (in an earlier
+     * pass, or earlier in this one), whose entry then answers through `replayed`.
      */
-    const once = <A, E>(
+    const once = <A, E extends Refusal>(
       key: string,
       replayed: (entry: PointsEntryRow) => Effect.Effect<A, E>,
       apply: (wallet: WalletRow) => Effect.Effect<A, E>
-    ) =>
-      Effect.gen(function*() {
-        const locked = yield* repo.lockWalletFor({ customerId, key })
-        if (Option.isNone(locked)) return yield* notFound()
-        const { applied_entry_id, ...wallet } = locked.value
-        if (applied_entry_id === null) return yield* apply(wallet)
-        const earlier = yield* repo.findEntryByKey({ customerId, key })
-        if (Option.isNone(earlier)) return yield* Effect.dieMessage(`entry ${applied_entry_id} of ${key} cannot be read`)
-        return yield* replayed(earlier.value)
-      })
+    ): WalletChange<A, E> => ({ key, replayed, apply })
 
     /** A payment of this customer's, paid: what earning and reversing read. */
     const paidPayment = (paymentId: PaymentId) =>
@@ -201,7 +247,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      * with the wallet, so its lock is held only for its own round trips (the program as it is a moment
      * earlier is as good as at the lock: the two were never ordered).
      */
-    const earn = (paymentId: PaymentId, queued: <A, E extends Refusal>(work: Effect.Effect<A, E>) => Effect.Effect<A, E>) =>
+    const earn = (paymentId: PaymentId, queued: <A, E extends Refusal>(change: WalletChange<A, E>) => Effect.Effect<A, E>) =>
       Effect.gen(function*() {
         const payment = yield* paidPayment(paymentId)
         if (Option.isNone(payment)) return null
@@ -234,6 +280,8 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
         Effect.gen(function*() {
           const payment = yield* paidPayment(paymentId)
           if (Option.isNone(payment)) return null
+          // What the payment earned and lost so far may be among what this pass holds back.
+          yield* flush
           const sofar = yield* repo.paymentPoints({ customerId, paymentId })
           const due = reversalFor(sofar.earned, payment.value.amount_refunded, payment.value.amount) - sofar.reversed
           if (due <= 0) return null
@@ -246,7 +294,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
             key: `reverse:${eventId}`,
             paymentId
           })
-        })).pipe(Effect.orDie)
+        }).pipe(Effect.orDie))
 
     const redeem = (input: {
       readonly requestKey: string
@@ -280,7 +328,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
               return yield* new InvalidState({ message: `Reward ${input.rewardId} is out of stock`, param: "reward_id" })
             }
             const at = yield* currentDate
-            const redemption = yield* repo.insertRedemption({
+            const redemption = yield* record({
               id: input.redemptionId,
               store_id: wallet.store_id,
               livemode: wallet.livemode,
@@ -312,9 +360,16 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      * Cancels an issued redemption of this customer: its points come back as one `redeem_cancel` entry
      * (keyed by the redemption, so they come back once whatever is replayed) and its unit to the stock.
      */
-    const cancel = (redemptionId: RedemptionId, requestKey: string) =>
+    const cancel = (redemptionId: RedemptionId, requestKey: string): WalletChange<RedemptionRow, Refusal> => ({
+      key: null,
+      replayed: () => Effect.dieMessage("a cancellation has no key of its own to be replayed by"),
+      apply: (wallet) => cancelOf(wallet, redemptionId, requestKey)
+    })
+
+    const cancelOf = (wallet: WalletRow, redemptionId: RedemptionId, requestKey: string) =>
       Effect.gen(function*() {
-        const wallet = yield* lockWallet
+        // The redemption may be among what this pass holds back.
+        yield* flush
         const found = Option.filter(yield* repo.findRedemptionForUpdate(redemptionId), (row) => row.customer_id === customerId)
         if (Option.isNone(found)) return yield* new NotFound({ message: `No such redemption: ${redemptionId}`, param: "id" })
         const redemption = found.value
@@ -352,28 +407,67 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
       once(`credit:${type}:${key}`, Effect.succeed, (wallet) =>
         post(wallet, { type, points, lifetime: points, key: `credit:${type}:${key}`, reason }))
 
+    /** Answers a change that was applied before: the entry its key made (sent now if this pass holds it). */
+    const replay = (change: WalletChange<unknown, Refusal>, key: string) =>
+      Effect.gen(function*() {
+        yield* flush
+        const earlier = yield* repo.findEntryByKey({ customerId, key })
+        if (Option.isNone(earlier)) return yield* Effect.dieMessage(`the entry of ${key} cannot be read`)
+        return yield* change.replayed(earlier.value)
+      })
+
     /**
-     * The wallet's queue (src/platform/EntityQueue.ts): what waits is applied in one transaction, each
-     * change in turn against the balance the ones before it left. A refusal is that change's answer and the
-     * others go on, which is sound because every change here refuses before it writes anything. A defect
-     * rolls the pass back, and its changes are then applied each in a transaction of its own, so one
-     * change's defect is its own answer only.
+     * One transaction for the changes of a pass: the wallet locked with the keys already applied, each
+     * change in turn against the balance the ones before it left, and what they wrote sent at the end. A
+     * refusal is that change's answer and the others go on, which is sound because every change here refuses
+     * before it writes anything; any other failure rolls the whole pass back.
      */
-    const submit = yield* makeEntityQueue<Work, unknown, Refusal>((waiting) => {
-      const answer = (pending: Pending<Work, unknown, Refusal>, exit: Exit.Exit<unknown, Refusal>) => Deferred.done(pending.done, exit)
-      const alone = Effect.forEach(waiting, (pending) => Effect.flatMap(Effect.exit(repo.inTransaction(pending.job)), (exit) => answer(pending, exit)), { discard: true })
-      if (waiting.length === 1) return alone
-      return repo.inTransaction(Effect.forEach(waiting, (pending) =>
-        Effect.flatMap(Effect.exit(pending.job), (exit) =>
-          Exit.isFailure(exit) && !Cause.isFailType(exit.cause) ? Effect.failCause(exit.cause) : Effect.succeed(exit)))).pipe(
+    const applyTogether = (changes: ReadonlyArray<WalletChange<unknown, Refusal>>) =>
+      repo.inTransaction(Effect.gen(function*() {
+        const keys = changes.flatMap((change) => (change.key === null ? [] : [change.key]))
+        const locked = yield* repo.lockWalletWithKeys({ customerId, keys })
+        if (Option.isNone(locked)) return changes.map(() => Exit.fail(notFound()))
+        const { applied_keys, ...wallet } = locked.value
+        const applied = new Set(applied_keys)
+        const pass: Pass = { wallet, keys: new Set(), entries: [], notices: [], redemptions: [], events: [] }
+        current = pass
+        const exits: Array<Exit.Exit<unknown, Refusal>> = []
+        for (const change of changes) {
+          const key = change.key
+          const exit = yield* Effect.exit(
+            key !== null && (applied.has(key) || pass.keys.has(key)) ? replay(change, key) : change.apply(pass.wallet)
+          )
+          if (Exit.isFailure(exit) && !Cause.isFailType(exit.cause)) return yield* Effect.failCause(exit.cause)
+          exits.push(exit)
+        }
+        yield* flush
+        return exits
+      })).pipe(Effect.ensuring(Effect.sync(() => {
+        current = undefined
+      })))
+
+    /**
+     * The wallet's queue (src/platform/EntityQueue.ts): what waits is applied together, as above. A pass
+     * that fails is applied again one change at a time, so one change's defect is its own answer only.
+     */
+    const submit = yield* makeEntityQueue<WalletChange<unknown, Refusal>, unknown, Refusal>((waiting) => {
+      const answerAll = (exits: ReadonlyArray<Exit.Exit<unknown, Refusal>>) =>
+        Effect.forEach(waiting, (pending, index) => Deferred.done(pending.done, exits[index]!), { discard: true })
+      const oneByOne = Effect.forEach(waiting, (pending) =>
+        applyTogether([pending.job]).pipe(
+          Effect.exit,
+          Effect.flatMap((exit) => Deferred.done(pending.done, Exit.isSuccess(exit) ? exit.value[0]! : Exit.failCause(exit.cause)))
+        ), { discard: true })
+      return applyTogether(waiting.map((pending) => pending.job)).pipe(
         Effect.matchCauseEffect({
-          onFailure: () => alone,
-          onSuccess: (exits) => Effect.forEach(waiting, (pending, index) => answer(pending, exits[index]!), { discard: true })
+          onFailure: (cause) => (waiting.length === 1 ? Deferred.failCause(waiting[0].done, cause) : oneByOne),
+          onSuccess: answerAll
         })
       )
     })
     /** Queues one change; its answer is the change's own (the queue holds changes of every type). */
-    const queued = <A, E extends Refusal>(work: Effect.Effect<A, E>) => submit(work) as Effect.Effect<A, E>
+    const queued = <A, E extends Refusal>(change: WalletChange<A, E>) =>
+      submit(change as WalletChange<unknown, Refusal>) as Effect.Effect<A, E>
 
     return CustomerWalletEntity.of({
       Earn: ({ payload }) => earn(payload.paymentId, queued),

@@ -327,6 +327,15 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
+    /** Records a pass's redemptions in one statement, in order. */
+    const insertRedemptions = Effect.fn("LoyaltyRepo.insertRedemptions")(
+      SqlSchema.void({
+        Request: Schema.NonEmptyArray(RedemptionRow),
+        execute: (rows) => sql`INSERT INTO loyalty_redemptions ${sql.insert(rows.map((row) => ({ ...row })))}`
+      }),
+      Effect.orDie
+    )
+
     const findRedemption = Effect.fn("LoyaltyRepo.findRedemption")(
       SqlSchema.findOne({
         Request: Schema.String,
@@ -453,6 +462,56 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
+    /**
+     * The wallet, locked until the transaction ends, and which of the message keys `keys` already made an
+     * entry of it: what a pass of the wallet's queue (src/loyalty/Entity.ts) starts with, in one round trip.
+     */
+    const lockWalletWithKeys = Effect.fn("LoyaltyRepo.lockWalletWithKeys")(
+      SqlSchema.findOne({
+        Request: Schema.Struct({ customerId: Schema.String, keys: Schema.Array(Schema.String) }),
+        Result: Schema.Struct({ ...WalletRow.fields, applied_keys: Schema.Array(Schema.String) }),
+        execute: ({ customerId, keys }) =>
+          lockCustomerRow(
+            sql,
+            keys.length === 0
+              ? sql`${walletColumns}, ARRAY[]::text[] AS applied_keys`
+              : sql`${walletColumns}, ARRAY(SELECT e.entry_key FROM points_entries e WHERE e.customer_id = customers.id AND e.entry_key IN ${
+                sql.in(keys)
+              }) AS applied_keys`,
+            customerId
+          )
+      }),
+      Effect.orDie
+    )
+
+    /**
+     * Posts a pass's entries to a locked wallet in one statement: the balance and lifetime points they leave,
+     * the entries in order, and a notice on POINTS_CHANNEL for each (`notices`, the encoded entries), as
+     * `postEntry` does for one.
+     */
+    const postEntries = Effect.fn("LoyaltyRepo.postEntries")(
+      SqlSchema.void({
+        Request: Schema.Struct({
+          customerId: Schema.String,
+          balance: Schema.Number,
+          lifetime: Schema.Number,
+          entries: Schema.NonEmptyArray(PointsEntryRow),
+          notices: Schema.Array(Schema.String)
+        }),
+        execute: ({ balance, customerId, entries, lifetime, notices }) =>
+          sql`
+            WITH wallet AS (
+              UPDATE customers SET points_balance = ${balance}, lifetime_points = ${lifetime} WHERE id = ${customerId}
+            ), written AS (
+              INSERT INTO points_entries ${sql.insert(entries.map((entry) => ({ ...entry })))} RETURNING id
+            ), notices AS (
+              SELECT pg_notify(${POINTS_CHANNEL}, n) FROM jsonb_array_elements_text(${JSON.stringify(notices)}::jsonb) AS n
+            )
+            SELECT (SELECT count(*) FROM written) AS written, (SELECT count(*) FROM notices) AS notified`
+      }),
+      Effect.orDie
+    )
+
     /** The entry a message made, if it was applied already (its key is unique per customer). */
     const findEntryByKey = Effect.fn("LoyaltyRepo.findEntryByKey")(
       SqlSchema.findOne({
@@ -544,6 +603,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       takeStock,
       returnStock,
       insertRedemption,
+      insertRedemptions,
       findRedemption,
       findRedemptionForUpdate,
       fulfil,
@@ -552,7 +612,9 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       findWallet,
       lockWallet,
       lockWalletFor,
+      lockWalletWithKeys,
       postEntry,
+      postEntries,
       findEntryByKey,
       paymentPoints,
       listEntries,

@@ -79,6 +79,48 @@ describe("CustomerWallet entity (in-process)", () => {
         expect(Either.isLeft(overdraw) && overdraw.left._tag).toBe("InvalidState")
       }))
 
+    it.scoped("changes sent at once apply in turn: each against the balance before it, a refusal taking nothing, one key once", () =>
+      Effect.gen(function*() {
+        const wallets = yield* Entity.makeTestClient(CustomerWalletEntity, entityLayer)
+        const { storeId } = yield* seedStore
+        const customerId = yield* seedCustomer(storeId)
+        const wallet = yield* wallets(customerId)
+        const credit = { type: "promotion" as const, key: "promo:pay_2", points: 100, reason: null }
+
+        // Sent together, they wait in the wallet's queue together and are applied in passes.
+        const [credited, first, second, creditedAgain, adjusted, third] = yield* Effect.all([
+          wallet.Credit(credit),
+          Effect.either(wallet.Redeem(redeemPoints("together-1", 60))),
+          Effect.either(wallet.Redeem(redeemPoints("together-2", 60))),
+          wallet.Credit(credit),
+          wallet.Adjust({ requestKey: "together-adjust", points: 10, reason: "goodwill" }),
+          Effect.either(wallet.Redeem(redeemPoints("together-1", 60)))
+        ], { concurrency: "unbounded" })
+        expect(creditedAgain.id).toBe(credited.id)
+        expect(adjusted.points).toBe(10)
+        const redeemed = [first, second].filter(Either.isRight)
+        for (const refused of [first, second].filter(Either.isLeft)) expect(refused.left._tag).toBe("InvalidState")
+        // The same request key twice answers one redemption (or the same refusal).
+        if (Either.isRight(first)) expect(Either.isRight(third) && third.right.id).toBe(first.right.id)
+        const after = yield* balances(customerId)
+        expect(after.balance).toBe(110 - 60 * redeemed.length)
+        expect(after.balance).toBeGreaterThanOrEqual(0)
+        expect(after.sum).toBe(after.balance)
+        expect(after.entries).toBe(2 + redeemed.length)
+        // The entries chain: each starts from the balance another left (the first from zero), and the last
+        // leaves the wallet's balance.
+        const sql = yield* SqlClient.SqlClient
+        const left = [...yield* sql<{ points: number; balance_after: number }>`
+          SELECT points, balance_after FROM points_entries WHERE customer_id = ${customerId}`]
+        let balance = 0
+        while (left.length > 0) {
+          const next = left.findIndex((entry) => entry.balance_after - entry.points === balance)
+          expect(next).toBeGreaterThanOrEqual(0)
+          balance = left.splice(next, 1)[0]!.balance_after
+        }
+        expect(balance).toBe(after.balance)
+      }))
+
     it.scoped("a reward's stock is never oversold by racing redemptions of many wallets", () =>
       Effect.gen(function*() {
         const wallets = yield* Entity.makeTestClient(CustomerWalletEntity, entityLayer)
