@@ -129,6 +129,20 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
      * when this call paid it.
      */
     const payInvoiceOfPayment = (paymentId: PaymentId, now: Date) =>
+      Effect.flatMap(invoiceDue(paymentId), (due) => due ? payInvoice(paymentId, now) : Effect.succeed(Option.none<InvoiceRow>()))
+
+    /**
+     * Whether the payment pays an invoice still to be paid: every paid payment asks, and almost none does,
+     * so one statement without a transaction answers them (the transaction below takes the invoice's row).
+     */
+    const invoiceDue = (paymentId: PaymentId) =>
+      Effect.map(
+        sql<{ readonly due: boolean }>`
+          SELECT EXISTS (SELECT 1 FROM subscription_invoices WHERE payment_id = ${paymentId} AND status IN ('open', 'void')) AS due`,
+        (rows) => rows[0]?.due === true
+      ).pipe(Effect.orDie)
+
+    const payInvoice = (paymentId: PaymentId, now: Date) =>
       sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql<InvoiceRow>`
           UPDATE subscription_invoices SET status = 'paid', paid_at = ${now}

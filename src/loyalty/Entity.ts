@@ -26,7 +26,7 @@ import { newId } from "../platform/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
 import { Outbox } from "../platform/Outbox.ts"
 import { pointsFor, reversalFor } from "./Points.ts"
-import { LoyaltyRepo, PointsEntryRow, RedemptionRow, type WalletRow } from "./Repo.ts"
+import { LoyaltyRepo, PointsEntryRow, ProgramRow, RedemptionRow, TierRow, type WalletRow } from "./Repo.ts"
 import { newVoucherCode } from "../platform/Voucher.ts"
 import { tierOf, toPointsEntry, toRedemption } from "./View.ts"
 
@@ -39,6 +39,13 @@ export const RedemptionState = Schema.Struct({
   cancelled_at: Schema.NullOr(Schema.Date)
 })
 
+/** What earning reads of a store: its program and its tiers (dates encoded for the message). */
+export const EarningRules = Schema.Struct({
+  program: ProgramRow,
+  tiers: Schema.Array(Schema.Struct({ ...TierRow.fields, created_at: Schema.Date }))
+})
+export type EarningRules = typeof EarningRules.Type
+
 /** The credits other programs send (referrals, promotions, games). */
 export const CreditTypes = ["referral", "promotion", "game"] as const
 
@@ -50,7 +57,14 @@ const WalletPoints = Schema.Int.pipe(Schema.between(-MAX_POINTS, MAX_POINTS))
  */
 export const CustomerWalletEntity = Entity.make("CustomerWallet", [
   Rpc.make("Earn", {
-    payload: { paymentId: PaymentId },
+    payload: {
+      paymentId: PaymentId,
+      /**
+       * The store's program and tiers as the loyalty consumer read them, once per pass for all its events
+       * (src/loyalty/Jobs.ts); without them the entity reads them itself.
+       */
+      rules: Schema.optional(EarningRules)
+    },
     success: Schema.NullOr(PointsEntryState),
     primaryKey: (payload) => `earn:${payload.paymentId}`
   }),
@@ -247,12 +261,18 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      * with the wallet, so its lock is held only for its own round trips (the program as it is a moment
      * earlier is as good as at the lock: the two were never ordered).
      */
-    const earn = (paymentId: PaymentId, queued: <A, E extends Refusal>(change: WalletChange<A, E>) => Effect.Effect<A, E>) =>
+    const earn = (
+      paymentId: PaymentId,
+      rules: EarningRules | undefined,
+      queued: <A, E extends Refusal>(change: WalletChange<A, E>) => Effect.Effect<A, E>
+    ) =>
       Effect.gen(function*() {
         const payment = yield* paidPayment(paymentId)
         if (Option.isNone(payment)) return null
         const storeId = payment.value.store_id
-        const [program, tiers] = yield* Effect.all([repo.program(storeId), repo.tiersOf(storeId)], { concurrency: 2 })
+        const { program, tiers } = rules !== undefined && rules.program.store_id === storeId
+          ? rules
+          : yield* Effect.all({ program: repo.program(storeId), tiers: repo.tiersOf(storeId) }, { concurrency: 2 })
         return yield* queued(once(`earn:${paymentId}`, Effect.succeed, (wallet) =>
           Effect.gen(function*() {
             if (!program.active) return null
@@ -470,7 +490,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
       submit(change as WalletChange<unknown, Refusal>) as Effect.Effect<A, E>
 
     return CustomerWalletEntity.of({
-      Earn: ({ payload }) => earn(payload.paymentId, queued),
+      Earn: ({ payload }) => earn(payload.paymentId, payload.rules, queued),
       Reverse: ({ payload }) => queued(reverse(payload.paymentId, payload.eventId)),
       Redeem: ({ payload }) => queued(redeem(payload)),
       CancelRedemption: ({ payload }) => queued(cancel(payload.redemptionId, payload.requestKey)),

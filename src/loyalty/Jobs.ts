@@ -2,16 +2,17 @@
  * Earning runs from the payments' outbox, not from the request that paid: the loyalty consumer of the
  * outbox (src/platform/Outbox.ts) gets each `payment.completed` and `payment.refunded` event and sends it
  * to the customer's CustomerWallet entity (Earn, keyed by the payment; Reverse, keyed by the event). An
- * event may come again after a crash, and the messages' primary keys answer it once: a payment earns
+ * event may come again after a crash, and the entries' keys answer it once: a payment earns
  * once however often its event is delivered.
  *
  * One customer's events are applied one after another in outbox order (a refund's reversal must find
  * the payment's earning); different customers' go at once.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { CustomerId, PaymentId } from "../../domain/Ids.ts"
-import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
+import { oncePerPass, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { CustomerWalletEntity } from "./Entity.ts"
+import { LoyaltyRepo } from "./Repo.ts"
 
 /** What earning reads of a payment event's object. */
 const PaymentOfEvent = Schema.Struct({ id: PaymentId, customer_id: Schema.optionalWith(Schema.NullOr(CustomerId), { default: () => null }) })
@@ -31,9 +32,15 @@ export const applyPaymentEvent = (event: OutboxEvent) =>
     const payment = yield* decodePayment(event.object)
     if (payment.customer_id === null) return
     const wallet = (yield* CustomerWalletEntity.client)(payment.customer_id)
-    yield* event.type === "payment.completed"
-      ? wallet.Earn({ paymentId: payment.id })
-      : wallet.Reverse({ paymentId: payment.id, eventId: event.eventId })
+    if (event.type !== "payment.completed") return yield* wallet.Reverse({ paymentId: payment.id, eventId: event.eventId })
+    // The store's program and tiers, read once per pass for all its events (src/platform/Outbox.ts).
+    const repo = yield* LoyaltyRepo
+    const storeId = event.storeId
+    const rules = yield* oncePerPass(
+      `loyalty.rules:${storeId}`,
+      Effect.all({ program: repo.program(storeId), tiers: repo.tiersOf(storeId) }, { concurrency: 2 })
+    )
+    yield* wallet.Earn({ paymentId: payment.id, rules })
   })
 
 /** The consumer's name in `outbox_pending`. */
@@ -43,4 +50,4 @@ export const LoyaltyEarningLive = OutboxConsumer.make(LOYALTY_CONSUMER, {
   types: ["payment.completed", "payment.refunded"],
   keyOf: customerOf,
   apply: applyPaymentEvent
-})
+}).pipe(Layer.provide(LoyaltyRepo.Default))

@@ -17,6 +17,7 @@ import { InvalidRequest, InvalidState, NotFound } from "../../domain/Errors.ts"
 import type { NotificationId, StoreId } from "../../domain/Ids.ts"
 import { AccessService, type StoreAccess, touchesStoreData } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
+import { oncePerPass } from "../platform/Outbox.ts"
 import { currentDate } from "../platform/Time.ts"
 import { SettingsService } from "../settings/Service.ts"
 import { fixedPage } from "../platform/FixedList.ts"
@@ -213,9 +214,10 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
       /** Sends an event's message on every enabled channel of its store subscribed to its type (idempotent). */
       notify: (storeId: StoreId, eventId: string, eventType: string, object: unknown) =>
         Effect.gen(function*() {
-          const configs = yield* touchesStoreData(sql<ConfigRow>`
+          // Read once per pass of the consumer for each store and type (src/platform/Outbox.ts).
+          const configs = yield* oncePerPass(`notifications.configs:${storeId}:${eventType}`, touchesStoreData(sql<ConfigRow>`
             SELECT channel, destination, events, enabled FROM notification_configs
-            WHERE store_id = ${storeId} AND enabled AND destination IS NOT NULL AND ${eventType} = ANY (events)`.pipe(Effect.orDie))
+            WHERE store_id = ${storeId} AND enabled AND destination IS NOT NULL AND ${eventType} = ANY (events)`.pipe(Effect.orDie)))
           yield* Effect.forEach(configs, (config) =>
             send(storeId, config.channel, config.destination!, eventId, eventType, renderMessage(eventType, object)), { discard: true })
         }),

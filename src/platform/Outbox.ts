@@ -9,7 +9,7 @@
  */
 import { Singleton } from "@effect/cluster"
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Array as Arr, Duration, Effect, Queue, Schema, Stream } from "effect"
+import { Array as Arr, Deferred, Duration, Effect, FiberRef, Queue, Schema, Stream } from "effect"
 import { EventId, StoreId } from "../../domain/Ids.ts"
 import { ChangeFeed } from "./ChangeFeed.ts"
 import { newId } from "./Ids.ts"
@@ -192,6 +192,31 @@ const DEFAULT_CONCURRENCY = 32
 const POLL_INTERVAL = Duration.seconds(1)
 
 /**
+ * What a consumer pass has read once for all its events: settings and a store's rules that every event
+ * of the pass would otherwise read again (a risk threshold, a referral program). Unset outside a pass.
+ */
+const currentPassReads = FiberRef.unsafeMake<Map<string, Deferred.Deferred<unknown, unknown>> | undefined>(undefined)
+
+/**
+ * `read`, run once per consumer pass for `key` and shared by the pass's events (outside a pass, run each
+ * time). The pass's events were all committed before it started, so what it reads once is as current for
+ * each as a read of its own: a change made meanwhile is concurrent with every one of them.
+ */
+export const oncePerPass = <A, E, R>(key: string, read: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(FiberRef.get(currentPassReads), (reads) => {
+    if (reads === undefined) return read
+    const earlier = reads.get(key) as Deferred.Deferred<A, E> | undefined
+    if (earlier !== undefined) return Deferred.await(earlier)
+    return Effect.flatMap(Deferred.make<A, E>(), (answer) => {
+      reads.set(key, answer as Deferred.Deferred<unknown, unknown>)
+      return read.pipe(
+        Effect.onExit((exit) => Deferred.done(answer, exit)),
+        Effect.onInterrupt(() => Deferred.interrupt(answer))
+      )
+    })
+  })
+
+/**
  * One pass of consumer `name`: up to a batch of its pending events, applied and taken off its queue.
  * Answers how many were read (a full batch means more may be waiting).
  */
@@ -219,7 +244,7 @@ export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R
       execute: (positions) => sql`DELETE FROM outbox_pending WHERE consumer = ${name} AND position IN ${sql.in(positions)}`
     })
 
-    return Effect.gen(function*() {
+    const applyPending = Effect.gen(function*() {
       const events = yield* Effect.orDie(pending(batch))
       if (events.length === 0) return 0
       const byKey = new Map<string, Array<OutboxEvent>>()
@@ -247,6 +272,8 @@ export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R
       if (applied.length > 0) yield* Effect.orDie(done(applied))
       return events.length
     })
+    // Each pass shares its own reads (oncePerPass), and only its own.
+    return Effect.suspend(() => Effect.locally(applyPending, currentPassReads, new Map()))
   })
 
 export const OutboxConsumer = {

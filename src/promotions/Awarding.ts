@@ -13,7 +13,7 @@ import { ClusterCron } from "@effect/cluster"
 import { Cron, Effect, Layer, Option } from "effect"
 import { CustomerWalletEntity } from "../loyalty/Entity.ts"
 import { customerOf, decodePayment } from "../loyalty/Jobs.ts"
-import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
+import { oncePerPass, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { SegmentsRepo } from "../segments/Repo.ts"
 import { PromotionsRepo } from "./Repo.ts"
 import { PromotionsService } from "./Service.ts"
@@ -25,6 +25,9 @@ export const awardPromotions = (event: OutboxEvent) =>
   Effect.gen(function*() {
     const repo = yield* PromotionsRepo
     const segments = yield* SegmentsRepo
+    // Most stores run no promotion at a time: asked once per pass of the consumer (src/platform/Outbox.ts),
+    // it spares their payments' events every read.
+    if (!(yield* oncePerPass(`promotions.active:${event.storeId}`, repo.hasActive(event.storeId)))) return
     const { id } = yield* decodePayment(event.object)
     const found = yield* repo.findPayment(id)
     if (Option.isNone(found)) return

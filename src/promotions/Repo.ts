@@ -187,6 +187,17 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
     const findPayment = (id: PaymentId) =>
       Effect.map(payments.factsOf(id), Option.map((payment) => ({ ...payment, amount: Number(payment.amount) })))
 
+    /** Whether the store has an active promotion at all (its payments' events need read nothing else if not). */
+    const hasActive = Effect.fn("PromotionsRepo.hasActive")(
+      SqlSchema.single({
+        Request: StoreId,
+        Result: Schema.Struct({ active: Schema.Boolean }),
+        execute: (storeId) => sql`SELECT EXISTS (SELECT 1 FROM promotions WHERE store_id = ${storeId} AND status = 'active') AS active`
+      }),
+      Effect.map((row: { readonly active: boolean }) => row.active),
+      Effect.orDie
+    )
+
     /**
      * The store's active promotions whose window holds `paidAt` and whose minimum the payment meets: those
      * the payment may earn (segment membership is tested after, per promotion).
@@ -251,6 +262,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
       overdue,
       findPayment,
       runningFor,
+      hasActive,
       simulate
     } as const
   }),

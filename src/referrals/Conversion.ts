@@ -18,7 +18,7 @@ import { Effect, Option } from "effect"
 import { CustomerWalletEntity } from "../loyalty/Entity.ts"
 import { customerOf, decodePayment } from "../loyalty/Jobs.ts"
 import { newId } from "../platform/Ids.ts"
-import { Outbox, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
+import { oncePerPass, Outbox, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { currentDate } from "../platform/Time.ts"
 import { ReferralsRepo, type ReferralRow } from "./Repo.ts"
 import { commissionOf, isConvertingPaymentRefunded, withinWindow } from "./Rules.ts"
@@ -60,6 +60,9 @@ export const applyReferralPaymentEvent = (event: OutboxEvent) =>
     const announce = (type: string, referral: ReferralRow) =>
       outbox.emit({ storeId: referral.store_id, livemode: referral.livemode, type, object: encodeReferral(toReferral(referral)) })
 
+    // Most paying customers were referred by no one: a look without a transaction settles them (a referral
+    // made after this look is made after the payment's event, and its referee's later payments convert it).
+    if (Option.isNone(yield* repo.findReferralOfReferee(customer_id))) return
     const after = yield* repo.inTransaction(Effect.gen(function*() {
       const found = yield* repo.lockReferralOfReferee(customer_id)
       if (Option.isNone(found) || found.value.status === "voided") return Option.none<ReferralRow>()
@@ -68,7 +71,8 @@ export const applyReferralPaymentEvent = (event: OutboxEvent) =>
       if (Option.isNone(paid)) return Option.some(referral)
       const payment = paid.value
       const paidAt = payment.paid_at!
-      const program = yield* repo.program(referral.store_id)
+      // The store's program, read once per pass of the consumer (src/platform/Outbox.ts).
+      const program = yield* oncePerPass(`referrals.program:${referral.store_id}`, repo.program(referral.store_id))
 
       if (event.type === "payment.completed") {
         if (referral.converted_at === null) {

@@ -257,6 +257,8 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
 
     const findReferral = referralWhere("ReferralsRepo.findReferral", (id) => sql`id = ${id}`)
     const lockReferral = referralWhere("ReferralsRepo.lockReferral", (id) => sql`id = ${id} FOR UPDATE`)
+    /** The referee's referral, if it has one (not locked). */
+    const findReferralOfReferee = referralWhere("ReferralsRepo.findReferralOfReferee", (refereeId) => sql`referee_id = ${refereeId}`)
     /** The referee's referral, locked: its payments' events are applied one at a time. */
     const lockReferralOfReferee = referralWhere("ReferralsRepo.lockReferralOfReferee", (refereeId) =>
       sql`referee_id = ${refereeId} FOR UPDATE`)
@@ -447,6 +449,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       findReferral,
       lockReferral,
       lockReferralOfReferee,
+      findReferralOfReferee,
       saveReferral,
       listReferrals,
       findPayment,

@@ -11,7 +11,7 @@ import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { CustomerId, PaymentId, StoreId } from "../../domain/Ids.ts"
 import { AccessService } from "../access/Service.ts"
 import { parseAmount } from "../platform/Money.ts"
-import { OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
+import { oncePerPass, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { SettingsService } from "../settings/Service.ts"
 import {
   DEFAULT_THRESHOLDS,
@@ -64,7 +64,8 @@ export const applyRiskEvent = (event: OutboxEvent) =>
   Effect.gen(function*() {
     const repo = yield* RiskRepo
     const risk = yield* RiskService
-    const thresholds = yield* readThresholds
+    // The platform's thresholds, read once per pass of the consumer (src/platform/Outbox.ts).
+    const thresholds = yield* oncePerPass("risk.thresholds", readThresholds)
     const at = event.occurredAt
 
     if (event.type === "referral.flagged") {
