@@ -1,15 +1,16 @@
 /**
  * Every bench in sequence (`npm run bench`): payments (bench/run.ts), webhook deliveries
  * (bench/webhooks.ts), live status streams (bench/sse.ts), customer search (bench/customers.ts), loyalty earning (bench/loyalty.ts),
- * redemptions on one wallet (bench/redemptions.ts),
+ * redemptions on one wallet (bench/redemptions.ts), plays of games (bench/games-persisted.ts), referral conversions
+ * (bench/referrals.ts),
  * the merchant console (bench/console.ts), each as a
  * process of its own so that none
  * inherits another's memory or load; then one markdown table of all their figures, with the machine.
  *
  * Each bench's own output is passed through as it comes, its summary table included. The figures come
- * from the JSON a bench writes to BENCH_SUMMARY_FILE (payments, SSE, customers, loyalty) or from its output lines (webhooks,
+ * from the JSON a bench writes to BENCH_SUMMARY_FILE (payments, SSE, customers, loyalty, redemptions, games, referrals) or from its output lines (webhooks,
  * a standalone script). Each bench keeps its own settings (BENCH_DURATION, BENCH_EVENTS, BENCH_SSE_STREAMS,
- * …); BENCH_ONLY=payments,webhooks,sse,customers,loyalty,redemptions,console picks some. The webhooks bench takes its PostgreSQL from
+ * …); BENCH_ONLY=payments,webhooks,sse,customers,loyalty,redemptions,games,referrals,console picks some. The webhooks bench takes its PostgreSQL from
  * TEST_DATABASE_URL, set here to BENCH_POSTGRES_URL when only that is given. A bench that fails is
  * reported as such and the others still run; the exit code is then 1.
  */
@@ -22,7 +23,7 @@ import { fileURLToPath } from "node:url"
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
 interface Bench {
-  readonly name: "requests" | "payments" | "webhooks" | "sse" | "customers" | "loyalty" | "redemptions" | "console"
+  readonly name: "requests" | "payments" | "webhooks" | "sse" | "customers" | "loyalty" | "redemptions" | "games" | "referrals" | "console"
   readonly script: string
 }
 
@@ -34,6 +35,8 @@ const BENCHES: ReadonlyArray<Bench> = [
   { name: "customers", script: "bench/customers.ts" },
   { name: "loyalty", script: "bench/loyalty.ts" },
   { name: "redemptions", script: "bench/redemptions.ts" },
+  { name: "games", script: "bench/games-persisted.ts" },
+  { name: "referrals", script: "bench/referrals.ts" },
   { name: "console", script: "bench/console.ts" }
 ]
 
@@ -122,7 +125,7 @@ const webhookFigures = (output: string): WebhookFigures => {
 const main = async () => {
   const only = process.env["BENCH_ONLY"]?.split(",").map((name) => name.trim()).filter((name) => name !== "")
   const unknown = only?.filter((name) => !BENCHES.some((bench) => bench.name === name)) ?? []
-  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (requests, payments, webhooks, sse, customers, loyalty, redemptions, console)`)
+  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown bench ${unknown.join(", ")} (requests, payments, webhooks, sse, customers, loyalty, redemptions, games, referrals, console)`)
   const selected = BENCHES.filter((bench) => only === undefined || only.length === 0 || only.includes(bench.name))
 
   const cores = cpus().length
@@ -284,6 +287,29 @@ const main = async () => {
         `${formatInt(r.perSecond)}/s, p50 ${formatMs(r.p50)}, p99 ${formatMs(r.p99)}`
       ])
       targets.push(["redemptions on one wallet", `${formatInt(r.perSecond)}/s`, "≥ 200/s"])
+    } else if (bench.name === "games" && outcome?.summary !== undefined) {
+      const g = outcome.summary
+      rows.push(["games", "database", g.database])
+      rows.push([
+        "games",
+        `plays on one game, ${formatInt(g.one_game.plays)} plays, p50 / p99`,
+        `${formatInt(g.one_game.per_second)}/s, ${formatMs(g.one_game.p50_ms)} / ${formatMs(g.one_game.p99_ms)}`
+      ])
+      rows.push([
+        "games",
+        `plays on ${g.many_games.games} games at once, ${formatInt(g.many_games.plays)} plays, p50 / p99`,
+        `${formatInt(g.many_games.per_second)}/s, ${formatMs(g.many_games.p50_ms)} / ${formatMs(g.many_games.p99_ms)}`
+      ])
+      targets.push(["plays on one game", `${formatInt(g.one_game.per_second)}/s`, "≥ 300/s"])
+    } else if (bench.name === "referrals" && outcome?.summary !== undefined) {
+      const r = outcome.summary
+      rows.push(["referrals", "database", r.database])
+      rows.push([
+        "referrals",
+        `conversions from a backlog of ${formatInt(r.referees)} first payments (conversion, commission, both wallets)`,
+        `${formatInt(r.eventsPerSecond)}/s`
+      ])
+      targets.push(["referral conversions", `${formatInt(r.eventsPerSecond)}/s`, "≥ 100/s"])
     }
     if (bench.name === "console" && outcome?.summary !== undefined) {
       const c = outcome.summary

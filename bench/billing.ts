@@ -108,7 +108,7 @@ const insertEvents = (storeId: string, ids: ReadonlyArray<string>) => ({
       FROM unnest($2::text[]) AS id
       RETURNING store_id
     )
-    SELECT pg_notify('outbox_events', store_id) FROM written LIMIT 1`,
+    SELECT pg_notify('outbox_events', store_id || ' payment.completed') FROM written LIMIT 1`,
   values: [storeId, ids]
 })
 

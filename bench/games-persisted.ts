@@ -1,11 +1,12 @@
 /**
- * Persisted game draws end to end (`npm run bench:games`, after the in-process ceiling of bench/games.ts):
- * instant plays over HTTP (`POST /v1/games/{id}/play`), each one a persisted message to the game's
- * GameInventory entity and one SQL transaction (slot, draw, unit, play, outbox), points credited to the
- * wallet after it.
+ * Game draws end to end, recorded in the database (`npm run bench:games`, after the in-process ceiling of
+ * bench/games.ts): instant plays over HTTP (`POST /v1/games/{id}/play`), each a message to the game's
+ * GameInventory entity, which applies the plays waiting together in one SQL transaction (slots, draws, units,
+ * plays, outbox), points credited to the wallet after it.
  *
  * 1. A fresh database on the PostgreSQL at BENCH_POSTGRES_URL (default: the local server), or the embedded
- *    one; the service as a child process (from source); over HTTP a user, a store, a test API key,
+ *    one; the service as a child process (the bundle `npm start` runs; BENCH_FROM_SOURCE=1: the sources
+ *    through tsx); over HTTP a user, a store, a test API key,
  *    BENCH_CUSTOMERS customers (50) and BENCH_GAMES + 1 spin games (16 + 1) of four prizes, one of them
  *    points (unlimited inventory, so every draw runs the whole path).
  * 2. One game: BENCH_PLAYS plays (1,000) sent BENCH_CONCURRENCY at a time (64) to one game — the entity's
@@ -122,8 +123,8 @@ runBench(async () => {
     problems: problems.count
   }
   writeSummary(figures)
-  console.log(`\nPersisted game draws over HTTP (${database.description}, ${cpus().length} CPUs, ${CONCURRENCY} in flight per game)\n`)
-  console.log("| Plays (`POST /v1/games/{id}/play`, persisted) | plays/s | p50 | p99 |")
+  console.log(`\nGame draws over HTTP, recorded (${database.description}, ${cpus().length} CPUs, ${CONCURRENCY} in flight per game)\n`)
+  console.log("| Plays (`POST /v1/games/{id}/play`) | plays/s | p50 | p99 |")
   console.log("| --- | ---: | ---: | ---: |")
   console.log(`| one game (${formatInt(PLAYS)} plays) | ${formatInt(figures.one_game.per_second)} | ${formatMs(figures.one_game.p50_ms)} | ${formatMs(figures.one_game.p99_ms)} |`)
   console.log(

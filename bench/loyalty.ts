@@ -1,7 +1,7 @@
 /**
  * Loyalty earning (`npm run bench:loyalty`; `npm run bench` runs it with the others): how many paid-payment
  * events per second the wallet applies — outbox consumer → CustomerWallet entity (one message per payment,
- * persisted, applied in its own transaction) — and how long an event waits from its commit to its earn entry.
+ * applied with the wallet's other waiting changes in one transaction) — and how long an event waits from its commit to its earn entry.
  *
  * 1. A fresh database on the PostgreSQL at BENCH_POSTGRES_URL (default: the local server), or the one at
  *    BENCH_DATABASE_URL as it is; the events are written straight into it.
@@ -40,7 +40,7 @@ import {
   withClient,
   writeSummary
 } from "./support.ts"
-import { OUTBOX_CHANNEL } from "../src/platform/Outbox.ts"
+import { OUTBOX_CHANNEL, outboxNotice } from "../src/platform/Outbox.ts"
 
 setLogPrefix("bench:loyalty")
 
@@ -86,7 +86,7 @@ const insertPaidPayments = (client: pg.Client, template: string, first: number, 
        jsonb_build_object('data', jsonb_build_object('object', jsonb_build_object('id', id, 'customer_id', customer_id))), now()
      FROM made`,
     [template, first, count, WALLETS]
-  ).then(() => client.query(`SELECT pg_notify($1, 'bench')`, [OUTBOX_CHANNEL]))
+  ).then(() => client.query(`SELECT pg_notify($1, $2)`, [OUTBOX_CHANNEL, outboxNotice.of("bench", "payment.completed")]))
 
 /**
  * Marks the bench store's payments created and still pending as paid, with their `payment.completed` events
@@ -105,7 +105,7 @@ const payPending = async (client: pg.Client, storeId: string) => {
        FROM paid
        RETURNING 1
      )
-     SELECT count(*)::int AS paid, pg_notify($2, $1) FROM written`,
+     SELECT count(*)::int AS paid, pg_notify($2, $1 || ' payment.completed') FROM written`,
     [storeId, OUTBOX_CHANNEL]
   )
   return (result.rows[0] as { paid: number }).paid

@@ -1,8 +1,8 @@
 /**
  * Redemptions on one wallet (`npm run bench:redemptions`; `npm run bench` runs it with the others): how many
- * `POST /v1/loyalty/redeem` one customer's wallet answers a second, each a persisted `Redeem` message to its
- * CustomerWallet entity and one transaction under the wallet's lock (the redemption, its voucher code, the
- * balance, the points entry, the outbox event and the notice).
+ * `POST /v1/loyalty/redeem` one customer's wallet answers a second, each a `Redeem` message to its
+ * CustomerWallet entity, which applies the changes waiting together in one transaction under the wallet's
+ * lock (the redemptions, their voucher codes, the balance, the points entries, the outbox events and notices).
  *
  * 1. A fresh database (BENCH_POSTGRES_URL, or BENCH_DATABASE_URL as it is; the embedded database without
  *    one) and the service as a child process (the bundle `npm start` runs).

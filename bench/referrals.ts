@@ -30,7 +30,7 @@ import {
   withClient,
   writeSummary
 } from "./support.ts"
-import { OUTBOX_CHANNEL } from "../src/platform/Outbox.ts"
+import { OUTBOX_CHANNEL, outboxNotice } from "../src/platform/Outbox.ts"
 
 setLogPrefix("bench:referrals")
 
@@ -144,7 +144,7 @@ const main = async () => {
        FROM made`,
       [payment.id, REFEREES]
     )
-    await client.query(`SELECT pg_notify($1, 'bench')`, [OUTBOX_CHANNEL])
+    await client.query(`SELECT pg_notify($1, $2)`, [OUTBOX_CHANNEL, outboxNotice.of("bench", "payment.completed")])
     const started = performance.now()
     await untilApplied(client, 600_000)
     const seconds = (performance.now() - started) / 1000

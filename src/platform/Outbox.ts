@@ -25,6 +25,7 @@ export const OUTBOX_CHANNEL = "outbox_events"
 
 /** The payload of an outbox notice: `{store id} {event type}` (neither holds a space). */
 export const outboxNotice = {
+  of: (storeId: string, type: string): string => `${storeId} ${type}`,
   storeOf: (payload: string): string => {
     const space = payload.indexOf(" ")
     return space === -1 ? payload : payload.slice(0, space)
