@@ -318,15 +318,6 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     // Redemptions
     // ---------------------------------------------------------------------------------------------
 
-    const insertRedemption = Effect.fn("LoyaltyRepo.insertRedemption")(
-      SqlSchema.single({
-        Request: RedemptionRow,
-        Result: RedemptionRow,
-        execute: (row) => sql`INSERT INTO loyalty_redemptions ${sql.insert({ ...row })} RETURNING *`
-      }),
-      Effect.orDie
-    )
-
     /** Records a pass's redemptions in one statement, in order. */
     const insertRedemptions = Effect.fn("LoyaltyRepo.insertRedemptions")(
       SqlSchema.void({
@@ -408,60 +399,6 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    /** The wallet, locked until the transaction ends (as the customer's other changes lock it). */
-    const lockWallet = Effect.fn("LoyaltyRepo.lockWallet")(
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: WalletRow,
-        execute: (id) => lockCustomerRow(sql, walletColumns, id)
-      }),
-      Effect.orDie
-    )
-
-    /**
-     * The wallet, locked until the transaction ends, and whether the message `key` already made an entry
-     * of it (the id of that entry): one round trip where a lock and then a lookup would take two, while
-     * the wallet's other messages wait for the lock.
-     */
-    const lockWalletFor = Effect.fn("LoyaltyRepo.lockWalletFor")(
-      SqlSchema.findOne({
-        Request: Schema.Struct({ customerId: Schema.String, key: Schema.String }),
-        Result: Schema.Struct({ ...WalletRow.fields, applied_entry_id: Schema.NullOr(PointsEntryId) }),
-        execute: ({ customerId, key }) =>
-          lockCustomerRow(
-            sql,
-            sql`${walletColumns}, (SELECT e.id FROM points_entries e WHERE e.customer_id = customers.id AND e.entry_key = ${key}) AS applied_entry_id`,
-            customerId
-          )
-      }),
-      Effect.orDie
-    )
-
-    /**
-     * Posts an entry to a locked wallet in one statement: the new balance, the entry and its notice on
-     * POINTS_CHANNEL (`notice`, the encoded entry). The notice is sent inside the entry's transaction, so
-     * listeners hear of it exactly when it commits; it stays well under PostgreSQL's 8000-byte payload
-     * limit (an entry's free text is at most 500 characters).
-     */
-    const postEntry = Effect.fn("LoyaltyRepo.postEntry")(
-      SqlSchema.single({
-        Request: Schema.Struct({ entry: PointsEntryRow, lifetime: Schema.Number, notice: Schema.String }),
-        Result: PointsEntryRow,
-        execute: ({ entry, lifetime, notice }) =>
-          sql`
-            WITH wallet AS (
-              UPDATE customers SET points_balance = ${entry.balance_after}, lifetime_points = ${lifetime}
-              WHERE id = ${entry.customer_id}
-            ), entry AS (
-              INSERT INTO points_entries ${sql.insert({ ...entry })} RETURNING *
-            ), notice AS (
-              SELECT pg_notify(${POINTS_CHANNEL}, ${notice})
-            )
-            SELECT entry.* FROM entry, notice`
-      }),
-      Effect.orDie
-    )
-
     /**
      * The wallet, locked until the transaction ends, and which of the message keys `keys` already made an
      * entry of it: what a pass of the wallet's queue (src/loyalty/Entity.ts) starts with, in one round trip.
@@ -486,8 +423,10 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
 
     /**
      * Posts a pass's entries to a locked wallet in one statement: the balance and lifetime points they leave,
-     * the entries in order, and a notice on POINTS_CHANNEL for each (`notices`, the encoded entries), as
-     * `postEntry` does for one.
+     * the entries in order, and a notice on POINTS_CHANNEL for each (`notices`, the encoded entries). The
+     * notices are sent inside the entries' transaction, so listeners hear of them exactly when they commit;
+     * each stays well under PostgreSQL's 8000-byte payload limit (an entry's free text is at most 500
+     * characters).
      */
     const postEntries = Effect.fn("LoyaltyRepo.postEntries")(
       SqlSchema.void({
@@ -602,7 +541,6 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       listRewards,
       takeStock,
       returnStock,
-      insertRedemption,
       insertRedemptions,
       findRedemption,
       findRedemptionForUpdate,
@@ -610,10 +548,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       markCancelled,
       listRedemptions,
       findWallet,
-      lockWallet,
-      lockWalletFor,
       lockWalletWithKeys,
-      postEntry,
       postEntries,
       findEntryByKey,
       paymentPoints,
