@@ -191,7 +191,10 @@ describe("console RPC", () => {
               })
               : Effect.void
           ),
-          Stream.filter((frame): frame is PaymentChanged => frame._tag === "PaymentChanged" && frame.id === second.id),
+          // The payment's own creation notice may reach a feed opened right after it: only its changes count.
+          Stream.filter((frame): frame is PaymentChanged =>
+            frame._tag === "PaymentChanged" && frame.id === second.id && frame.status !== "pending"
+          ),
           Stream.takeUntil((frame) => frame.status === "refunded"),
           Stream.runCollect,
           Effect.map((chunk) => Chunk.toReadonlyArray(chunk).map((frame) => [frame.status, frame.amount_refunded])),
