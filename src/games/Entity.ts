@@ -136,6 +136,14 @@ interface AloneJob {
 
 type Job = PlayJob | AloneJob
 
+/** The prizes as a draw weighs them: each with its weight and the units it has left (null: unlimited). */
+const candidatesOf = (prizes: ReadonlyArray<PrizeRow>) =>
+  prizes.map((prize) => ({
+    id: prize.id,
+    weight: prize.weight,
+    remaining: prize.inventory === null ? null : prize.inventory - prize.awarded
+  }))
+
 /** What one message's transaction leaves for the entity's caches once it commits. */
 interface Committed {
   readonly outcome: PlayOutcome
@@ -232,12 +240,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
     const drawFor = (game: GameRow, prizes: ReadonlyArray<PrizeRow>, playId: PlayId) =>
       Effect.gen(function*() {
         const key = yield* keyOf(game)
-        const candidates = prizes.map((prize) => ({
-          id: prize.id,
-          weight: prize.weight,
-          remaining: prize.inventory === null ? null : prize.inventory - prize.awarded
-        }))
-        const picked = yield* draw(key, playId, candidates)
+        const picked = yield* draw(key, playId, candidatesOf(prizes))
         if (picked === null) return { prize: null, voucherCode: null, prizes }
         const taken = yield* repo.awardUnit(picked.id)
         // Under the game's lock the prizes read are current: losing the unit here is a bug, not a race.
@@ -347,11 +350,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
             }
             playsSoFar.set(job.customerId, plays + 1)
           }
-          const picked = yield* draw(yield* keyOf(game), job.playId, prizes.map((prize) => ({
-            id: prize.id,
-            weight: prize.weight,
-            remaining: prize.inventory === null ? null : prize.inventory - prize.awarded
-          })))
+          const picked = yield* draw(yield* keyOf(game), job.playId, candidatesOf(prizes))
           let won: PrizeRow | null = null
           if (picked !== null) {
             const at = prizes.findIndex((row) => row.id === picked.id)

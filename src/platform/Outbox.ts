@@ -56,47 +56,6 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.void({
-      Request: Schema.Struct({
-        eventId: EventId,
-        storeId: StoreId,
-        livemode: Schema.Boolean,
-        type: Schema.String,
-        payload: Schema.Unknown
-      }),
-      execute: (event) =>
-        sql`
-          WITH written AS (
-            INSERT INTO outbox (event_id, store_id, livemode, type, payload)
-            VALUES (${event.eventId}, ${event.storeId}, ${event.livemode}, ${event.type}, ${JSON.stringify(event.payload)}::jsonb)
-            RETURNING store_id, type
-          )
-          SELECT pg_notify(${OUTBOX_CHANNEL}, store_id || ' ' || type) FROM written`
-    })
-
-    /**
-     * Writes the event `type` about `object` (already in its wire form) for the store. Call it inside the
-     * transaction of the change it announces. Answers the event's id.
-     */
-    const emit = Effect.fn("Outbox.emit")(function*(event: {
-      readonly storeId: StoreId
-      readonly livemode: boolean
-      readonly type: string
-      readonly object: unknown
-      readonly at?: Date
-    }) {
-      const eventId = newId("evt")
-      const at = event.at ?? (yield* currentDate)
-      yield* insert({
-        eventId,
-        storeId: event.storeId,
-        livemode: event.livemode,
-        type: event.type,
-        payload: eventEnvelope({ id: eventId, type: event.type, livemode: event.livemode, at, object: event.object })
-      }).pipe(Effect.orDie)
-      return eventId
-    })
-
     const insertMany = SqlSchema.void({
       Request: Schema.NonEmptyArray(Schema.Struct({
         event_id: EventId,
@@ -116,7 +75,7 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
 
     /**
      * Writes several events in one statement, in the order given (a batch of changes committed together,
-     * such as one game's plays); as `emit`, inside the transaction of the changes. Answers their ids.
+     * such as one game's plays), inside the transaction of the changes. Answers their ids.
      */
     const emitMany = Effect.fn("Outbox.emitMany")(function*(events: ReadonlyArray<{
       readonly storeId: StoreId
@@ -137,6 +96,21 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
       })
       if (Arr.isNonEmptyReadonlyArray(rows)) yield* insertMany(rows).pipe(Effect.orDie)
       return rows.map((row) => row.event_id)
+    })
+
+    /**
+     * Writes the event `type` about `object` (already in its wire form) for the store. Call it inside the
+     * transaction of the change it announces. Answers the event's id.
+     */
+    const emit = Effect.fn("Outbox.emit")(function*(event: {
+      readonly storeId: StoreId
+      readonly livemode: boolean
+      readonly type: string
+      readonly object: unknown
+      readonly at?: Date
+    }) {
+      const [eventId] = yield* emitMany([{ ...event, at: event.at ?? (yield* currentDate) }])
+      return eventId!
     })
 
     return { emit, emitMany } as const
