@@ -95,7 +95,8 @@ export const shardingConfigOf = (
   shardLockExpiration: cluster.lockExpiration,
   runnerHealthCheckInterval: cluster.healthCheckInterval,
   refreshAssignmentsInterval: cluster.refreshInterval,
-  entityMessagePollInterval: MESSAGE_POLL_INTERVAL
+  entityMessagePollInterval: MESSAGE_POLL_INTERVAL,
+  simulateRemoteSerialization: false
 })
 
 /** One process that is its own (and only) runner, with runner and message storage in SQL. */

@@ -132,6 +132,19 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
       Effect.flatMap(invoiceDue(paymentId), (due) => due ? payInvoice(paymentId, now) : Effect.succeed(Option.none<InvoiceRow>()))
 
     /**
+     * Which of `paymentIds` pay an invoice still to be paid: a pass of the billing consumer asks once for
+     * all its events' payments, of which almost none pays an invoice.
+     */
+    const paymentsOfDueInvoices = (paymentIds: ReadonlyArray<PaymentId>) =>
+      paymentIds.length === 0
+        ? Effect.succeed(new Set<PaymentId>())
+        : Effect.map(
+          sql<{ readonly payment_id: PaymentId }>`
+            SELECT payment_id FROM subscription_invoices WHERE payment_id IN ${sql.in(paymentIds)} AND status IN ('open', 'void')`,
+          (rows) => new Set(rows.map((row) => row.payment_id))
+        ).pipe(Effect.orDie)
+
+    /**
      * Whether the payment pays an invoice still to be paid: every paid payment asks, and almost none does,
      * so one statement without a transaction answers them (the transaction below takes the invoice's row).
      */
@@ -181,6 +194,7 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("billing/BillingR
       openInvoices,
       voidInvoice,
       payInvoiceOfPayment,
+      paymentsOfDueInvoices,
       history,
       invoices,
       storeLiveMode,

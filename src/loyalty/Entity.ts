@@ -19,15 +19,16 @@ import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { Array as Arr, Cause, Deferred, Effect, Exit, Option, Schema } from "effect"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
-import { CustomerId, EventId, PaymentId, RedemptionId, RewardId, type StoreId } from "../../domain/Ids.ts"
+import { CustomerId, EventId, PaymentId, RedemptionId, RewardId, StoreId } from "../../domain/Ids.ts"
 import { MAX_POINTS, PointsEntry, type PointsEntryType, Redemption } from "../../domain/Loyalty.ts"
 import { makeEntityQueue, type Pending } from "../platform/EntityQueue.ts"
 import { newId } from "../platform/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
-import { Outbox } from "../platform/Outbox.ts"
+import { Outbox, type OutboxEventInput } from "../platform/Outbox.ts"
 import { pointsFor, reversalFor } from "./Points.ts"
 import { LoyaltyRepo, PointsEntryRow, ProgramRow, RedemptionRow, TierRow, type WalletRow } from "./Repo.ts"
 import { newVoucherCode } from "../platform/Voucher.ts"
+import { Currency } from "../platform/Money.ts"
 import { tierOf, toPointsEntry, toRedemption } from "./View.ts"
 
 /** A points entry as messages carry it: the row, with its date encoded for storage. */
@@ -46,6 +47,10 @@ export const EarningRules = Schema.Struct({
 })
 export type EarningRules = typeof EarningRules.Type
 
+/** What earning needs of a paid payment: its store, its amount in minor units and its currency. */
+export const PaidPayment = Schema.Struct({ store_id: StoreId, amount: Schema.BigInt, currency: Currency })
+export type PaidPayment = typeof PaidPayment.Type
+
 /** The credits other programs send (referrals, promotions, games). */
 export const CreditTypes = ["referral", "promotion", "game"] as const
 
@@ -63,7 +68,12 @@ export const CustomerWalletEntity = Entity.make("CustomerWallet", [
        * The store's program and tiers as the loyalty consumer read them, once per pass for all its events
        * (src/loyalty/Jobs.ts); without them the entity reads them itself.
        */
-      rules: Schema.optional(EarningRules)
+      rules: Schema.optional(EarningRules),
+      /**
+       * The payment as its `payment.completed` event holds it (src/loyalty/Jobs.ts); without it the entity
+       * reads the payment, and earns nothing if it is not this customer's or not paid.
+       */
+      paid: Schema.optional(PaidPayment)
     },
     success: Schema.NullOr(PointsEntryState),
     primaryKey: (payload) => `earn:${payload.paymentId}`
@@ -118,12 +128,15 @@ type Refusal = InvalidState | NotFound
 
 /**
  * One change of the wallet, as its queue applies it: `apply` on the wallet as the changes before it left
- * it, unless its `key` made an entry already, whose entry `replayed` answers with.
+ * it, unless its `key` made an entry already, whose entry `replayed` answers with. `inMemory`: `apply`
+ * reads nothing and writes nothing but its entries and events (earning, adjusting, crediting), so a pass
+ * of such changes needs no lock (see `applyUnlocked`).
  */
 interface WalletChange<A, E> {
   readonly key: string | null
   readonly replayed: (entry: PointsEntryRow) => Effect.Effect<A, E>
   readonly apply: (wallet: WalletRow) => Effect.Effect<A, E>
+  readonly inMemory: boolean
 }
 
 /** What a change adds to a wallet: signed points, and what the lifetime total gains (earning only). */
@@ -164,12 +177,18 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
       entries: Array<PointsEntryRow>
       notices: Array<string>
       redemptions: Array<RedemptionRow>
-      events: Array<{ readonly storeId: StoreId; readonly livemode: boolean; readonly type: string; readonly object: unknown; readonly at: Date }>
+      events: Array<OutboxEventInput>
     }
     let current: Pass | undefined
     const thePass = Effect.suspend(() =>
       current === undefined ? Effect.dieMessage(`wallet ${customerId}: a change ran outside its queue's pass`) : Effect.succeed(current)
     )
+
+    /**
+     * The wallet as the last pass left it, while no pass failed since; undefined when not known. A pass of
+     * in-memory changes starts from it instead of reading the wallet.
+     */
+    let known: WalletRow | undefined
 
     /** Sends what the pass holds back: its redemptions, its entries with the balance they leave, its events. */
     const flush = Effect.gen(function*() {
@@ -249,8 +268,9 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
     const once = <A, E extends Refusal>(
       key: string,
       replayed: (entry: PointsEntryRow) => Effect.Effect<A, E>,
-      apply: (wallet: WalletRow) => Effect.Effect<A, E>
-    ): WalletChange<A, E> => ({ key, replayed, apply })
+      apply: (wallet: WalletRow) => Effect.Effect<A, E>,
+      inMemory = false
+    ): WalletChange<A, E> => ({ key, replayed, apply, inMemory })
 
     /** A payment of this customer's, paid: what earning and reversing read. */
     const paidPayment = (paymentId: PaymentId) =>
@@ -263,11 +283,12 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      */
     const earn = (
       paymentId: PaymentId,
+      paid: PaidPayment | undefined,
       rules: EarningRules | undefined,
       queued: <A, E extends Refusal>(change: WalletChange<A, E>) => Effect.Effect<A, E>
     ) =>
       Effect.gen(function*() {
-        const payment = yield* paidPayment(paymentId)
+        const payment = paid === undefined ? yield* paidPayment(paymentId) : Option.some(paid)
         if (Option.isNone(payment)) return null
         const storeId = payment.value.store_id
         const { program, tiers } = rules !== undefined && rules.program.store_id === storeId
@@ -287,7 +308,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
             const entry = yield* post(wallet, { type: "earn", points, lifetime: points, key: `earn:${paymentId}`, paymentId })
             yield* announce(wallet, "loyalty.points_earned", toPointsEntry(entry), entry.created_at)
             return entry
-          })))
+          }), true))
       }).pipe(Effect.orDie)
 
     /**
@@ -382,6 +403,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      */
     const cancel = (redemptionId: RedemptionId, requestKey: string): WalletChange<RedemptionRow, Refusal> => ({
       key: null,
+      inMemory: false,
       replayed: () => Effect.dieMessage("a cancellation has no key of its own to be replayed by"),
       apply: (wallet) => cancelOf(wallet, redemptionId, requestKey)
     })
@@ -421,11 +443,11 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
 
     const adjust = (requestKey: string, points: number, reason: string) =>
       once(`adjust:${requestKey}`, Effect.succeed, (wallet) =>
-        post(wallet, { type: "adjust", points, lifetime: 0, key: `adjust:${requestKey}`, reason }))
+        post(wallet, { type: "adjust", points, lifetime: 0, key: `adjust:${requestKey}`, reason }), true)
 
     const credit = (type: (typeof CreditTypes)[number], key: string, points: number, reason: string | null) =>
       once(`credit:${type}:${key}`, Effect.succeed, (wallet) =>
-        post(wallet, { type, points, lifetime: points, key: `credit:${type}:${key}`, reason }))
+        post(wallet, { type, points, lifetime: points, key: `credit:${type}:${key}`, reason }), true)
 
     /** Answers a change that was applied before: the entry its key made (sent now if this pass holds it). */
     const replay = (change: WalletChange<unknown, Refusal>, key: string) =>
@@ -444,9 +466,10 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      */
     const applyTogether = (changes: ReadonlyArray<WalletChange<unknown, Refusal>>) =>
       repo.inTransaction(Effect.gen(function*() {
+        known = undefined
         const keys = changes.flatMap((change) => (change.key === null ? [] : [change.key]))
         const locked = yield* repo.lockWalletWithKeys({ customerId, keys })
-        if (Option.isNone(locked)) return changes.map(() => Exit.fail(notFound()))
+        if (Option.isNone(locked)) return { exits: changes.map(() => Exit.fail(notFound())), wallet: undefined }
         const { applied_keys, ...wallet } = locked.value
         const applied = new Set(applied_keys)
         const pass: Pass = { wallet, keys: new Set(), entries: [], notices: [], redemptions: [], events: [] }
@@ -461,10 +484,76 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
           exits.push(exit)
         }
         yield* flush
+        return { exits, wallet: pass.wallet }
+      })).pipe(
+        Effect.map(({ exits, wallet }) => {
+          known = wallet
+          return exits
+        }),
+        Effect.ensuring(Effect.sync(() => {
+          current = undefined
+        }))
+      )
+
+    /**
+     * A pass of in-memory changes (earning, adjusting, crediting; each key once) without a transaction:
+     * the wallet as the last pass left it (read, unlocked, when not known), each change applied to it in
+     * turn, and the balance, the entries, their notices and the events written in one statement that
+     * matches only if the wallet is still as the pass found it (repo.postEntriesIfUnchanged). Two round
+     * trips for a pass, one once the wallet is known, where the locked pass takes five or six: the
+     * statement is atomic, and the wallet's columns it checks are all a change reads of it. It answers
+     * undefined, having written nothing, when the wallet changed underneath (another writer: an erasure, a
+     * runner that held the wallet before) or a key was applied already (its entry's key is unique): the
+     * locked pass (`applyTogether`) then applies the same changes from what is there, and answers the
+     * replayed ones with their entries.
+     */
+    const applyUnlocked = (changes: ReadonlyArray<WalletChange<unknown, Refusal>>) =>
+      Effect.gen(function*() {
+        const found = known === undefined ? yield* repo.findWallet(customerId) : Option.some(known)
+        known = undefined
+        if (Option.isNone(found)) return changes.map(() => Exit.fail(notFound()))
+        const was = found.value
+        const pass: Pass = { wallet: was, keys: new Set(), entries: [], notices: [], redemptions: [], events: [] }
+        current = pass
+        const exits: Array<Exit.Exit<unknown, Refusal>> = []
+        for (const change of changes) {
+          const exit = yield* Effect.exit(change.apply(pass.wallet))
+          if (Exit.isFailure(exit) && !Cause.isFailType(exit.cause)) return yield* Effect.failCause(exit.cause)
+          exits.push(exit)
+        }
+        if (Arr.isNonEmptyReadonlyArray(pass.entries)) {
+          const written = yield* repo.postEntriesIfUnchanged({
+            customerId,
+            was: { balance: was.points_balance, lifetime: was.lifetime_points, erased: was.erased_at !== null },
+            balance: pass.wallet.points_balance,
+            lifetime: pass.wallet.lifetime_points,
+            entries: pass.entries,
+            notices: pass.notices,
+            events: outbox.writtenWith(pass.events)
+          })
+          if (!written) return undefined
+        }
+        known = pass.wallet
         return exits
-      })).pipe(Effect.ensuring(Effect.sync(() => {
+      }).pipe(Effect.ensuring(Effect.sync(() => {
         current = undefined
       })))
+
+    /** Whether a pass of `changes` can go without the lock: in-memory changes only, no key twice. */
+    const unlockable = (changes: ReadonlyArray<WalletChange<unknown, Refusal>>) => {
+      const keys = new Set<string>()
+      for (const change of changes) {
+        if (!change.inMemory || change.key === null || keys.has(change.key)) return false
+        keys.add(change.key)
+      }
+      return true
+    }
+
+    /** A pass: without the lock when it can (falling back to the lock when it could not), else locked. */
+    const applyPass = (changes: ReadonlyArray<WalletChange<unknown, Refusal>>) =>
+      unlockable(changes)
+        ? Effect.flatMap(applyUnlocked(changes), (exits) => (exits === undefined ? applyTogether(changes) : Effect.succeed(exits)))
+        : applyTogether(changes)
 
     /**
      * The wallet's queue (src/platform/EntityQueue.ts): what waits is applied together, as above. A pass
@@ -474,11 +563,11 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
       const answerAll = (exits: ReadonlyArray<Exit.Exit<unknown, Refusal>>) =>
         Effect.forEach(waiting, (pending, index) => Deferred.done(pending.done, exits[index]!), { discard: true })
       const oneByOne = Effect.forEach(waiting, (pending) =>
-        applyTogether([pending.job]).pipe(
+        applyPass([pending.job]).pipe(
           Effect.exit,
           Effect.flatMap((exit) => Deferred.done(pending.done, Exit.isSuccess(exit) ? exit.value[0]! : Exit.failCause(exit.cause)))
         ), { discard: true })
-      return applyTogether(waiting.map((pending) => pending.job)).pipe(
+      return applyPass(waiting.map((pending) => pending.job)).pipe(
         Effect.matchCauseEffect({
           onFailure: (cause) => (waiting.length === 1 ? Deferred.failCause(waiting[0].done, cause) : oneByOne),
           onSuccess: answerAll
@@ -490,7 +579,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
       submit(change as WalletChange<unknown, Refusal>) as Effect.Effect<A, E>
 
     return CustomerWalletEntity.of({
-      Earn: ({ payload }) => earn(payload.paymentId, payload.rules, queued),
+      Earn: ({ payload }) => earn(payload.paymentId, payload.paid, payload.rules, queued),
       Reverse: ({ payload }) => queued(reverse(payload.paymentId, payload.eventId)),
       Redeem: ({ payload }) => queued(redeem(payload)),
       CancelRedemption: ({ payload }) => queued(cancel(payload.redemptionId, payload.requestKey)),

@@ -4,7 +4,7 @@
  * (src/loyalty/Entity.ts); a reward's stock is taken with a guarded UPDATE, so redemptions of different
  * customers racing for the last unit cannot both get it.
  */
-import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { PointsEntryType, RedemptionStatus } from "../../domain/Loyalty.ts"
 import {
@@ -117,8 +117,6 @@ export const WalletVoucherRow = Schema.Struct({
 })
 export type WalletVoucherRow = typeof WalletVoucherRow.Type
 
-/** A paid or refunded payment's outbox event that the wallet has not yet applied. */
-/** What the wallet reads of a payment to earn or reverse its points. */
 /** The LISTEN/NOTIFY channel on which every new points entry is announced, as it commits (WalletFeed). */
 export const POINTS_CHANNEL = "points_entries"
 
@@ -389,6 +387,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     // ---------------------------------------------------------------------------------------------
 
     const walletColumns = sql.literal(Object.keys(WalletRow.fields).join(", "))
+    const entryColumns = sql.literal(Object.keys(PointsEntryRow.fields).join(", "))
 
     const findWallet = Effect.fn("LoyaltyRepo.findWallet")(
       SqlSchema.findOne({
@@ -450,6 +449,56 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       }),
       Effect.orDie
     )
+
+    /**
+     * A pass's entries and events written in one statement without a transaction around it, if the wallet
+     * is still as the pass found it (`was`: the balance, the lifetime points and whether it is erased, all
+     * a change reads of it): the balance and lifetime points the entries leave, the entries in order, a
+     * notice on POINTS_CHANNEL for each, and the events with their notices (`events`, from
+     * Outbox.writtenWith). The statement is atomic: it writes all of it or nothing. Answers whether it
+     * wrote: not when the wallet changed, nor when an entry's key was applied already (the key is unique
+     * per customer, so the statement fails and nothing is written).
+     */
+    const postEntriesIfUnchanged = Effect.fn("LoyaltyRepo.postEntriesIfUnchanged")(function*(input: {
+      readonly customerId: string
+      readonly was: { readonly balance: number; readonly lifetime: number; readonly erased: boolean }
+      readonly balance: number
+      readonly lifetime: number
+      readonly entries: ReadonlyArray<PointsEntryRow>
+      readonly notices: ReadonlyArray<string>
+      readonly events: {
+        readonly insert: (guard: string) => Statement.Fragment
+        readonly notify: (inserted: string) => Statement.Fragment
+      }
+    }) {
+      const { customerId, was } = input
+      const rows = yield* sql<{ readonly written: number }>`
+        WITH wallet AS (
+          UPDATE customers SET points_balance = ${input.balance}, lifetime_points = ${input.lifetime}
+          WHERE id = ${customerId} AND points_balance = ${was.balance} AND lifetime_points = ${was.lifetime}
+            AND (erased_at IS NOT NULL) = ${was.erased}
+          RETURNING id
+        ), written AS (
+          INSERT INTO points_entries (${entryColumns})
+          SELECT ${entryColumns}
+          FROM jsonb_populate_recordset(NULL::points_entries, ${JSON.stringify(input.entries)}::jsonb) WITH ORDINALITY AS e
+          WHERE EXISTS (SELECT 1 FROM wallet)
+          ORDER BY e.ordinality
+          RETURNING id
+        ), notices AS (
+          SELECT pg_notify(${POINTS_CHANNEL}, n) FROM jsonb_array_elements_text(${JSON.stringify(input.notices)}::jsonb) AS n
+          WHERE EXISTS (SELECT 1 FROM wallet)
+        ), events AS (
+          ${input.events.insert("wallet")}
+        ), announced AS (
+          ${input.events.notify("events")}
+        )
+        SELECT (SELECT count(*) FROM written)::int AS written, (SELECT count(*) FROM notices) AS notified,
+          (SELECT count(*) FROM announced) AS announced`.pipe(
+          Effect.catchIf(isUniqueViolation, () => Effect.succeed([{ written: 0 }]))
+        )
+      return rows[0] !== undefined && rows[0].written > 0
+    }, Effect.orDie)
 
     /** The entry a message made, if it was applied already (its key is unique per customer). */
     const findEntryByKey = Effect.fn("LoyaltyRepo.findEntryByKey")(
@@ -550,6 +599,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       findWallet,
       lockWalletWithKeys,
       postEntries,
+      postEntriesIfUnchanged,
       findEntryByKey,
       paymentPoints,
       listEntries,

@@ -52,6 +52,15 @@ export const eventEnvelope = (event: {
   data: { object: event.object }
 })
 
+/** An event to write: its store, mode and type, its object in wire form, and when it happened. */
+export interface OutboxEventInput {
+  readonly storeId: StoreId
+  readonly livemode: boolean
+  readonly type: string
+  readonly object: unknown
+  readonly at: Date
+}
+
 export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -73,30 +82,51 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
           SELECT pg_notify(${OUTBOX_CHANNEL}, store_id || ' ' || type) FROM written`
     })
 
-    /**
-     * Writes several events in one statement, in the order given (a batch of changes committed together,
-     * such as one game's plays), inside the transaction of the changes. Answers their ids.
-     */
-    const emitMany = Effect.fn("Outbox.emitMany")(function*(events: ReadonlyArray<{
-      readonly storeId: StoreId
-      readonly livemode: boolean
-      readonly type: string
-      readonly object: unknown
-      readonly at: Date
-    }>) {
-      const rows = events.map((event) => {
+    /** The outbox rows of `events`, each with a fresh id, in the order given; the payload is the envelope. */
+    const rowsOf = (events: ReadonlyArray<OutboxEventInput>) =>
+      events.map((event) => {
         const eventId = newId("evt")
         return {
           event_id: eventId,
           store_id: event.storeId,
           livemode: event.livemode,
           type: event.type,
-          payload: JSON.stringify(eventEnvelope({ id: eventId, type: event.type, livemode: event.livemode, at: event.at, object: event.object }))
+          payload: eventEnvelope({ id: eventId, type: event.type, livemode: event.livemode, at: event.at, object: event.object })
         }
       })
+
+    /**
+     * Writes several events in one statement, in the order given (a batch of changes committed together,
+     * such as one game's plays), inside the transaction of the changes. Answers their ids.
+     */
+    const emitMany = Effect.fn("Outbox.emitMany")(function*(events: ReadonlyArray<OutboxEventInput>) {
+      const rows = rowsOf(events).map((row) => ({ ...row, payload: JSON.stringify(row.payload) }))
       if (Arr.isNonEmptyReadonlyArray(rows)) yield* insertMany(rows).pipe(Effect.orDie)
       return rows.map((row) => row.event_id)
     })
+
+    /**
+     * For a change written in one statement without a transaction around it (a wallet's pass, in
+     * src/loyalty/Repo.ts): the parts of that statement that write its events with it. `insert` is the body
+     * of a CTE that inserts the events, in the order given, only when the CTE named `guard` has a row (the
+     * change itself matched), answering each event's store and type; `notify` is the body of a CTE that
+     * announces what the CTE named `inserted` answered. The statement must read the `notify` CTE, or
+     * PostgreSQL does not run it.
+     */
+    const writtenWith = (events: ReadonlyArray<OutboxEventInput>) => {
+      const rows = JSON.stringify(rowsOf(events))
+      return {
+        insert: (guard: string) =>
+          sql`
+            INSERT INTO outbox (event_id, store_id, livemode, type, payload)
+            SELECT e.event_id, e.store_id, e.livemode, e.type, e.payload
+            FROM jsonb_populate_recordset(NULL::outbox, ${rows}::jsonb) WITH ORDINALITY AS e
+            WHERE EXISTS (SELECT 1 FROM ${sql(guard)})
+            ORDER BY e.ordinality
+            RETURNING store_id, type`,
+        notify: (inserted: string) => sql`SELECT pg_notify(${OUTBOX_CHANNEL}, store_id || ' ' || type) FROM ${sql(inserted)}`
+      }
+    }
 
     /**
      * Writes the event `type` about `object` (already in its wire form) for the store. Call it inside the
@@ -113,7 +143,7 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
       return eventId!
     })
 
-    return { emit, emitMany } as const
+    return { emit, emitMany, writtenWith } as const
   })
 }) {}
 
@@ -167,10 +197,19 @@ const DEFAULT_CONCURRENCY = 32
 const POLL_INTERVAL = Duration.seconds(1)
 
 /**
- * What a consumer pass has read once for all its events: settings and a store's rules that every event
- * of the pass would otherwise read again (a risk threshold, a referral program). Unset outside a pass.
+ * The consumer pass being applied: its events, and what it has read once for all of them (settings and a
+ * store's rules that every event of the pass would otherwise read again: a risk threshold, a referral
+ * program). Unset outside a pass.
  */
-const currentPassReads = FiberRef.unsafeMake<Map<string, Deferred.Deferred<unknown, unknown>> | undefined>(undefined)
+const currentPass = FiberRef.unsafeMake<
+  { readonly events: ReadonlyArray<OutboxEvent>; readonly reads: Map<string, Deferred.Deferred<unknown, unknown>> } | undefined
+>(undefined)
+
+/**
+ * The events of the consumer pass being applied (outside a pass, none): for a read made once per pass
+ * about all of them (`oncePerPass`), such as which of their customers were referred.
+ */
+export const eventsOfPass: Effect.Effect<ReadonlyArray<OutboxEvent>> = Effect.map(FiberRef.get(currentPass), (pass) => pass?.events ?? [])
 
 /**
  * `read`, run once per consumer pass for `key` and shared by the pass's events (outside a pass, run each
@@ -178,8 +217,9 @@ const currentPassReads = FiberRef.unsafeMake<Map<string, Deferred.Deferred<unkno
  * each as a read of its own: a change made meanwhile is concurrent with every one of them.
  */
 export const oncePerPass = <A, E, R>(key: string, read: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(FiberRef.get(currentPassReads), (reads) => {
-    if (reads === undefined) return read
+  Effect.flatMap(FiberRef.get(currentPass), (pass) => {
+    if (pass === undefined) return read
+    const reads = pass.reads
     const earlier = reads.get(key) as Deferred.Deferred<A, E> | undefined
     if (earlier !== undefined) return Deferred.await(earlier)
     return Effect.flatMap(Deferred.make<A, E>(), (answer) => {
@@ -222,6 +262,8 @@ export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R
     const applyPending = Effect.gen(function*() {
       const events = yield* Effect.orDie(pending(batch))
       if (events.length === 0) return 0
+      // Each pass shares its own reads (oncePerPass), and only its own.
+      yield* FiberRef.set(currentPass, { events, reads: new Map() })
       const byKey = new Map<string, Array<OutboxEvent>>()
       for (const event of events) {
         const key = keyOf(event)
@@ -247,8 +289,7 @@ export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R
       if (applied.length > 0) yield* Effect.orDie(done(applied))
       return events.length
     })
-    // Each pass shares its own reads (oncePerPass), and only its own.
-    return Effect.suspend(() => Effect.locally(applyPending, currentPassReads, new Map()))
+    return Effect.locally(applyPending, currentPass, undefined)
   })
 
 export const OutboxConsumer = {

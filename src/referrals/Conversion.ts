@@ -18,7 +18,7 @@ import { Effect, Option } from "effect"
 import { CustomerWalletEntity } from "../loyalty/Entity.ts"
 import { customerOf, decodePayment } from "../loyalty/Jobs.ts"
 import { newId } from "../platform/Ids.ts"
-import { oncePerPass, Outbox, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
+import { eventsOfPass, oncePerPass, Outbox, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { currentDate } from "../platform/Time.ts"
 import { ReferralsRepo, type ReferralRow } from "./Repo.ts"
 import { commissionOf, isConvertingPaymentRefunded, withinWindow } from "./Rules.ts"
@@ -60,9 +60,15 @@ export const applyReferralPaymentEvent = (event: OutboxEvent) =>
     const announce = (type: string, referral: ReferralRow) =>
       outbox.emit({ storeId: referral.store_id, livemode: referral.livemode, type, object: encodeReferral(toReferral(referral)) })
 
-    // Most paying customers were referred by no one: a look without a transaction settles them (a referral
-    // made after this look is made after the payment's event, and its referee's later payments convert it).
-    if (Option.isNone(yield* repo.findReferralOfReferee(customer_id))) return
+    // Most paying customers were referred by no one: one look without a transaction, for the customers of
+    // all the pass's events at once (outside a pass, this one), settles them. A referral made after this
+    // look is made after the payment's event, and its referee's later payments convert it.
+    const referred = yield* oncePerPass(
+      "referrals.referees",
+      Effect.flatMap(eventsOfPass, (events) =>
+        repo.refereesAmong(events.length === 0 ? [customer_id] : events.map(customerOf).filter((customer) => customer !== "")))
+    )
+    if (!referred.has(customer_id)) return
     const after = yield* repo.inTransaction(Effect.gen(function*() {
       const found = yield* repo.lockReferralOfReferee(customer_id)
       if (Option.isNone(found) || found.value.status === "voided") return Option.none<ReferralRow>()

@@ -257,8 +257,14 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
 
     const findReferral = referralWhere("ReferralsRepo.findReferral", (id) => sql`id = ${id}`)
     const lockReferral = referralWhere("ReferralsRepo.lockReferral", (id) => sql`id = ${id} FOR UPDATE`)
-    /** The referee's referral, if it has one (not locked). */
-    const findReferralOfReferee = referralWhere("ReferralsRepo.findReferralOfReferee", (refereeId) => sql`referee_id = ${refereeId}`)
+    /** Which of `customerIds` were referred (are the referee of a referral). */
+    const refereesAmong = (customerIds: ReadonlyArray<string>) =>
+      customerIds.length === 0
+        ? Effect.succeed(new Set<string>())
+        : Effect.map(
+          sql<{ readonly referee_id: string }>`SELECT referee_id FROM referrals WHERE referee_id IN ${sql.in(customerIds)}`,
+          (rows) => new Set(rows.map((row) => row.referee_id))
+        ).pipe(Effect.orDie)
     /** The referee's referral, locked: its payments' events are applied one at a time. */
     const lockReferralOfReferee = referralWhere("ReferralsRepo.lockReferralOfReferee", (refereeId) =>
       sql`referee_id = ${refereeId} FOR UPDATE`)
@@ -449,7 +455,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       findReferral,
       lockReferral,
       lockReferralOfReferee,
-      findReferralOfReferee,
+      refereesAmong,
       saveReferral,
       listReferrals,
       findPayment,

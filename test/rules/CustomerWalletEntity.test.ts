@@ -121,6 +121,37 @@ describe("CustomerWallet entity (in-process)", () => {
         expect(balance).toBe(after.balance)
       }))
 
+    it.scoped("a change written without the lock writes nothing over a wallet changed underneath; it applies against what is there", () =>
+      Effect.gen(function*() {
+        const wallets = yield* Entity.makeTestClient(CustomerWalletEntity, entityLayer)
+        const { storeId } = yield* seedStore
+        const customerId = yield* seedCustomer(storeId)
+        const wallet = yield* wallets(customerId)
+        // The wallet now knows its balance (100) and starts its next pass from it.
+        yield* wallet.Credit({ type: "game", key: "prize-1", points: 100, reason: null })
+
+        // Another writer changes the balance behind the wallet's back, with its entry.
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE customers SET points_balance = 150, lifetime_points = 150 WHERE id = ${customerId}`
+        yield* sql`
+          INSERT INTO points_entries (id, customer_id, store_id, livemode, type, points, balance_after, shortfall, entry_key, created_at)
+          VALUES (${newId("lpe")}, ${customerId}, ${storeId}, false, 'adjust', 50, 150, 0, 'elsewhere', now())`
+
+        const credited = yield* wallet.Credit({ type: "game", key: "prize-2", points: 30, reason: null })
+        expect(credited.balance_after).toBe(180)
+        const adjusted = yield* wallet.Adjust({ requestKey: "after", points: -80, reason: "correction" })
+        expect(adjusted.balance_after).toBe(100)
+        const after = yield* balances(customerId)
+        expect(after.balance).toBe(100)
+        expect(after.sum).toBe(after.balance)
+        expect(after.entries).toBe(4)
+
+        // An erasure underneath is seen the same way: the change is applied by the locked pass, from the row as it is.
+        yield* sql`UPDATE customers SET erased_at = now(), name = NULL, metadata = NULL WHERE id = ${customerId}`
+        const late = yield* wallet.Credit({ type: "game", key: "prize-3", points: 5, reason: null })
+        expect(late.balance_after).toBe(105)
+      }))
+
     it.scoped("a reward's stock is never oversold by racing redemptions of many wallets", () =>
       Effect.gen(function*() {
         const wallets = yield* Entity.makeTestClient(CustomerWalletEntity, entityLayer)
