@@ -3,7 +3,7 @@
  * definitions, one request middleware (request id, access log, the shared error envelope for the
  * framework's own failures), and a graceful shutdown.
  */
-import { HttpApi, HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
+import { HttpApi, HttpLayerRouter, HttpMiddleware, HttpServer, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Context, Effect, Layer, Option, Predicate, Tracer } from "effect"
 import { Server } from "node:http"
@@ -55,7 +55,7 @@ import { httpRouteOf, unsafeRecordHttpRequest } from "../src/platform/Metrics.ts
 import { AppConfig } from "../src/platform/Config.ts"
 import { logAccess, type RequestLogRecord, requestIdOf, withRequestLog } from "../src/platform/RequestLog.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge, routeFinder } from "./RequestGuard.ts"
-import { applicationServicesOf, builtOn, withoutApplicationServices } from "./RequestContext.ts"
+import { applicationServicesOf, builtOn, builtOnFramework, withoutApplicationServices } from "./RequestContext.ts"
 import { answerClientErrors } from "./ClientErrors.ts"
 import { ServicesLive } from "./Services.ts"
 import { type DirectRoute, type DirectRoutes, statusStreamsOn } from "./StatusStreams.ts"
@@ -96,6 +96,39 @@ export const knownRoutes = (api: HttpApi.HttpApi.Any): ReadonlyArray<GuardedRout
   return routes
 }
 
+/** Every route the server answers, and the lookup of a request's, made once per request and remembered for it. */
+const ROUTES = knownRoutes(Api)
+const findRoute = routeFinder(ROUTES)
+const routesOfRequests = new WeakMap<HttpServerRequest.HttpServerRequest, GuardedRoute | null>()
+
+/** The path of a request's URL, without its query. */
+const pathOf = (url: string) => {
+  const question = url.indexOf("?")
+  return question === -1 ? url : url.slice(0, question)
+}
+
+/**
+ * The route `request` selects among the known ones (none for an unknown path or method), looked up once:
+ * the tracer's predicate asks first (`untracedRequests`), the request middleware after.
+ */
+const routeOfRequest = (request: HttpServerRequest.HttpServerRequest): GuardedRoute | undefined => {
+  const seen = routesOfRequests.get(request)
+  if (seen !== undefined) return seen ?? undefined
+  const route = findRoute(request.method, pathOf(request.url))
+  routesOfRequests.set(request, route ?? null)
+  return route
+}
+
+/**
+ * Which requests get no span of their own from the HTTP server: those of the API's routes, when no tracer
+ * exports spans (runtime/Telemetry.ts). Such a span then reached no one, and made a third of what `/health`
+ * cost (the URL parsed, the headers copied and redacted, a span with its attributes, the request's context
+ * copied): the request middleware knows the route for the metric without it. Pages, documents and the
+ * console keep theirs: the router names their route on it.
+ */
+const untracedRequests = (tracesExported: boolean) => (request: HttpServerRequest.HttpServerRequest): boolean =>
+  !tracesExported && routeOfRequest(request)?.servedByApi === true
+
 const errorResponse = (status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.unsafeJson({ error: { code, message } }, { status, headers })
 
@@ -107,8 +140,7 @@ const errorResponse = (status: number, code: ErrorCode, message: string, headers
 export const RequestMiddlewareLive = HttpLayerRouter.middleware(
   Effect.gen(function*() {
     const { maxBodyBytes } = yield* AppConfig
-    const routes = knownRoutes(Api)
-    const routeOf = routeFinder(routes)
+    const routes = ROUTES
     const guard = guardRequests({ maxBodyBytes, routes })
     const stripApplicationServices = applicationServicesOf(yield* Effect.context<never>())
 
@@ -142,7 +174,7 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
         const question = request.url.indexOf("?")
         const path = question === -1 ? request.url : request.url.slice(0, question)
         const query = question === -1 ? "" : request.url.slice(question + 1)
-        const route = routeOf(request.method, path)
+        const route = routeOfRequest(request)
         const started = performance.now()
         const record: RequestLogRecord = {}
         const guarded = guard(httpEffect, request, path, query, route)
@@ -151,11 +183,12 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
           Effect.catchAllCause(renderFailure(request, path)),
           Effect.flatMap((response) =>
             Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse>((fiber) => {
-              // The route pattern the router wrote on the request's span (the span this runs in).
+              // The route pattern the router wrote on the request's span (the span this runs in), or, for a
+              // request without one (`untracedRequests`), the route found here.
               const span = fiber.currentContext.unsafeMap.get(Tracer.ParentSpan.key) as Tracer.AnySpan | undefined
               unsafeRecordHttpRequest({
                 method: request.method,
-                route: httpRouteOf(span),
+                route: httpRouteOf(span, route?.path),
                 status: response.status,
                 durationSeconds: (performance.now() - started) / 1000
               })
@@ -219,7 +252,9 @@ export const ApiGroupsLive = Layer.mergeAll(
 
 /** Every route: the API, its OpenAPI document, the interactive reference, the console RPC. */
 export const RoutesLive = Layer.mergeAll(
-  HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(ApiGroupsLive)),
+  // The HttpApi merges the context it is built in into every request's: the framework's entries and the
+  // API's security middleware only (runtime/RequestContext.ts); its groups are built in the full one.
+  HttpLayerRouter.addHttpApi(Api).pipe(builtOnFramework(Authentication), Layer.provide(ApiGroupsLive)),
   OpenApiDocumentLive,
   HomeLive,
   PageFontsLive,
@@ -295,7 +330,11 @@ export const logListening = Effect.gen(function*() {
 })
 
 /** Serves every route; requires the services the handlers use. */
-export const HttpLive = Layer.merge(
-  HttpLayerRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }),
-  Layer.unwrapEffect(Effect.map(NodeServer, statusStreamsOn))
-).pipe(Layer.provide(ServicesLive))
+export const HttpLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ telemetry }) =>
+  Layer.merge(
+    HttpLayerRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
+      HttpMiddleware.withTracerDisabledWhen(untracedRequests(Option.isSome(telemetry.otlpEndpoint)))
+    ),
+    Layer.unwrapEffect(Effect.map(NodeServer, statusStreamsOn))
+  )
+)).pipe(Layer.provide(ServicesLive))

@@ -13,6 +13,9 @@
  * 2. `builtOn(…tags)`: a group built on only the services it names captures only those, so that what
  *    its handlers run in (and copy) holds a handful of entries instead of every service. The tags must
  *    cover everything the group requires, or the layer does not typecheck.
+ * 3. `builtOnFramework(…tags)`: the HttpApi itself (HttpLayerRouter.addHttpApi) merges the context it was
+ *    built in into every request's, so it is built on the framework's entries and the services named
+ *    (the API's security middleware) only; the groups' handlers bring their own.
  */
 import { Context, Effect, Layer } from "effect"
 
@@ -57,3 +60,19 @@ export const builtOn = <const Tags extends ReadonlyArray<Context.Tag<any, any>>>
     const only = Context.pick(...tags)(yield* Effect.context<R>()) as Context.Context<R>
     return yield* Effect.mapInputContext(Layer.buildWithMemoMap(layer, memoMap, scope), (_: Context.Context<never>) => only)
   }))
+
+/**
+ * Builds `layer` in its context without the application's services, but for those `tags` name: the
+ * framework's entries (the router, the platform, the SQL client, the HttpApi groups' handlers) stay.
+ */
+export const builtOnFramework = (...tags: ReadonlyArray<Context.Tag<any, any>>) =>
+<A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => {
+  const named = new Set(tags.map((tag) => tag.key))
+  return Layer.scopedContext(Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const memoMap = yield* Layer.CurrentMemoMap
+    const kept = new Map<string, unknown>()
+    for (const [key, value] of (yield* Effect.context<R>()).unsafeMap) if (isFrameworkEntry(key) || named.has(key)) kept.set(key, value)
+    return yield* Effect.mapInputContext(Layer.buildWithMemoMap(layer, memoMap, scope), () => Context.unsafeMake(kept) as Context.Context<R>)
+  })) as Layer.Layer<A, E, R>
+}

@@ -41,11 +41,12 @@ const UNMATCHED_ROUTE = "unmatched"
  * The route pattern (`/v1/payments/:id`) of the request being answered, read off the request's span. The
  * router writes it on that span as `http.route`; middleware around the router cannot see the router's own
  * context, but it runs inside that span. Effect keeps spans (and their attributes) whether or not a tracer
- * exports them.
+ * exports them. A request without a span of its own (runtime/Http.ts, `untracedRequests`) is named by
+ * `otherwise`, the route the request middleware found.
  */
-export const httpRouteOf = (span: Tracer.AnySpan | undefined): string => {
+export const httpRouteOf = (span: Tracer.AnySpan | undefined, otherwise: string | undefined): string => {
   const route = span?._tag === "Span" ? span.attributes.get("http.route") : undefined
-  return typeof route === "string" ? route : UNMATCHED_ROUTE
+  return typeof route === "string" ? route : otherwise ?? UNMATCHED_ROUTE
 }
 
 /** `2xx`, `4xx`, …: the status class keeps one series per outcome kind rather than one per code. */
