@@ -93,6 +93,12 @@ export type PreferenceFlags = { readonly [P in ConsentPurpose]: boolean }
 // The LIKE pattern's own characters in a search are searched for, not interpreted.
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (character) => `\\${character}`)
 
+/**
+ * The channel on which a change of a customer's standing (its erasure, a revocation of its links) is
+ * announced, by the statement that makes it; the payload is the customer's id (src/customers/Standings.ts).
+ */
+export const CUSTOMER_STANDING_CHANGES = "customer_standing"
+
 export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/CustomersRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -262,12 +268,15 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
       Result: CustomerRow,
       execute: ({ at, id, preferencesChanged }) =>
         sql`
-          UPDATE customers SET email = NULL, external_id = NULL, name = NULL, phone = NULL, metadata = NULL,
-            prefers_email = false, prefers_sms = false, prefers_telegram = false, prefers_marketing = false,
-            preferences_updated_at = ${preferencesChanged ? sql`${at}` : sql`preferences_updated_at`},
-            erased_at = ${at}, updated_at = ${at}, public_link_version = public_link_version + 1
-          WHERE id = ${id}
-          RETURNING ${columns}`
+          WITH updated AS (
+            UPDATE customers SET email = NULL, external_id = NULL, name = NULL, phone = NULL, metadata = NULL,
+              prefers_email = false, prefers_sms = false, prefers_telegram = false, prefers_marketing = false,
+              preferences_updated_at = ${preferencesChanged ? sql`${at}` : sql`preferences_updated_at`},
+              erased_at = ${at}, updated_at = ${at}, public_link_version = public_link_version + 1
+            WHERE id = ${id}
+            RETURNING ${columns}
+          )
+          SELECT updated.*, pg_notify(${CUSTOMER_STANDING_CHANGES}, updated.id)::text AS notified FROM updated`
     })
 
     const scrubConsentEvents = SqlSchema.void({
@@ -296,9 +305,12 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
         Result: CustomerRow,
         execute: ({ at, id }) =>
           sql`
-            UPDATE customers SET public_link_version = public_link_version + 1, updated_at = ${at}
-            WHERE id = ${id}
-            RETURNING ${columns}`
+            WITH updated AS (
+              UPDATE customers SET public_link_version = public_link_version + 1, updated_at = ${at}
+              WHERE id = ${id}
+              RETURNING ${columns}
+            )
+            SELECT updated.*, pg_notify(${CUSTOMER_STANDING_CHANGES}, updated.id)::text AS notified FROM updated`
       }),
       Effect.orDie
     )

@@ -43,6 +43,7 @@ import {
   preferenceColumn,
   type PreferenceFlags
 } from "./Repo.ts"
+import { CustomerStandings } from "./Standings.ts"
 import { toConsentEvent, toCustomer, toCustomer360, toPreferences } from "./View.ts"
 
 /** The store and mode a customer belongs to. */
@@ -80,6 +81,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
     const publicUrl = yield* PublicBaseUrl
     const referrals = yield* ReferralAttach
     const publicLinks = yield* PublicLinks
+    const standings = yield* CustomerStandings
     const encodeCustomer = Schema.encodeSync(Customer)
 
     const notFound = (id: string, param = "id") => new NotFound({ message: `No such customer: ${id}`, param })
@@ -368,7 +370,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
           body: encodeCustomer(customer)
         })
         return customer
-      }))
+      })).pipe(Effect.tap(() => standings.changed(id)))
     })
 
     // ---------------------------------------------------------------------------------------------
@@ -391,7 +393,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
           body: encodeCustomer(customer)
         })
         return customer
-      }))
+      })).pipe(Effect.tap(() => standings.changed(id)))
 
     const revokePublicLinks = Effect.fn("Customers.revokePublicLinks")(function*(id: CustomerId) {
       return yield* customerOfKey(id, () => revokeLinksOf(id))
@@ -447,5 +449,13 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       checkPayer
     } as const
   }),
-  dependencies: [CustomersRepo.Default, AccessService.Default, Idempotency.Default, ReferralAttach.Default, PublicLinks.Default, PaymentReads.Default]
+  dependencies: [
+    CustomersRepo.Default,
+    AccessService.Default,
+    Idempotency.Default,
+    ReferralAttach.Default,
+    PublicLinks.Default,
+    PaymentReads.Default,
+    CustomerStandings.Default
+  ]
 }) {}

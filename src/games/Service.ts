@@ -43,6 +43,7 @@ import { pageAfter } from "../platform/Pagination.ts"
 import { PublicLinks } from "../platform/PublicLinks.ts"
 import { currentDate } from "../platform/Time.ts"
 import { StoresService } from "../stores/Service.ts"
+import { CustomerStandings } from "../customers/Standings.ts"
 import { creditPrize, GameInventoryEntity, type PlayOutcome } from "./Entity.ts"
 import { type GameRow, GamesRepo, PLAYS_CHANNEL, type PlayViewRow, type PrizeRow } from "./Repo.ts"
 import { encodePlay, hasEnded, notPlayableReason, toGame, toHostedGame, toHostedPlay, toPlay, toPrize, toStats } from "./View.ts"
@@ -94,6 +95,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     /** A game's inventory entity changes the game's data: it is reached with proof of access like the repo. */
     const inventories = (id: GameId) => storeData(inventoryEntity(id))
     const publicLinks = yield* PublicLinks
+    const standings = yield* CustomerStandings
 
     const gameNotFound = (id: string, param = "gameId") => new NotFound({ message: `No such game: ${id}`, param })
     const prizeNotFound = (id: string) => new NotFound({ message: `No such prize: ${id}`, param: "prizeId" })
@@ -161,11 +163,14 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
           return yield* use(key)
         }))
 
-    /** A customer of the store (and mode, when given) who can play; erased customers cannot. */
+    /**
+     * A customer of the store (and mode, when given) who can play; erased customers cannot. Its standing
+     * comes from the process's cache of them (src/customers/Standings.ts): every play asks.
+     */
     const customerOfStore = (id: CustomerId, storeId: StoreId, livemode: boolean | undefined, param: string) =>
       Effect.gen(function*() {
         const found = Option.filter(
-          yield* repo.findCustomer(id),
+          yield* standings.of(id),
           (row) => row.store_id === storeId && (livemode === undefined || row.livemode === livemode)
         )
         if (Option.isNone(found)) return yield* customerNotFound(id, param)
@@ -655,5 +660,13 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
       openInstantGames
     } as const
   }),
-  dependencies: [GamesRepo.Default, AccessService.Default, Idempotency.Default, StoresService.Default, SecretBox.Default, PublicLinks.Default]
+  dependencies: [
+    GamesRepo.Default,
+    AccessService.Default,
+    Idempotency.Default,
+    StoresService.Default,
+    SecretBox.Default,
+    PublicLinks.Default,
+    CustomerStandings.Default
+  ]
 }) {}

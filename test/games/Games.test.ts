@@ -699,6 +699,12 @@ describe("games", () => {
         expectError(yield* call(app, "POST", `/v1/plays/play_nothing/reveal`, { token: merchant.key }), 404)
         expectError(yield* call(app, "POST", `/play/play_nothing/reveal`), 404)
         expectError(yield* call(app, "GET", `/v1/customers/${customer.id}/plays?status=won`, { token: merchant.key }), 400, "status")
+
+        // A customer who played (its standing now cached by the process) and is then erased plays no more.
+        const player = yield* newCustomer(app, merchant.key)
+        expect((yield* call(app, "POST", `/v1/games/${open.id}/play`, { token: merchant.key, body: { customer_id: player.id } })).status).toBe(201)
+        expect((yield* call(app, "DELETE", `/dashboard/customers/${player.id}/pii`, { token })).status).toBe(200)
+        expectError(yield* call(app, "POST", `/v1/games/${open.id}/play`, { token: merchant.key, body: { customer_id: player.id } }), 409, "customer_id")
       }))
   })
 })

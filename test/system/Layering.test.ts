@@ -172,6 +172,7 @@ const namedExceptions = new Map<string, string>([
     "the reads of payments other areas make inside their own transactions, or from below the payments service (customers, billing's usage)"
   ],
   ["customers/Lock.ts", "the one lock of a customer's row, which loyalty and referrals take before changing what they keep on it"],
+  ["customers/Standings.ts", "the cache of customers' standing that a play checks its customer against, kept and emptied by the customers area"],
   [
     "customers/Reads.ts",
     "the reads of customers other areas make inside their own transactions (a game's play, a receipt's mail), and the relations of customers their reports, segment rules and game plays join in one statement"
