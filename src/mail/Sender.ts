@@ -91,24 +91,29 @@ const run = Effect.gen(function*() {
       Effect.withSpan("MailSender.attempt", { attributes: { mail: mail.id } })
     )
 
-  const pass = Effect.gen(function*() {
-    const claimed = yield* repo.claimDue({ limit: CLAIM_BATCH, leaseSeconds })
-    if (claimed.length === 0) return 0
-    const started = new Set<string>()
-    yield* Effect.forEach(
-      claimed,
-      (mail) =>
-        // Started means finished: the send and its record run to the end even when the sender stops.
-        Effect.uninterruptible(Effect.suspend(() => {
-          started.add(mail.id)
-          return attempt(mail)
-        })),
-      { concurrency: CONCURRENCY, discard: true }
-    ).pipe(
-      Effect.onInterrupt(() => repo.release(claimed.filter((mail) => !started.has(mail.id)).map((mail) => mail.id)).pipe(Effect.ignore))
-    )
-    return claimed.length
-  })
+  // The claim is not interruptible, and its release on a stop is in place before anything else can be
+  // interrupted: a sender stopped while its claim was in flight would otherwise leave what the database
+  // claimed for it under a lease nobody holds, and the next start would wait out the lease to send it.
+  const pass = Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const claimed = yield* repo.claimDue({ limit: CLAIM_BATCH, leaseSeconds })
+      if (claimed.length === 0) return 0
+      const started = new Set<string>()
+      yield* restore(Effect.forEach(
+        claimed,
+        (mail) =>
+          // Started means finished: the send and its record run to the end even when the sender stops.
+          Effect.uninterruptible(Effect.suspend(() => {
+            started.add(mail.id)
+            return attempt(mail)
+          })),
+        { concurrency: CONCURRENCY, discard: true }
+      )).pipe(
+        Effect.onInterrupt(() => repo.release(claimed.filter((mail) => !started.has(mail.id)).map((mail) => mail.id)).pipe(Effect.ignore))
+      )
+      return claimed.length
+    })
+  )
 
   const wake = yield* Queue.sliding<void>(1)
   const notices = yield* feed.subscribe(MAIL_QUEUE_CHANNEL)
