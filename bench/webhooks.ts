@@ -111,17 +111,20 @@ const serviceLayer = ServiceLive.pipe(
   Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
 )
 
-/** An owner with `count` stores, each with one endpoint on the receiver for every event. */
+/**
+ * `count` stores, each with one endpoint on the receiver for every event; each store of an organization
+ * of its own, as the Free plan allows an organization three stores.
+ */
 const endpointsOn = (baseUrl: string, receiver: Receiver, count: number) =>
   Effect.promise(async () => {
-    const session = await postJson(baseUrl, "/auth/register", {
-      email: `bench-${randomBytes(5).toString("hex")}@example.test`,
-      password: "correct horse battery staple",
-      name: "Bench Owner",
-      organization_name: "Bench Organization"
-    })
     const stores: Array<{ storeId: string; secret: string }> = []
     for (let i = 0; i < count; i++) {
+      const session = await postJson(baseUrl, "/auth/register", {
+        email: `bench-${randomBytes(5).toString("hex")}@example.test`,
+        password: "correct horse battery staple",
+        name: "Bench Owner",
+        organization_name: `Bench Organization ${i + 1}`
+      })
       const store = await postJson(baseUrl, "/stores", { name: `Bench store ${i + 1}` }, session.access_token)
       const endpoint = await postJson(
         baseUrl,
