@@ -54,7 +54,7 @@ import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { httpRouteOf, unsafeRecordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { logAccess, type RequestLogRecord, requestIdOf, withRequestLog } from "../src/platform/RequestLog.ts"
-import { type GuardedRoute, guardRequests, isBodyTooLarge, payloadTooLarge, routeFinder } from "./RequestGuard.ts"
+import { type GuardedRoute, guardRequests, isBodyTooLarge, maxBodySizeOf, payloadTooLarge, routeFinder } from "./RequestGuard.ts"
 import { applicationServicesOf, builtOn, builtOnFramework, withoutApplicationServices } from "./RequestContext.ts"
 import { answerClientErrors } from "./ClientErrors.ts"
 import { ServicesLive } from "./Services.ts"
@@ -330,10 +330,11 @@ export const logListening = Effect.gen(function*() {
 })
 
 /** Serves every route; requires the services the handlers use. */
-export const HttpLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ telemetry }) =>
+export const HttpLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ maxBodyBytes, telemetry }) =>
   Layer.merge(
     HttpLayerRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
-      HttpMiddleware.withTracerDisabledWhen(untracedRequests(Option.isSome(telemetry.otlpEndpoint)))
+      HttpMiddleware.withTracerDisabledWhen(untracedRequests(Option.isSome(telemetry.otlpEndpoint))),
+      Layer.provide(maxBodySizeOf(maxBodyBytes))
     ),
     Layer.unwrapEffect(Effect.map(NodeServer, statusStreamsOn))
   )

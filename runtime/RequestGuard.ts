@@ -5,9 +5,9 @@
  * a NUL character or an unpaired surrogate — in the body, the path or the query (400 `invalid_request`
  * naming the field). Without this, such input reached a query and came back as a 500.
  */
-import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { FileSystem, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Option, Stream } from "effect"
+import { Effect, Layer, Option, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import { CONSOLE_RPC_PATH } from "../domain/Console.ts"
 import type { ErrorCode } from "../domain/Errors.ts"
@@ -155,9 +155,9 @@ const decodeSegments = (path: string): ReadonlyArray<string> | undefined => {
 }
 
 /**
- * Wraps the routes: checks the request, reads and checks a JSON body (the framework later reads the
- * same, cached, text), and bounds every body read below it — the console RPC's included — to
- * `maxBodyBytes`.
+ * Wraps the routes: checks the request, and reads and checks a JSON body (the framework later reads the
+ * same, cached, text) within `maxBodyBytes`; every other body read below it is bounded by the server's
+ * `maxBodySizeOf`.
  */
 export const guardRequests = (options: RequestGuardOptions) => {
   const { maxBodyBytes, routes } = options
@@ -255,18 +255,22 @@ export const guardRequests = (options: RequestGuardOptions) => {
     const checked = check(request, path, query, route)
     if (checked._tag === "Refuse") return Effect.succeed(checked.response)
     // Providing the request again would copy the whole request context for nothing.
-    if (checked._tag !== "ReadBody") return HttpIncomingMessage.withMaxBodySize(httpEffect, Option.some(maxBodyBytes))
-    return HttpIncomingMessage.withMaxBodySize(
-          Effect.flatMap(checkJsonBody(request, checked.route), (read): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-            read._tag === "Refuse"
-              ? Effect.succeed(read.response)
-              : read._tag === "BodyRead"
-              ? Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, read.request)
-              : httpEffect),
-          Option.some(maxBodyBytes)
-        )
+    if (checked._tag !== "ReadBody") return httpEffect
+    return Effect.flatMap(checkJsonBody(request, checked.route), (read): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
+      read._tag === "Refuse"
+        ? Effect.succeed(read.response)
+        : read._tag === "BodyRead"
+        ? Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, read.request)
+        : httpEffect)
   }
 }
+
+/**
+ * The bound of every body read below the guard (the console RPC's included): the server's context holds
+ * it (runtime/Http.ts), so no request provides it again.
+ */
+export const maxBodySizeOf = (maxBodyBytes: number) =>
+  Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxBodyBytes)))
 
 /** Whether a failure is a body read cut off at the framework's limit (the console RPC's). */
 export const isBodyTooLarge = isBodyLimitFailure
