@@ -101,10 +101,10 @@ const ROUTES = knownRoutes(Api)
 const findRoute = routeFinder(ROUTES)
 const routesOfRequests = new WeakMap<HttpServerRequest.HttpServerRequest, GuardedRoute | null>()
 
-/** The path of a request's URL, without its query. */
-const pathOf = (url: string) => {
+/** A request's URL as its path and its query string (without the `?`). */
+const partsOf = (url: string) => {
   const question = url.indexOf("?")
-  return question === -1 ? url : url.slice(0, question)
+  return question === -1 ? { path: url, query: "" } : { path: url.slice(0, question), query: url.slice(question + 1) }
 }
 
 /**
@@ -114,7 +114,7 @@ const pathOf = (url: string) => {
 const routeOfRequest = (request: HttpServerRequest.HttpServerRequest): GuardedRoute | undefined => {
   const seen = routesOfRequests.get(request)
   if (seen !== undefined) return seen ?? undefined
-  const route = findRoute(request.method, pathOf(request.url))
+  const route = findRoute(request.method, partsOf(request.url).path)
   routesOfRequests.set(request, route ?? null)
   return route
 }
@@ -140,15 +140,14 @@ const errorResponse = (status: number, code: ErrorCode, message: string, headers
 export const RequestMiddlewareLive = HttpLayerRouter.middleware(
   Effect.gen(function*() {
     const { maxBodyBytes } = yield* AppConfig
-    const routes = ROUTES
-    const guard = guardRequests({ maxBodyBytes, routes })
+    const guard = guardRequests({ maxBodyBytes, routes: ROUTES })
     const stripApplicationServices = applicationServicesOf(yield* Effect.context<never>())
 
     const renderFailure = (request: HttpServerRequest.HttpServerRequest, path: string) =>
     (cause: Cause.Cause<unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
       const failure = Cause.squash(cause)
       if (Predicate.isTagged(failure, "RouteNotFound")) {
-        const allowed = [...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))]
+        const allowed = [...new Set(ROUTES.filter((route) => route.pattern.test(path)).map((route) => route.method))]
         return Effect.succeed(
           allowed.length > 0
             ? errorResponse(405, "method_not_allowed", `${request.method} is not supported on ${path}; use ${allowed.join(", ")}`, {
@@ -171,9 +170,7 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
     return (httpEffect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const requestId = requestIdOf(request.headers["x-request-id"])
-        const question = request.url.indexOf("?")
-        const path = question === -1 ? request.url : request.url.slice(0, question)
-        const query = question === -1 ? "" : request.url.slice(question + 1)
+        const { path, query } = partsOf(request.url)
         const route = routeOfRequest(request)
         const started = performance.now()
         const record: RequestLogRecord = {}

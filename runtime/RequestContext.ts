@@ -45,21 +45,26 @@ export const withoutApplicationServices = (strip: (context: Context.Context<neve
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.mapInputContext(effect, strip as any)
 
 /**
+ * Builds `layer` in the context `narrow` makes of the one it is built in, in the application's own layer
+ * memo map, so that the HttpApi router it registers with is the one the API is served from.
+ */
+const builtInNarrowed = <A, E, R>(layer: Layer.Layer<A, E, R>, narrow: (context: Context.Context<R>) => Context.Context<R>) =>
+  Layer.scopedContext(Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const memoMap = yield* Layer.CurrentMemoMap
+    const narrowed = narrow(yield* Effect.context<R>())
+    return yield* Effect.mapInputContext(Layer.buildWithMemoMap(layer, memoMap, scope), () => narrowed)
+  })) as Layer.Layer<A, E, R>
+
+/**
  * Builds `layer` (an HttpApi group) in a context holding only `tags` (and what building layers needs),
- * so that the group captures, and its handlers copy, only those. Built in the application's own layer
- * memo map, so the HttpApi router it registers with is the one the API is served from.
+ * so that the group captures, and its handlers copy, only those.
  */
 export const builtOn = <const Tags extends ReadonlyArray<Context.Tag<any, any>>>(...tags: Tags) =>
 <A, E, R>(
   layer: Layer.Layer<A, E, R> & ([Exclude<R, Context.Tag.Identifier<Tags[number]>>] extends [never] ? unknown
     : { readonly "services the layer requires and the tags do not name": Exclude<R, Context.Tag.Identifier<Tags[number]>> })
-): Layer.Layer<A, E, R> =>
-  Layer.scopedContext(Effect.gen(function*() {
-    const scope = yield* Effect.scope
-    const memoMap = yield* Layer.CurrentMemoMap
-    const only = Context.pick(...tags)(yield* Effect.context<R>()) as Context.Context<R>
-    return yield* Effect.mapInputContext(Layer.buildWithMemoMap(layer, memoMap, scope), (_: Context.Context<never>) => only)
-  }))
+): Layer.Layer<A, E, R> => builtInNarrowed(layer, (context) => Context.pick(...tags)(context) as Context.Context<R>)
 
 /**
  * Builds `layer` in its context without the application's services, but for those `tags` name: the
@@ -68,11 +73,9 @@ export const builtOn = <const Tags extends ReadonlyArray<Context.Tag<any, any>>>
 export const builtOnFramework = (...tags: ReadonlyArray<Context.Tag<any, any>>) =>
 <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => {
   const named = new Set(tags.map((tag) => tag.key))
-  return Layer.scopedContext(Effect.gen(function*() {
-    const scope = yield* Effect.scope
-    const memoMap = yield* Layer.CurrentMemoMap
+  return builtInNarrowed(layer, (context) => {
     const kept = new Map<string, unknown>()
-    for (const [key, value] of (yield* Effect.context<R>()).unsafeMap) if (isFrameworkEntry(key) || named.has(key)) kept.set(key, value)
-    return yield* Effect.mapInputContext(Layer.buildWithMemoMap(layer, memoMap, scope), () => Context.unsafeMake(kept) as Context.Context<R>)
-  })) as Layer.Layer<A, E, R>
+    for (const [key, value] of context.unsafeMap) if (isFrameworkEntry(key) || named.has(key)) kept.set(key, value)
+    return Context.unsafeMake(kept) as Context.Context<R>
+  })
 }

@@ -27,7 +27,7 @@ export const applyBillingPaymentEvent = (event: OutboxEvent) =>
     // pass, for this one). The invoice exists before its payment can be paid, so before this event.
     const due = yield* oncePerPass(
       "billing.due",
-      Effect.flatMap(eventsOfPass, (events) => repo.paymentsOfDueInvoices(events.length === 0 ? [payment.value.id] : paymentsOf(events)))
+      Effect.flatMap(eventsOfPass(event), (events) => repo.paymentsOfDueInvoices(paymentsOf(events)))
     )
     if (!due.has(payment.value.id)) return
     const paid = yield* repo.payInvoiceOfPayment(payment.value.id, event.occurredAt)

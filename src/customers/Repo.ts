@@ -2,7 +2,7 @@
  * SQL of customers, their preferences and consent events. A customer's lifetime figures and recent
  * payments are read from its payments (as a payment link's are), so they can never disagree with them.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { ConsentActorType, ConsentPurpose } from "../../domain/Customers.ts"
 import { ConsentRecordId, CustomerId, StoreId, TierId } from "../../domain/Ids.ts"
@@ -103,6 +103,15 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql.literal(CUSTOMER_COLUMNS.join(", "))
+
+    /**
+     * The customer `update` (an `UPDATE … RETURNING` of the customer's columns) changes, with the notice of the
+     * change of its standing sent by the same statement (CUSTOMER_STANDING_CHANGES).
+     */
+    const announcingStanding = (update: Statement.Fragment) =>
+      sql`
+        WITH updated AS (${update})
+        SELECT updated.*, pg_notify(${CUSTOMER_STANDING_CHANGES}, updated.id)::text AS notified FROM updated`
 
     // A decode failure or a SqlError is the infrastructure's, not the caller's: every method dies on them.
 
@@ -267,16 +276,13 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
       Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf, preferencesChanged: Schema.Boolean }),
       Result: CustomerRow,
       execute: ({ at, id, preferencesChanged }) =>
-        sql`
-          WITH updated AS (
-            UPDATE customers SET email = NULL, external_id = NULL, name = NULL, phone = NULL, metadata = NULL,
-              prefers_email = false, prefers_sms = false, prefers_telegram = false, prefers_marketing = false,
-              preferences_updated_at = ${preferencesChanged ? sql`${at}` : sql`preferences_updated_at`},
-              erased_at = ${at}, updated_at = ${at}, public_link_version = public_link_version + 1
-            WHERE id = ${id}
-            RETURNING ${columns}
-          )
-          SELECT updated.*, pg_notify(${CUSTOMER_STANDING_CHANGES}, updated.id)::text AS notified FROM updated`
+        announcingStanding(sql`
+          UPDATE customers SET email = NULL, external_id = NULL, name = NULL, phone = NULL, metadata = NULL,
+            prefers_email = false, prefers_sms = false, prefers_telegram = false, prefers_marketing = false,
+            preferences_updated_at = ${preferencesChanged ? sql`${at}` : sql`preferences_updated_at`},
+            erased_at = ${at}, updated_at = ${at}, public_link_version = public_link_version + 1
+          WHERE id = ${id}
+          RETURNING ${columns}`)
     })
 
     const scrubConsentEvents = SqlSchema.void({
@@ -304,13 +310,10 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
         Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf }),
         Result: CustomerRow,
         execute: ({ at, id }) =>
-          sql`
-            WITH updated AS (
-              UPDATE customers SET public_link_version = public_link_version + 1, updated_at = ${at}
-              WHERE id = ${id}
-              RETURNING ${columns}
-            )
-            SELECT updated.*, pg_notify(${CUSTOMER_STANDING_CHANGES}, updated.id)::text AS notified FROM updated`
+          announcingStanding(sql`
+            UPDATE customers SET public_link_version = public_link_version + 1, updated_at = ${at}
+            WHERE id = ${id}
+            RETURNING ${columns}`)
       }),
       Effect.orDie
     )

@@ -458,6 +458,30 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
         return yield* change.replayed(earlier.value)
       })
 
+    /** A pass of the wallet's queue starting from `wallet`, made the current one. */
+    const startPass = (wallet: WalletRow): Pass => {
+      current = { wallet, keys: new Set(), entries: [], notices: [], redemptions: [], events: [] }
+      return current
+    }
+
+    /**
+     * Each change of a pass in turn through `run`, with its answer: a refusal is that change's answer and the
+     * others go on (every change refuses before it writes anything); any other failure fails the pass.
+     */
+    const eachChange = (
+      changes: ReadonlyArray<WalletChange<unknown, Refusal>>,
+      run: (change: WalletChange<unknown, Refusal>) => Effect.Effect<unknown, Refusal>
+    ) =>
+      Effect.gen(function*() {
+        const exits: Array<Exit.Exit<unknown, Refusal>> = []
+        for (const change of changes) {
+          const exit = yield* Effect.exit(run(change))
+          if (Exit.isFailure(exit) && !Cause.isFailType(exit.cause)) return yield* Effect.failCause(exit.cause)
+          exits.push(exit)
+        }
+        return exits
+      })
+
     /**
      * One transaction for the changes of a pass: the wallet locked with the keys already applied, each
      * change in turn against the balance the ones before it left, and what they wrote sent at the end. A
@@ -472,17 +496,11 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
         if (Option.isNone(locked)) return { exits: changes.map(() => Exit.fail(notFound())), wallet: undefined }
         const { applied_keys, ...wallet } = locked.value
         const applied = new Set(applied_keys)
-        const pass: Pass = { wallet, keys: new Set(), entries: [], notices: [], redemptions: [], events: [] }
-        current = pass
-        const exits: Array<Exit.Exit<unknown, Refusal>> = []
-        for (const change of changes) {
+        const pass = startPass(wallet)
+        const exits = yield* eachChange(changes, (change) => {
           const key = change.key
-          const exit = yield* Effect.exit(
-            key !== null && (applied.has(key) || pass.keys.has(key)) ? replay(change, key) : change.apply(pass.wallet)
-          )
-          if (Exit.isFailure(exit) && !Cause.isFailType(exit.cause)) return yield* Effect.failCause(exit.cause)
-          exits.push(exit)
-        }
+          return key !== null && (applied.has(key) || pass.keys.has(key)) ? replay(change, key) : change.apply(pass.wallet)
+        })
         yield* flush
         return { exits, wallet: pass.wallet }
       })).pipe(
@@ -513,14 +531,8 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
         known = undefined
         if (Option.isNone(found)) return changes.map(() => Exit.fail(notFound()))
         const was = found.value
-        const pass: Pass = { wallet: was, keys: new Set(), entries: [], notices: [], redemptions: [], events: [] }
-        current = pass
-        const exits: Array<Exit.Exit<unknown, Refusal>> = []
-        for (const change of changes) {
-          const exit = yield* Effect.exit(change.apply(pass.wallet))
-          if (Exit.isFailure(exit) && !Cause.isFailType(exit.cause)) return yield* Effect.failCause(exit.cause)
-          exits.push(exit)
-        }
+        const pass = startPass(was)
+        const exits = yield* eachChange(changes, (change) => change.apply(pass.wallet))
         if (Arr.isNonEmptyReadonlyArray(pass.entries)) {
           const written = yield* repo.postEntriesIfUnchanged({
             customerId,

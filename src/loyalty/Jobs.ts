@@ -10,29 +10,14 @@
  */
 import { Effect, Layer, Option, Schema } from "effect"
 import { CustomerId, PaymentId } from "../../domain/Ids.ts"
-import { Currency, parseAmount } from "../platform/Money.ts"
 import { oncePerPass, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
+import { paymentFactsOfEvent } from "../payments/Reads.ts"
 import { CustomerWalletEntity } from "./Entity.ts"
 import { LoyaltyRepo } from "./Repo.ts"
 
 /** What earning reads of a payment event's object. */
 const PaymentOfEvent = Schema.Struct({ id: PaymentId, customer_id: Schema.optionalWith(Schema.NullOr(CustomerId), { default: () => null }) })
 export const decodePayment = Schema.decodeUnknown(PaymentOfEvent)
-
-/** What earning reads of a paid payment's event: its amount, in the wire form, and its currency. */
-const PaidOfEvent = Schema.Struct({ amount: Schema.String, currency: Currency })
-const decodePaid = Schema.decodeUnknownOption(PaidOfEvent)
-
-/**
- * The facts of a `payment.completed` event's payment that earning needs (the event holds the payment as
- * it was paid, and its amount never changes), so that the wallet need not read the payment again.
- */
-const paidFactsOf = (event: OutboxEvent) =>
-  Option.match(decodePaid(event.object), {
-    onNone: () => Effect.succeedNone,
-    onSome: ({ amount, currency }) =>
-      parseAmount(amount, currency).pipe(Effect.map((minor) => ({ store_id: event.storeId, amount: minor, currency })), Effect.option)
-  })
 
 const NO_CUSTOMER = ""
 
@@ -56,8 +41,13 @@ export const applyPaymentEvent = (event: OutboxEvent) =>
       `loyalty.rules:${storeId}`,
       Effect.all({ program: repo.program(storeId), tiers: repo.tiersOf(storeId) }, { concurrency: 2 })
     )
-    const paid = yield* paidFactsOf(event)
-    yield* wallet.Earn({ paymentId: payment.id, rules, ...(Option.isSome(paid) ? { paid: paid.value } : {}) })
+    // The event holds the payment as it was paid: the wallet need not read it again.
+    const paid = yield* paymentFactsOfEvent(event)
+    yield* wallet.Earn({
+      paymentId: payment.id,
+      rules,
+      ...(Option.isSome(paid) ? { paid: { store_id: paid.value.store_id, amount: paid.value.amount, currency: paid.value.currency } } : {})
+    })
   })
 
 /** The consumer's name in `outbox_pending`. */

@@ -8,7 +8,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { CustomerId, type OrganizationId, PaymentId, StoreId } from "../../domain/Ids.ts"
-import { Currency } from "../platform/Money.ts"
+import { Currency, parseAmount } from "../platform/Money.ts"
 import { newestFirst } from "../platform/Pagination.ts"
 import { joinableStores } from "../stores/Reads.ts"
 import { PaymentRow, PaymentsRepo } from "./Repo.ts"
@@ -27,6 +27,37 @@ export const PaymentFacts = Schema.Struct({
   paid_at: Schema.NullOr(Schema.DateFromSelf)
 })
 export type PaymentFacts = typeof PaymentFacts.Type
+
+/** What a payment event's object says of its payment, in figures (the amount in minor units). */
+const PaymentOfEvent = Schema.Struct({
+  id: PaymentId,
+  customer_id: Schema.optionalWith(Schema.NullOr(CustomerId), { default: () => null }),
+  amount: Schema.String,
+  currency: Currency
+})
+const decodePaymentOfEvent = Schema.decodeUnknownOption(PaymentOfEvent)
+
+/**
+ * The facts of the payment a payment event holds (as it was when the event was written: a paid payment's
+ * amount never changes), so that an area acting on the event need not read the payment again; none when
+ * the object lacks them.
+ */
+export const paymentFactsOfEvent = (event: { readonly object: unknown; readonly storeId: StoreId; readonly livemode: boolean }) =>
+  Option.match(decodePaymentOfEvent(event.object), {
+    onNone: () => Effect.succeedNone,
+    onSome: (payment) =>
+      parseAmount(payment.amount, payment.currency).pipe(
+        Effect.map((amount) => ({
+          id: payment.id,
+          store_id: event.storeId,
+          livemode: event.livemode,
+          customer_id: payment.customer_id,
+          amount,
+          currency: payment.currency
+        })),
+        Effect.option
+      )
+  })
 
 /** A customer's paid payments in one currency, in figures (minor units). */
 export const CustomerPaymentFigures = Schema.Struct({

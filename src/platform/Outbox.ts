@@ -206,10 +206,11 @@ const currentPass = FiberRef.unsafeMake<
 >(undefined)
 
 /**
- * The events of the consumer pass being applied (outside a pass, none): for a read made once per pass
- * about all of them (`oncePerPass`), such as which of their customers were referred.
+ * The events of the consumer pass applying `event` (outside a pass, `event` alone): for a read made once
+ * per pass about all of them (`oncePerPass`), such as which of their customers were referred.
  */
-export const eventsOfPass: Effect.Effect<ReadonlyArray<OutboxEvent>> = Effect.map(FiberRef.get(currentPass), (pass) => pass?.events ?? [])
+export const eventsOfPass = (event: OutboxEvent): Effect.Effect<ReadonlyArray<OutboxEvent>> =>
+  Effect.map(FiberRef.get(currentPass), (pass) => pass?.events ?? [event])
 
 /**
  * `read`, run once per consumer pass for `key` and shared by the pass's events (outside a pass, run each
@@ -259,11 +260,7 @@ export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R
       execute: (positions) => sql`DELETE FROM outbox_pending WHERE consumer = ${name} AND position IN ${sql.in(positions)}`
     })
 
-    const applyPending = Effect.gen(function*() {
-      const events = yield* Effect.orDie(pending(batch))
-      if (events.length === 0) return 0
-      // Each pass shares its own reads (oncePerPass), and only its own.
-      yield* FiberRef.set(currentPass, { events, reads: new Map() })
+    const applyEvents = (events: ReadonlyArray<OutboxEvent>) => Effect.gen(function*() {
       const byKey = new Map<string, Array<OutboxEvent>>()
       for (const event of events) {
         const key = keyOf(event)
@@ -287,9 +284,14 @@ export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R
         { concurrency: options.concurrency ?? DEFAULT_CONCURRENCY, discard: true }
       )
       if (applied.length > 0) yield* Effect.orDie(done(applied))
+    })
+    return Effect.gen(function*() {
+      const events = yield* Effect.orDie(pending(batch))
+      if (events.length === 0) return 0
+      // Each pass shares its own events and reads (oncePerPass), and only its own.
+      yield* Effect.locally(applyEvents(events), currentPass, { events, reads: new Map() })
       return events.length
     })
-    return Effect.locally(applyPending, currentPass, undefined)
   })
 
 export const OutboxConsumer = {

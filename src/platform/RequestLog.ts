@@ -27,7 +27,6 @@ export const recordActor = (actor: string): Effect.Effect<void> =>
       if (record !== undefined) record.actor = actor
     }))
 
-
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** The request's id: the client's `x-request-id` when it is a sane one, a fresh one otherwise. */

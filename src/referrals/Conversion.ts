@@ -65,8 +65,7 @@ export const applyReferralPaymentEvent = (event: OutboxEvent) =>
     // look is made after the payment's event, and its referee's later payments convert it.
     const referred = yield* oncePerPass(
       "referrals.referees",
-      Effect.flatMap(eventsOfPass, (events) =>
-        repo.refereesAmong(events.length === 0 ? [customer_id] : events.map(customerOf).filter((customer) => customer !== "")))
+      Effect.flatMap(eventsOfPass(event), (events) => repo.refereesAmong(events.map(customerOf).filter((customer) => customer !== "")))
     )
     if (!referred.has(customer_id)) return
     const after = yield* repo.inTransaction(Effect.gen(function*() {

@@ -10,7 +10,8 @@
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { CustomerId, PaymentId, StoreId } from "../../domain/Ids.ts"
 import { AccessService } from "../access/Service.ts"
-import { Currency, parseAmount } from "../platform/Money.ts"
+import { parseAmount } from "../platform/Money.ts"
+import { paymentFactsOfEvent } from "../payments/Reads.ts"
 import { oncePerPass, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { SettingsService } from "../settings/Service.ts"
 import {
@@ -26,13 +27,7 @@ import {
 import { RiskRepo } from "./Repo.ts"
 import { RiskService } from "./Service.ts"
 
-/** What the rules read of a payment event's payment (the payment as the event holds it, when it was paid or refunded). */
-const PaymentOfEvent = Schema.Struct({
-  id: PaymentId,
-  amount: Schema.optional(Schema.String),
-  currency: Schema.optional(Currency),
-  customer_id: Schema.optionalWith(Schema.NullOr(CustomerId), { default: () => null })
-})
+const PaymentOfEvent = Schema.Struct({ id: PaymentId })
 const ReferralOfEvent = Schema.Struct({
   id: Schema.String,
   store_id: Schema.optional(StoreId),
@@ -90,20 +85,9 @@ export const applyRiskEvent = (event: OutboxEvent) =>
 
     // The event holds the payment as it was paid (its amount never changes): no read of it, unless the
     // event lacks what the rules need.
-    const object = yield* Schema.decodeUnknown(PaymentOfEvent)(event.object)
-    const amount = object.amount === undefined || object.currency === undefined
-      ? Option.none<bigint>()
-      : yield* Effect.option(parseAmount(object.amount, object.currency))
-    const found = Option.isSome(amount) && object.currency !== undefined
-      ? Option.some({
-        id: object.id,
-        store_id: event.storeId,
-        livemode: event.livemode,
-        customer_id: object.customer_id,
-        amount: amount.value,
-        currency: object.currency
-      })
-      : yield* repo.paymentFacts(object.id)
+    const { id } = yield* Schema.decodeUnknown(PaymentOfEvent)(event.object)
+    const fromEvent = yield* paymentFactsOfEvent(event)
+    const found = Option.isSome(fromEvent) ? fromEvent : yield* repo.paymentFacts(id)
     if (Option.isNone(found)) return
     const payment = found.value
 
