@@ -53,9 +53,9 @@ import { ConsoleWebLive } from "../src/console/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { httpRouteOf, unsafeRecordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
-import { logAccess, type RequestLogRecord, requestIdOf, withRequestLog } from "../src/platform/RequestLog.ts"
+import { beginRequestLog, logAccess, type RequestLogRecord, requestIdOf } from "../src/platform/RequestLog.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, maxBodySizeOf, payloadTooLarge, routeFinder } from "./RequestGuard.ts"
-import { applicationServicesOf, builtOn, builtOnFramework, withoutApplicationServices } from "./RequestContext.ts"
+import { builtOn, builtOnFramework, withApplicationServicesOf } from "./RequestContext.ts"
 import { answerClientErrors } from "./ClientErrors.ts"
 import { ServicesLive } from "./Services.ts"
 import { type DirectRoute, type DirectRoutes, statusStreamsOn } from "./StatusStreams.ts"
@@ -141,7 +141,9 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
   Effect.gen(function*() {
     const { maxBodyBytes } = yield* AppConfig
     const guard = guardRequests({ maxBodyBytes, routes: ROUTES })
-    const stripApplicationServices = applicationServicesOf(yield* Effect.context<never>())
+    // The server runs requests in the framework's context (`ServeLive`); the routes outside the HttpApi
+    // read the application's services from theirs, so they get them here.
+    const withApplicationServices = withApplicationServicesOf(yield* Effect.context<never>())
 
     const renderFailure = (request: HttpServerRequest.HttpServerRequest, path: string) =>
     (cause: Cause.Cause<unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
@@ -175,8 +177,8 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
         const started = performance.now()
         const record: RequestLogRecord = {}
         const guarded = guard(httpEffect, request, path, query, route)
-        return (route?.servedByApi === true ? withoutApplicationServices(stripApplicationServices)(guarded) : guarded).pipe(
-          withRequestLog(record),
+        return beginRequestLog(record, requestId).pipe(
+          Effect.zipRight(route?.servedByApi === true ? guarded : withApplicationServices(guarded)),
           Effect.catchAllCause(renderFailure(request, path)),
           Effect.flatMap((response) =>
             Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse>((fiber) => {
@@ -194,8 +196,7 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
                 HttpServerResponse.setHeader(response, "x-request-id", requestId)
               )
             })
-          ),
-          Effect.annotateLogs("request_id", requestId)
+          )
         )
       })
   }),
@@ -326,10 +327,25 @@ export const logListening = Effect.gen(function*() {
   yield* Effect.logInfo(`listening on http://${config.host}:${port}`)
 })
 
+/**
+ * The router's routes served as HttpLayerRouter.serve serves them, except that the server is built in the
+ * framework's context only (runtime/RequestContext.ts): every request runs in (and copies) a context of
+ * the framework's entries rather than of every service of the application. The HttpApi groups took their
+ * services when they were built; the other routes get them from the request middleware.
+ */
+const servedInFrameworkContext = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
+  Layer.unwrapScoped(
+    Effect.map(HttpLayerRouter.HttpRouter, (router) => HttpServer.serve(router.asHttpEffect()).pipe(builtOnFramework()))
+  ).pipe(
+    Layer.provideMerge(routes),
+    Layer.provide(HttpLayerRouter.layer)
+    // The routes' own requirements (the request, the router's) are met per request, as `serve` types them.
+  ) as unknown as ReturnType<typeof HttpLayerRouter.serve<A, E, R, never>>
+
 /** Serves every route; requires the services the handlers use. */
 export const HttpLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ maxBodyBytes, telemetry }) =>
   Layer.merge(
-    HttpLayerRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
+    servedInFrameworkContext(RoutesLive).pipe(
       HttpMiddleware.withTracerDisabledWhen(untracedRequests(Option.isSome(telemetry.otlpEndpoint))),
       Layer.provide(maxBodySizeOf(maxBodyBytes))
     ),

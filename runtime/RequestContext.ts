@@ -5,11 +5,14 @@
  * service function opens (`Effect.fn`), the request guard, the router, the HttpApi's handler and
  * security middleware — copies that whole map. The server runs each request in the context the HTTP
  * layer was built in: every service of the application, about 64 entries, copied 9 to 16 times per
- * request before these two measures. The copies were a large share of what a request allocates.
+ * request before these measures. The copies were a large share of what a request allocates.
  *
- * 1. `withoutApplicationServices`: an HttpApi request runs without the application's services in its
- *    own context. Its handlers do not read them from there: an HttpApi group takes the services it uses
- *    when it is built and adds its own build context back around each of its handlers.
+ * 1. The server is built in the framework's context (runtime/Http.ts `servedInFrameworkContext`): a
+ *    request runs without the application's services in its context. The HttpApi's handlers do not read
+ *    them from there: an HttpApi group takes the services it uses when it is built and adds its own build
+ *    context back around each of its handlers. The routes outside the HttpApi (pages, documents, the
+ *    console), which read theirs per request, get them from the request middleware
+ *    (`withApplicationServicesOf`).
  * 2. `builtOn(…tags)`: a group built on only the services it names captures only those, so that what
  *    its handlers run in (and copy) holds a handful of entries instead of every service. The tags must
  *    cover everything the group requires, or the layer does not typecheck.
@@ -26,23 +29,17 @@ import { Context, Effect, Layer } from "effect"
 const isFrameworkEntry = (key: string): boolean => key.startsWith("@effect/") || key.startsWith("effect/")
 
 /**
- * The application's services in `built` (the context the HTTP layer was built in), as a function that
- * takes them out of a request's context. Entries added per request (the request, its span, the route,
- * the caller's principal) are kept, as is everything of the framework's.
+ * The application's services in `built` (the context the request middleware was built in), as a function
+ * that adds them to a request's handling: for the routes outside the HttpApi (pages, documents, the
+ * console), which read the services they use from the request's context rather than capturing them.
  */
-export const applicationServicesOf = (built: Context.Context<never>) => {
-  const applicationKeys = new Set<string>()
-  for (const key of built.unsafeMap.keys()) if (!isFrameworkEntry(key)) applicationKeys.add(key)
-  return (context: Context.Context<never>): Context.Context<never> => {
-    const kept = new Map<string, unknown>()
-    for (const [key, value] of context.unsafeMap) if (!applicationKeys.has(key)) kept.set(key, value)
-    return Context.unsafeMake(kept)
-  }
+export const withApplicationServicesOf = (built: Context.Context<never>) => {
+  const application = new Map<string, unknown>()
+  for (const [key, value] of built.unsafeMap) if (!isFrameworkEntry(key)) application.set(key, value)
+  const services = Context.unsafeMake<never>(application)
+  return <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.mapInputContext(effect, (context: Context.Context<R>) => Context.merge(context, services))
 }
-
-/** Runs `effect` (an HttpApi request's handling) without the application's services in its context. */
-export const withoutApplicationServices = (strip: (context: Context.Context<never>) => Context.Context<never>) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.mapInputContext(effect, strip as any)
 
 /**
  * Builds `layer` in the context `narrow` makes of the one it is built in, in the application's own layer

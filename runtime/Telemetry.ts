@@ -10,6 +10,7 @@ import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import { FetchHttpClient } from "@effect/platform"
 import { Effect, Layer, Option, Tracer } from "effect"
 import { AppConfig } from "../src/platform/Config.ts"
+import { exportingSpans } from "../src/platform/Traced.ts"
 
 const REDACTED = "REDACTED"
 
@@ -52,7 +53,9 @@ export const TracingLive = Layer.unwrapEffect(Effect.gen(function*() {
     url: `${telemetry.otlpEndpoint.value}/v1/traces`,
     resource: { serviceName: telemetry.serviceName }
   })
+  // The service functions open their spans only while a tracer exports them (src/platform/Traced.ts).
   return Layer.unwrapScoped(Effect.map(tracer, (otlp) => Layer.setTracer(redacting(otlp)))).pipe(
+    Layer.merge(Layer.scopedDiscard(exportingSpans)),
     Layer.provide(telemetry.otlpProtocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
     Layer.provide(FetchHttpClient.layer)
   )

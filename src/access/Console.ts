@@ -10,6 +10,7 @@ import type { OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { organizationOfStore } from "../stores/Reads.ts"
 import { accessMatrix, AttributePolicies, decide } from "./Policy.ts"
 import { AccessService } from "./Service.ts"
+import { traced } from "../platform/Traced.ts"
 
 export class AccessConsoleService extends Effect.Service<AccessConsoleService>()("access/AccessConsoleService", {
   effect: Effect.gen(function*() {
@@ -27,7 +28,7 @@ export class AccessConsoleService extends Effect.Service<AccessConsoleService>()
         return role.value
       })
 
-    const matrix = Effect.fn("AccessConsole.matrix")(function*(organizationId: OrganizationId) {
+    const matrix = traced("AccessConsole.matrix")(function*(organizationId: OrganizationId) {
       const role = yield* memberRole(organizationId)
       return new AccessMatrix({
         object: "access_matrix",
@@ -39,7 +40,7 @@ export class AccessConsoleService extends Effect.Service<AccessConsoleService>()
       })
     })
 
-    const check = Effect.fn("AccessConsole.check")(function*(
+    const check = traced("AccessConsole.check")(function*(
       organizationId: OrganizationId,
       input: { readonly permission: Permission; readonly store_id?: StoreId | undefined }
     ) {

@@ -33,6 +33,7 @@ import { type Permission, type Role, RoleSchema } from "../../domain/Access.ts"
 import { firstOrganizationOfUser, joinableMemberships, roleInOrganization } from "../accounts/Memberships.ts"
 import { joinableStores } from "../stores/Reads.ts"
 import { decide } from "./Policy.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** A store the caller may act on, with the caller's role in its organization. */
 export interface StoreAccess {
@@ -156,7 +157,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
     const storeNotFound = (storeId: string) => new NotFound({ message: `No such store: ${storeId}`, param: "store_id" })
 
     /** The store `storeId` if the caller may perform `permission` on it. */
-    const store = Effect.fn("Access.store")(function*(storeId: StoreId, permission: Permission) {
+    const store = traced("Access.store")(function*(storeId: StoreId, permission: Permission) {
       const principal = yield* CurrentPrincipal
       if (principal._tag === "ApiKey") {
         if (principal.storeId !== storeId) return yield* storeNotFound(storeId)
@@ -270,7 +271,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
       })
 
     /** The organization `organizationId` if the signed-in user may perform `permission` in it. */
-    const organization = Effect.fn("Access.organization")(function*(organizationId: OrganizationId, permission: Permission) {
+    const organization = traced("Access.organization")(function*(organizationId: OrganizationId, permission: Permission) {
       const user = yield* currentUser
       const role = yield* roleInOrganization(sql, organizationId, user.userId)
       if (Option.isNone(role)) {
@@ -285,7 +286,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
      * For routes that take an optional `organization_id`: that organization, or the one the user joined
      * first, if the user may perform `permission` in it. Errors name `organization_id`.
      */
-    const organizationOrFirst = Effect.fn("Access.organizationOrFirst")(function*(
+    const organizationOrFirst = traced("Access.organizationOrFirst")(function*(
       organizationId: OrganizationId | undefined,
       permission: Permission
     ) {
@@ -301,7 +302,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
     })
 
     /** The caller's role in an organization, without deciding anything (for the access check route). */
-    const roleIn = Effect.fn("Access.roleIn")(function*(organizationId: OrganizationId, userId: UserId) {
+    const roleIn = traced("Access.roleIn")(function*(organizationId: OrganizationId, userId: UserId) {
       return yield* roleInOrganization(sql, organizationId, userId)
     })
 

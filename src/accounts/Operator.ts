@@ -9,10 +9,11 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
 import { AppConfig } from "../platform/Config.ts"
+import { traced } from "../platform/Traced.ts"
 
 export class OperatorRefusal extends Data.TaggedError("OperatorRefusal")<{ readonly message: string }> {}
 
-export const verifyPlatformAdminEmail = Effect.fn("Operator.verifyPlatformAdminEmail")(function*(address: string) {
+export const verifyPlatformAdminEmail = traced("Operator.verifyPlatformAdminEmail")(function*(address: string) {
   const config = yield* AppConfig
   const sql = yield* SqlClient.SqlClient
   const email = address.trim().toLowerCase()

@@ -9,6 +9,7 @@ import { InvitationId } from "../../domain/console/Account.ts"
 import { OrganizationId, SessionId, UserId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { addMillis } from "../platform/Time.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const UserRow = Schema.Struct({
   id: UserId,
@@ -74,7 +75,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
 
     // Three inserts that read nothing back, so they are plain statements. Unlike every other method, a
     // SqlError stays a failure: the service tells a registration that lost a race on the e-mail by it.
-    const createAccount = Effect.fn("AccountsRepo.createAccount")((input: {
+    const createAccount = traced("AccountsRepo.createAccount")((input: {
       readonly userId: UserId
       readonly email: string
       readonly name: string | null
@@ -99,11 +100,11 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       Result: Schema.Unknown,
       execute: (email) => sql`SELECT 1 FROM users WHERE lower(email) = lower(${email})`
     })
-    const emailTaken = Effect.fn("AccountsRepo.emailTaken")((email: string) =>
+    const emailTaken = traced("AccountsRepo.emailTaken")((email: string) =>
       findUserIdByEmail(email).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
-    const findUserByEmail = Effect.fn("AccountsRepo.findUserByEmail")(
+    const findUserByEmail = traced("AccountsRepo.findUserByEmail")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: UserRow,
@@ -112,7 +113,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       Effect.orDie
     )
 
-    const findUserById = Effect.fn("AccountsRepo.findUserById")(
+    const findUserById = traced("AccountsRepo.findUserById")(
       SqlSchema.findOne({
         Request: UserId,
         Result: UserRow,
@@ -121,7 +122,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       Effect.orDie
     )
 
-    const membershipsOf = Effect.fn("AccountsRepo.membershipsOf")(
+    const membershipsOf = traced("AccountsRepo.membershipsOf")(
       SqlSchema.findAll({
         Request: UserId,
         Result: MembershipRow,
@@ -135,7 +136,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       Effect.orDie
     )
 
-    const insertSession = Effect.fn("AccountsRepo.insertSession")(
+    const insertSession = traced("AccountsRepo.insertSession")(
       SqlSchema.void({
         Request: Schema.Struct({
           id: SessionId,
@@ -167,17 +168,17 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
               OR s.last_seen_at > ${now}::timestamptz - make_interval(secs => s.idle_timeout_seconds))`
     })
     /** The live session with this token hash at `now`: not revoked, not expired, not idle past its limit. */
-    const findLiveSession = Effect.fn("AccountsRepo.findLiveSession")((tokenHash: string, now: Date) =>
+    const findLiveSession = traced("AccountsRepo.findLiveSession")((tokenHash: string, now: Date) =>
       findSession({ tokenHash, now }).pipe(Effect.orDie)
     )
 
     /** The session was used at `now`: its idle limit counts from there. */
-    const touchSession = Effect.fn("AccountsRepo.touchSession")((sessionId: SessionId, now: Date) =>
+    const touchSession = traced("AccountsRepo.touchSession")((sessionId: SessionId, now: Date) =>
       sql`UPDATE sessions SET last_seen_at = ${now} WHERE id = ${sessionId} AND last_seen_at < ${now}`.pipe(Effect.asVoid, Effect.orDie)
     )
 
     /** Signs a session out: its token is refused from now on. */
-    const revokeSessionByToken = Effect.fn("AccountsRepo.revokeSessionByToken")((tokenHash: string) =>
+    const revokeSessionByToken = traced("AccountsRepo.revokeSessionByToken")((tokenHash: string) =>
       sql`UPDATE sessions SET revoked_at = now() WHERE token_hash = ${tokenHash} AND revoked_at IS NULL`.pipe(
         Effect.asVoid,
         Effect.orDie
@@ -188,7 +189,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
      * Sets a new password and revokes what the old one gave: the user's other sessions, and every reset
      * token still outstanding (a reset link from before must not undo this password).
      */
-    const updatePasswordAndRevokeSessions = Effect.fn("AccountsRepo.updatePasswordAndRevokeSessions")(
+    const updatePasswordAndRevokeSessions = traced("AccountsRepo.updatePasswordAndRevokeSessions")(
       (userId: UserId, passwordHash: string, keepSessionId: SessionId | null) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`UPDATE users SET password_hash = ${passwordHash}, updated_at = now() WHERE id = ${userId}`
@@ -209,7 +210,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           INSERT INTO password_resets (token_hash, user_id, expires_at)
           VALUES (${tokenHash}, ${userId}, ${expiresAt})`
     })
-    const insertPasswordReset = Effect.fn("AccountsRepo.insertPasswordReset")(
+    const insertPasswordReset = traced("AccountsRepo.insertPasswordReset")(
       (userId: UserId, tokenHash: string, expiresAt: Date) =>
         insertReset({ userId, tokenHash, expiresAt }).pipe(Effect.orDie)
     )
@@ -227,7 +228,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
      * Marks the reset token used if it is still valid at `now`, atomically: of two concurrent uses only
      * one gets the user id.
      */
-    const consumePasswordReset = Effect.fn("AccountsRepo.consumePasswordReset")((tokenHash: string, now: Date) =>
+    const consumePasswordReset = traced("AccountsRepo.consumePasswordReset")((tokenHash: string, now: Date) =>
       spendReset({ tokenHash, now }).pipe(Effect.map(Option.map((row) => row.user_id)), Effect.orDie)
     )
 
@@ -238,7 +239,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           INSERT INTO email_verifications (token_hash, user_id, expires_at)
           VALUES (${tokenHash}, ${userId}, ${expiresAt})`
     })
-    const insertEmailVerification = Effect.fn("AccountsRepo.insertEmailVerification")(
+    const insertEmailVerification = traced("AccountsRepo.insertEmailVerification")(
       (userId: UserId, tokenHash: string, expiresAt: Date) =>
         insertVerification({ userId, tokenHash, expiresAt }).pipe(Effect.orDie)
     )
@@ -261,7 +262,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
      * Spends the verification token and marks its user's address verified, in one statement: of two
      * concurrent uses only one gets the user id. None for an unknown, used or (at `now`) expired token.
      */
-    const consumeEmailVerification = Effect.fn("AccountsRepo.consumeEmailVerification")((tokenHash: string, now: Date) =>
+    const consumeEmailVerification = traced("AccountsRepo.consumeEmailVerification")((tokenHash: string, now: Date) =>
       spendVerification({ tokenHash, now }).pipe(Effect.map(Option.map((row) => row.id)), Effect.orDie)
     )
 
@@ -270,7 +271,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
       execute: ({ sealedSecret, userId }) =>
         sql`UPDATE users SET mfa_pending_secret = ${sealedSecret}, updated_at = now() WHERE id = ${userId}`
     })
-    const setPendingMfaSecret = Effect.fn("AccountsRepo.setPendingMfaSecret")((userId: UserId, sealedSecret: string) =>
+    const setPendingMfaSecret = traced("AccountsRepo.setPendingMfaSecret")((userId: UserId, sealedSecret: string) =>
       writePendingMfaSecret({ userId, sealedSecret }).pipe(Effect.orDie)
     )
 
@@ -285,11 +286,11 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
               mfa_last_time_step = ${timeStep}, updated_at = now()
           WHERE id = ${userId} AND mfa_pending_secret IS NOT NULL`
     })
-    const enableMfa = Effect.fn("AccountsRepo.enableMfa")((userId: UserId, timeStep: number) =>
+    const enableMfa = traced("AccountsRepo.enableMfa")((userId: UserId, timeStep: number) =>
       confirmPendingMfa({ userId, timeStep }).pipe(Effect.orDie)
     )
 
-    const disableMfa = Effect.fn("AccountsRepo.disableMfa")(
+    const disableMfa = traced("AccountsRepo.disableMfa")(
       SqlSchema.void({
         Request: UserId,
         execute: (userId) =>
@@ -314,7 +315,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
      * Records that the code of `timeStep` was used; false when that step (or a later one) was used
      * before. The conditional update makes a replayed code fail even when two requests race.
      */
-    const claimTimeStep = Effect.fn("AccountsRepo.claimTimeStep")((userId: UserId, timeStep: number) =>
+    const claimTimeStep = traced("AccountsRepo.claimTimeStep")((userId: UserId, timeStep: number) =>
       advanceTimeStep({ userId, timeStep }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
@@ -332,7 +333,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           LIMIT ${limit + 1}`
     })
     /** One page of members, newest first, after `position`; fetches `limit + 1` to tell if more follow. */
-    const members = Effect.fn("AccountsRepo.members")(
+    const members = traced("AccountsRepo.members")(
       (organizationId: OrganizationId, limit: number, position: PagePosition | undefined) =>
         membersPage({ organizationId, limit, position }).pipe(Effect.orDie)
     )
@@ -348,7 +349,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           FROM memberships m JOIN users u ON u.id = m.user_id
           WHERE m.organization_id = ${organizationId} AND m.user_id = ${userId}`
     })
-    const findMember = Effect.fn("AccountsRepo.findMember")((organizationId: OrganizationId, userId: UserId) =>
+    const findMember = traced("AccountsRepo.findMember")((organizationId: OrganizationId, userId: UserId) =>
       findMembership({ organizationId, userId }).pipe(Effect.orDie)
     )
 
@@ -362,7 +363,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           RETURNING user_id`
     })
     /** Adds a membership; false when the user already belongs to the organization. */
-    const addMember = Effect.fn("AccountsRepo.addMember")((organizationId: OrganizationId, userId: UserId, role: Role) =>
+    const addMember = traced("AccountsRepo.addMember")((organizationId: OrganizationId, userId: UserId, role: Role) =>
       insertMembership({ organizationId, userId, role }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
@@ -374,7 +375,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
      * Writes an invitation; an open one of the same organization and e-mail is revoked first, so a
      * second invitation replaces the first (its link stops working).
      */
-    const insertInvitation = Effect.fn("AccountsRepo.insertInvitation")((input: {
+    const insertInvitation = traced("AccountsRepo.insertInvitation")((input: {
       readonly id: string
       readonly organizationId: OrganizationId
       readonly email: string
@@ -412,7 +413,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           LIMIT ${MAX_OPEN_INVITATIONS_LISTED}`
     })
     /** The organization's invitations not accepted or revoked (expired ones too), newest first. */
-    const openInvitations = Effect.fn("AccountsRepo.openInvitations")((organizationId: OrganizationId) =>
+    const openInvitations = traced("AccountsRepo.openInvitations")((organizationId: OrganizationId) =>
       openInvitationsOf(organizationId).pipe(Effect.orDie)
     )
 
@@ -430,7 +431,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           FROM revoked i JOIN organizations o ON o.id = i.organization_id LEFT JOIN users u ON u.id = i.invited_by`
     })
     /** Revokes an open invitation of the organization; None when there is no such open invitation. */
-    const revokeInvitation = Effect.fn("AccountsRepo.revokeInvitation")((organizationId: OrganizationId, id: string, now: Date) =>
+    const revokeInvitation = traced("AccountsRepo.revokeInvitation")((organizationId: OrganizationId, id: string, now: Date) =>
       revokeOpenInvitation({ organizationId, id, now }).pipe(Effect.orDie)
     )
 
@@ -444,7 +445,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           WHERE i.token_hash = ${tokenHash} AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > ${now}`
     })
     /** The invitation of a token while its link works (not accepted, revoked or expired at `now`). */
-    const findUsableInvitation = Effect.fn("AccountsRepo.findUsableInvitation")((tokenHash: string, now: Date) =>
+    const findUsableInvitation = traced("AccountsRepo.findUsableInvitation")((tokenHash: string, now: Date) =>
       usableInvitation({ tokenHash, now }).pipe(Effect.orDie)
     )
 
@@ -465,7 +466,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
      * Marks the invitation accepted by the user, atomically: of two uses of one link only one gets the
      * invitation. None for an unknown, used, revoked or (at `now`) expired token.
      */
-    const acceptInvitation = Effect.fn("AccountsRepo.acceptInvitation")((tokenHash: string, userId: UserId, now: Date) =>
+    const acceptInvitation = traced("AccountsRepo.acceptInvitation")((tokenHash: string, userId: UserId, now: Date) =>
       spendInvitation({ tokenHash, now, userId }).pipe(Effect.orDie)
     )
 
@@ -473,7 +474,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
      * A user who signed up from an invitation: no organization of their own, and the address verified,
      * since the link mailed to it was opened. A SqlError stays a failure (the e-mail taken meanwhile).
      */
-    const createInvitedUser = Effect.fn("AccountsRepo.createInvitedUser")((input: {
+    const createInvitedUser = traced("AccountsRepo.createInvitedUser")((input: {
       readonly userId: UserId
       readonly email: string
       readonly name: string
@@ -490,7 +491,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
     // -------------------------------------------------------------------------------------------
 
     /** Records a requested change of address; the user's earlier requests stop working. */
-    const insertEmailChange = Effect.fn("AccountsRepo.insertEmailChange")(
+    const insertEmailChange = traced("AccountsRepo.insertEmailChange")(
       (input: { readonly userId: UserId; readonly newEmail: string; readonly tokenHash: string; readonly expiresAt: Date }) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`UPDATE email_changes SET used_at = now() WHERE user_id = ${input.userId} AND used_at IS NULL`
@@ -520,7 +521,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
      * Spends the token and moves its user to the new address (verified), in one statement. None for an
      * unknown, used or expired token. A SqlError stays a failure: the address was taken meanwhile.
      */
-    const consumeEmailChange = Effect.fn("AccountsRepo.consumeEmailChange")((tokenHash: string, now: Date) =>
+    const consumeEmailChange = traced("AccountsRepo.consumeEmailChange")((tokenHash: string, now: Date) =>
       spendEmailChange({ tokenHash, now })
     )
 
@@ -534,7 +535,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
           RETURNING user_id`
     })
     /** Gives a member another role; false when the user is not a member. */
-    const setMemberRole = Effect.fn("AccountsRepo.setMemberRole")((organizationId: OrganizationId, userId: UserId, role: Role) =>
+    const setMemberRole = traced("AccountsRepo.setMemberRole")((organizationId: OrganizationId, userId: UserId, role: Role) =>
       updateMembershipRole({ organizationId, userId, role }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
@@ -545,7 +546,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("accounts/Accou
         sql`DELETE FROM memberships WHERE organization_id = ${organizationId} AND user_id = ${userId} RETURNING user_id`
     })
     /** Ends a membership; false when the user was not a member. */
-    const removeMember = Effect.fn("AccountsRepo.removeMember")((organizationId: OrganizationId, userId: UserId) =>
+    const removeMember = traced("AccountsRepo.removeMember")((organizationId: OrganizationId, userId: UserId) =>
       deleteMembership({ organizationId, userId }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 

@@ -33,6 +33,7 @@ import * as Templates from "../mail/Templates.ts"
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "./Passwords.ts"
 import { AccountsRepo, type InvitationRow, type MemberRow, type MembershipRow, type UserRow } from "./Repo.ts"
 import { matchTotp, newTotpSecret, otpauthUrl } from "./Totp.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** How long a session token is valid. Long enough for a working day in the console, short enough to limit a leak. */
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000
@@ -160,7 +161,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         })
       )
 
-    const issueSession = Effect.fn("Accounts.issueSession")(function*(user: UserRow, options: SessionOptions = {}) {
+    const issueSession = traced("Accounts.issueSession")(function*(user: UserRow, options: SessionOptions = {}) {
       const token = SESSION_TOKEN_PREFIX + randomToken(32)
       const now = yield* currentDate
       const expiresAt = addMillis(now, SESSION_LIFETIME_MS)
@@ -204,7 +205,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         )
       )
 
-    const sendEmailVerification = Effect.fn("Accounts.sendEmailVerification")(function*(user: UserRow) {
+    const sendEmailVerification = traced("Accounts.sendEmailVerification")(function*(user: UserRow) {
       const token = randomToken(32)
       const expiresAt = addMillis(yield* currentDate, EMAIL_VERIFICATION_LIFETIME_MS)
       yield* repo.insertEmailVerification(user.id, hashToken(token), expiresAt)
@@ -216,7 +217,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
      * Registration with an address that has an account: its owner hears of it by mail (at most once an
      * hour), pointed to sign-in and reset, so the attempt is never silent.
      */
-    const noticeExistingAccount = Effect.fn("Accounts.noticeExistingAccount")(function*(email: string) {
+    const noticeExistingAccount = traced("Accounts.noticeExistingAccount")(function*(email: string) {
       const found = yield* repo.findUserByEmail(email.trim())
       if (Option.isNone(found)) return
       const now = yield* currentDate
@@ -228,7 +229,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       })
     })
 
-    const register = Effect.fn("Accounts.register")(function*(
+    const register = traced("Accounts.register")(function*(
       input: {
         readonly email: string
         readonly password: string
@@ -263,7 +264,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return yield* issueSession(user, options)
     })
 
-    const verifyEmail = Effect.fn("Accounts.verifyEmail")(function*(input: { readonly token: string }) {
+    const verifyEmail = traced("Accounts.verifyEmail")(function*(input: { readonly token: string }) {
       const verified = yield* repo.consumeEmailVerification(hashToken(input.token), yield* currentDate)
       if (Option.isNone(verified)) {
         return yield* new Unauthorized({ message: "The verification link is invalid, expired or already used", param: "token" })
@@ -271,7 +272,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return new Acknowledgement({ object: "acknowledgement", message: "Your e-mail address is verified" })
     })
 
-    const resendVerification = Effect.fn("Accounts.resendVerification")(function*(clientAddress: Option.Option<string>) {
+    const resendVerification = traced("Accounts.resendVerification")(function*(clientAddress: Option.Option<string>) {
       const principal = yield* access.currentUser
       const user = yield* requireUserRow(principal.userId)
       if (user.email_verified_at !== null) {
@@ -312,7 +313,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       rateLimiter.countFailure([counters.emailAndAddress, counters.address, counters.email])
 
     /** Whether `code` is a current TOTP code of the user's enabled secret that was never used before. */
-    const acceptMfaCode = Effect.fn("Accounts.acceptMfaCode")(function*(user: UserRow, code: string) {
+    const acceptMfaCode = traced("Accounts.acceptMfaCode")(function*(user: UserRow, code: string) {
       if (!user.mfa_enabled || user.mfa_secret === null) return false
       const secret = yield* secrets.open(user.mfa_secret)
       const step = yield* matchTotp(secret, code)
@@ -320,7 +321,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return yield* repo.claimTimeStep(user.id, step.value)
     })
 
-    const login = Effect.fn("Accounts.login")(function*(
+    const login = traced("Accounts.login")(function*(
       input: { readonly email: string; readonly password: string; readonly mfa_code?: string | undefined },
       clientAddress: Option.Option<string>,
       options: SessionOptions = {}
@@ -352,7 +353,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     })
 
     /** The principal behind a session token; None for an unknown, revoked or expired one. */
-    const authenticateSession = Effect.fn("Accounts.authenticateSession")(function*(token: string) {
+    const authenticateSession = traced("Accounts.authenticateSession")(function*(token: string) {
       if (!token.startsWith(SESSION_TOKEN_PREFIX)) return Option.none<UserPrincipal>()
       const now = yield* currentDate
       const session = yield* repo.findLiveSession(hashToken(token), now)
@@ -371,18 +372,18 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     })
 
     /** Signs the session with this token out; an unknown or already revoked token changes nothing. */
-    const signOut = Effect.fn("Accounts.signOut")(function*(token: string) {
+    const signOut = traced("Accounts.signOut")(function*(token: string) {
       yield* repo.revokeSessionByToken(hashToken(token))
     })
 
-    const me = Effect.fn("Accounts.me")(function*() {
+    const me = traced("Accounts.me")(function*() {
       const principal = yield* access.currentUser
       const user = yield* requireUserRow(principal.userId)
       const organizations = yield* repo.membershipsOf(user.id)
       return new Me({ user: toUser(user), organizations: organizations.map(toOrganization) })
     })
 
-    const changePassword = Effect.fn("Accounts.changePassword")(function*(input: {
+    const changePassword = traced("Accounts.changePassword")(function*(input: {
       readonly current_password: string
       readonly new_password: string
     }) {
@@ -408,7 +409,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         yield* mail.enqueue({ to: found.value.email, kind: "password_reset", content: Templates.passwordReset({ link, token }) })
       })
 
-    const forgotPassword = Effect.fn("Accounts.forgotPassword")(function*(
+    const forgotPassword = traced("Accounts.forgotPassword")(function*(
       input: { readonly email: string },
       clientAddress: Option.Option<string>
     ) {
@@ -430,7 +431,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       })
     })
 
-    const resetPassword = Effect.fn("Accounts.resetPassword")(function*(input: {
+    const resetPassword = traced("Accounts.resetPassword")(function*(input: {
       readonly token: string
       readonly password: string
     }) {
@@ -443,7 +444,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return new Acknowledgement({ object: "acknowledgement", message: "Password changed; sign in with the new password" })
     })
 
-    const mfaSetup = Effect.fn("Accounts.mfaSetup")(function*() {
+    const mfaSetup = traced("Accounts.mfaSetup")(function*() {
       const principal = yield* access.currentUser
       const user = yield* requireUserRow(principal.userId)
       if (user.mfa_enabled) {
@@ -454,7 +455,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return new MfaSetup({ object: "mfa_setup", secret, otpauth_url: otpauthUrl(secret, user.email) })
     })
 
-    const mfaEnable = Effect.fn("Accounts.mfaEnable")(function*(input: { readonly code: string }) {
+    const mfaEnable = traced("Accounts.mfaEnable")(function*(input: { readonly code: string }) {
       const principal = yield* access.currentUser
       const user = yield* requireUserRow(principal.userId)
       if (user.mfa_enabled) return yield* new InvalidState({ message: "MFA is already enabled" })
@@ -468,7 +469,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return toUser(yield* requireUserRow(user.id))
     })
 
-    const mfaDisable = Effect.fn("Accounts.mfaDisable")(function*(input: { readonly code: string }) {
+    const mfaDisable = traced("Accounts.mfaDisable")(function*(input: { readonly code: string }) {
       const principal = yield* access.currentUser
       const user = yield* requireUserRow(principal.userId)
       if (!user.mfa_enabled) return yield* new InvalidState({ message: "MFA is not enabled" })
@@ -484,7 +485,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
      * For operations gated behind MFA (high-value refunds): the user must have MFA enabled and send a
      * fresh, never-used code.
      */
-    const requireFreshMfa = Effect.fn("Accounts.requireFreshMfa")(function*(userId: UserId, code: string | undefined) {
+    const requireFreshMfa = traced("Accounts.requireFreshMfa")(function*(userId: UserId, code: string | undefined) {
       const user = yield* requireUserRow(userId)
       if (!user.mfa_enabled) {
         return yield* new MfaRequired({ message: "This operation needs MFA enabled on the account" })
@@ -495,7 +496,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       }
     })
 
-    const listMembers = Effect.fn("Accounts.listMembers")(function*(organizationId: OrganizationId, params: ListParams) {
+    const listMembers = traced("Accounts.listMembers")(function*(organizationId: OrganizationId, params: ListParams) {
       return yield* access.withOrganization(access.organization(organizationId, "organization.read"), () =>
         Effect.gen(function*() {
           const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
@@ -505,7 +506,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         }))
     })
 
-    const addMember = Effect.fn("Accounts.addMember")(function*(
+    const addMember = traced("Accounts.addMember")(function*(
       organizationId: OrganizationId,
       input: { readonly email: string; readonly role: Exclude<Role, "owner"> }
     ) {
@@ -560,7 +561,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
         expires_at: row.expires_at.toISOString()
       })
 
-    const team = Effect.fn("Accounts.team")(function*(organizationId: OrganizationId) {
+    const team = traced("Accounts.team")(function*(organizationId: OrganizationId) {
       return yield* access.withOrganization(access.organization(organizationId, "organization.read"), () =>
         Effect.gen(function*() {
           const members = yield* memberData.members(organizationId, MAX_LIST_LIMIT, undefined)
@@ -578,7 +579,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
      * Invites an e-mail, with or without an account: the plan must have room for one more member now
      * (checked again when the invitation is accepted), and a member already is refused.
      */
-    const inviteMember = Effect.fn("Accounts.inviteMember")(function*(
+    const inviteMember = traced("Accounts.inviteMember")(function*(
       organizationId: OrganizationId,
       input: { readonly email: string; readonly role: Exclude<Role, "owner"> }
     ) {
@@ -617,7 +618,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return toInvitation(created, now)
     })
 
-    const revokeInvitation = Effect.fn("Accounts.revokeInvitation")(function*(organizationId: OrganizationId, id: string) {
+    const revokeInvitation = traced("Accounts.revokeInvitation")(function*(organizationId: OrganizationId, id: string) {
       yield* access.organization(organizationId, "member.manage")
       const now = yield* currentDate
       const revoked = yield* repo.revokeInvitation(organizationId, id, now)
@@ -633,7 +634,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       })
 
     /** What the link's page shows: to whom, where, as what, and whether the invitee signs up or in. */
-    const previewInvitation = Effect.fn("Accounts.previewInvitation")(function*(input: { readonly token: string }) {
+    const previewInvitation = traced("Accounts.previewInvitation")(function*(input: { readonly token: string }) {
       const invitation = yield* usableInvitation(input.token)
       return new InvitationPreview({
         object: "invitation_preview",
@@ -661,7 +662,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
      * instead. Everything happens in one transaction, so a refused plan limit or a used link leaves no
      * account behind.
      */
-    const signUpFromInvitation = Effect.fn("Accounts.signUpFromInvitation")(function*(
+    const signUpFromInvitation = traced("Accounts.signUpFromInvitation")(function*(
       input: { readonly token: string; readonly name: string; readonly password: string },
       options: SessionOptions = {}
     ) {
@@ -689,7 +690,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     })
 
     /** Accepts an invitation as the signed-in user, whose address must be the invited one. */
-    const acceptInvitation = Effect.fn("Accounts.acceptInvitation")(function*(input: { readonly token: string }) {
+    const acceptInvitation = traced("Accounts.acceptInvitation")(function*(input: { readonly token: string }) {
       const principal = yield* access.currentUser
       const user = yield* requireUserRow(principal.userId)
       const invitation = yield* usableInvitation(input.token)
@@ -711,7 +712,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
     // ---------------------------------------------------------------------------------------------
 
     /** Signed in, so limited per account (the verification resends' per-e-mail limit), not per address. */
-    const requestEmailChange = Effect.fn("Accounts.requestEmailChange")(function*(
+    const requestEmailChange = traced("Accounts.requestEmailChange")(function*(
       input: { readonly new_email: string; readonly password: string }
     ) {
       const principal = yield* access.currentUser
@@ -751,7 +752,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       })
     })
 
-    const confirmEmailChange = Effect.fn("Accounts.confirmEmailChange")(function*(input: { readonly token: string }) {
+    const confirmEmailChange = traced("Accounts.confirmEmailChange")(function*(input: { readonly token: string }) {
       const changed = yield* repo.consumeEmailChange(hashToken(input.token), yield* currentDate).pipe(
         Effect.catchTag("SqlError", () =>
           new InvalidState({ message: "Another account took this e-mail address meanwhile; ask for the change again with another address" })),
@@ -767,7 +768,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
      * The member of an organization whose role or membership another member changes: not the caller
      * (nobody locks themselves out) and not the owner (whose role this cannot take or give).
      */
-    const changeableMember = Effect.fn("Accounts.changeableMember")(function*(
+    const changeableMember = traced("Accounts.changeableMember")(function*(
       organizationId: OrganizationId,
       userId: UserId,
       change: "change the role of" | "remove"
@@ -786,7 +787,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return member.value
     })
 
-    const changeMemberRole = Effect.fn("Accounts.changeMemberRole")(function*(
+    const changeMemberRole = traced("Accounts.changeMemberRole")(function*(
       organizationId: OrganizationId,
       input: { readonly user_id: UserId; readonly role: Exclude<Role, "owner"> }
     ) {
@@ -795,7 +796,7 @@ export class AccountsService extends Effect.Service<AccountsService>()("accounts
       return toMember({ ...member, role: input.role })
     })
 
-    const removeMember = Effect.fn("Accounts.removeMember")(function*(organizationId: OrganizationId, userId: UserId) {
+    const removeMember = traced("Accounts.removeMember")(function*(organizationId: OrganizationId, userId: UserId) {
       const member = yield* changeableMember(organizationId, userId, "remove")
       yield* repo.removeMember(organizationId, member.user_id)
       return toMember(member)

@@ -46,6 +46,7 @@ import {
 } from "./Model.ts"
 import { AiRepo, type TotalsRow } from "./Repo.ts"
 import { changeText, moneyText, percentChange, pick, quoted, toneOpening } from "./Templates.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const BUILTIN_MODEL_NAME = "builtin-templates-1"
 export const DEFAULT_INPUT_COST_PER_1K = 0.00015
@@ -135,7 +136,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     const builtin: ModelInUse = { id: "builtin", name: BUILTIN_MODEL_NAME, inputPer1k: 0, outputPer1k: 0, model: builtinModel }
 
     /** Refuses the call when the store's cost this calendar month reached the cap. */
-    const checkCap = Effect.fn("Ai.checkCap")(function*(storeId: StoreId) {
+    const checkCap = traced("Ai.checkCap")(function*(storeId: StoreId) {
       const cap = decimalSetting(yield* setting("ai_monthly_cost_cap_usd"), null)
       if (cap === null) return
       const now = yield* currentDate
@@ -206,7 +207,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     // Marketing copy
     // ---------------------------------------------------------------------------------------------
 
-    const marketingCopy = Effect.fn("Ai.marketingCopy")(function*(storeId: StoreId, input: MarketingCopy) {
+    const marketingCopy = traced("Ai.marketingCopy")(function*(storeId: StoreId, input: MarketingCopy) {
       return yield* storeOf(storeId, "marketing.manage", (store) =>
         Effect.gen(function*() {
           const language = input.language ?? "en"
@@ -247,7 +248,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     // Analytics summary
     // ---------------------------------------------------------------------------------------------
 
-    const analyticsSummary = Effect.fn("Ai.analyticsSummary")(function*(storeId: StoreId, params: AiReadParams) {
+    const analyticsSummary = traced("Ai.analyticsSummary")(function*(storeId: StoreId, params: AiReadParams) {
       return yield* storeOf(storeId, "analytics.read", (store) =>
         Effect.gen(function*() {
           const language = params.language ?? "en"
@@ -341,7 +342,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
         : `There are ${count} open risk cases: ${kinds}. Newest: ${newest}. Review them in the risk queue.`
     }
 
-    const fraudInsights = Effect.fn("Ai.fraudInsights")(function*(storeId: StoreId, params: AiReadParams) {
+    const fraudInsights = traced("Ai.fraudInsights")(function*(storeId: StoreId, params: AiReadParams) {
       return yield* storeOf(storeId, "analytics.read", (store) =>
         Effect.gen(function*() {
           const language = params.language ?? "en"
@@ -383,7 +384,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
       }
     }
 
-    const campaignSuggest = Effect.fn("Ai.campaignSuggest")(function*(storeId: StoreId, params: AiReadParams) {
+    const campaignSuggest = traced("Ai.campaignSuggest")(function*(storeId: StoreId, params: AiReadParams) {
       return yield* storeOf(storeId, "marketing.manage", (store) =>
         Effect.gen(function*() {
           const language = params.language ?? "en"
@@ -451,7 +452,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     // Assistant
     // ---------------------------------------------------------------------------------------------
 
-    const assistant = Effect.fn("Ai.assistant")(function*(storeId: StoreId, input: AssistantQuestion) {
+    const assistant = traced("Ai.assistant")(function*(storeId: StoreId, input: AssistantQuestion) {
       return yield* storeOf(storeId, "analytics.read", (store) =>
         Effect.gen(function*() {
           const language: Language = input.language ?? (/[\u1780-\u17FF]/.test(input.question) ? "km" : "en")
@@ -477,7 +478,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
     // Usage and registry
     // ---------------------------------------------------------------------------------------------
 
-    const usage = Effect.fn("Ai.usage")(function*(storeId: StoreId) {
+    const usage = traced("Ai.usage")(function*(storeId: StoreId) {
       return yield* storeOf(storeId, "analytics.read", (store) =>
         Effect.gen(function*() {
           const now = yield* currentDate
@@ -497,7 +498,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
         }))
     })
 
-    const platformUsage = Effect.fn("Ai.platformUsage")(function*() {
+    const platformUsage = traced("Ai.platformUsage")(function*() {
       return yield* access.withPlatformAdmin(() =>
         Effect.gen(function*() {
           const now = yield* currentDate
@@ -514,7 +515,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
         }))
     })
 
-    const registry = Effect.fn("Ai.registry")(function*() {
+    const registry = traced("Ai.registry")(function*() {
       return yield* access.withPlatformAdmin(() =>
         Effect.gen(function*() {
           const chosen = yield* configured

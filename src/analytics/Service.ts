@@ -20,6 +20,7 @@ import { currentDate } from "../platform/Time.ts"
 import { addDays, dayOf, dayRange, startOfDay } from "../platform/Days.ts"
 import { forecastSeries } from "./Forecast.ts"
 import { AnalyticsRepo, type DailyRow } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** How many days of history the forecast fits. */
 export const FORECAST_HISTORY_DAYS = 90
@@ -68,7 +69,7 @@ export class AnalyticsService extends Effect.Service<AnalyticsService>()("analyt
       }))
     })
 
-    const timeseries = Effect.fn("Analytics.timeseries")(function*(storeId: StoreId, params: RangeParams) {
+    const timeseries = traced("Analytics.timeseries")(function*(storeId: StoreId, params: RangeParams) {
       return yield* readableStore(storeId, (store) =>
         Effect.gen(function*() {
           const livemode = params.livemode ?? false
@@ -77,7 +78,7 @@ export class AnalyticsService extends Effect.Service<AnalyticsService>()("analyt
         }))
     })
 
-    const forecast = Effect.fn("Analytics.forecast")(function*(storeId: StoreId, params: ForecastParams) {
+    const forecast = traced("Analytics.forecast")(function*(storeId: StoreId, params: ForecastParams) {
       return yield* readableStore(storeId, (store) =>
         Effect.gen(function*() {
           const livemode = params.livemode ?? false
@@ -100,7 +101,7 @@ export class AnalyticsService extends Effect.Service<AnalyticsService>()("analyt
         }))
     })
 
-    const executive = Effect.fn("Analytics.executive")(function*(organizationId: OrganizationId, params: ModeParams) {
+    const executive = traced("Analytics.executive")(function*(organizationId: OrganizationId, params: ModeParams) {
       return yield* access.withOrganization(access.organization(organizationId, "analytics.read"), () =>
         Effect.gen(function*() {
           const livemode = params.livemode ?? false

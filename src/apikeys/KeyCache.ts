@@ -12,6 +12,7 @@ import { Clock, Effect } from "effect"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { makeNotifiedCache } from "../platform/NotifiedCache.ts"
 import { API_KEY_REVOCATIONS, ApiKeysRepo } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 export class ApiKeyCache extends Effect.Service<ApiKeyCache>()("apikeys/ApiKeyCache", {
   scoped: Effect.gen(function*() {
@@ -33,7 +34,7 @@ export class ApiKeyCache extends Effect.Service<ApiKeyCache>()("apikeys/ApiKeyCa
     })
 
     /** The active key with this secret hash, from the cache when it is fresh there. */
-    const findActive = Effect.fn("ApiKeyCache.findActive")((secretHash: string) => cache.get(secretHash))
+    const findActive = traced("ApiKeyCache.findActive")((secretHash: string) => cache.get(secretHash))
 
     /** Forgets a key this process has just revoked, before the notice comes back from the database. */
     const revoked = (keyId: string) => cache.invalidate(keyId)

@@ -9,6 +9,7 @@ import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../pla
 import { addMillis } from "../platform/Time.ts"
 import { ownerEmailsOfOrganization } from "../accounts/Memberships.ts"
 import { joinableStores, nameAndOrganizationOfStore } from "../stores/Reads.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** The notification channel of revoked keys: the payload is the key's id (src/apikeys/KeyCache.ts). */
 export const API_KEY_REVOCATIONS = "api_key_revocations"
@@ -61,7 +62,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
     const sql = yield* SqlClient.SqlClient
 
     /** The unrevoked key with this secret hash, with its store's organization. */
-    const findActiveBySecretHash = Effect.fn("ApiKeysRepo.findActiveBySecretHash")(
+    const findActiveBySecretHash = traced("ApiKeysRepo.findActiveBySecretHash")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: ActiveKeyRow,
@@ -85,7 +86,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
           WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${addMillis(now, -LAST_USED_GRANULARITY_MS)})`
     })
     /** Records a use at `now`, at most once a minute per key, so busy keys do not write on every request. */
-    const touchLastUsed = Effect.fn("ApiKeysRepo.touchLastUsed")((id: ApiKeyId, now: Date) =>
+    const touchLastUsed = traced("ApiKeysRepo.touchLastUsed")((id: ApiKeyId, now: Date) =>
       recordUse({ id, now }).pipe(Effect.orDie)
     )
 
@@ -99,14 +100,14 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
           RETURNING id, store_id, mode, name, last4, created_at, last_used_at, revoked_at, replaced_by`
     })
 
-    const insert = Effect.fn("ApiKeysRepo.insert")((key: NewApiKey) =>
+    const insert = traced("ApiKeysRepo.insert")((key: NewApiKey) =>
       insertKey(key).pipe(
         Effect.catchTag("NoSuchElementException", () => Effect.dieMessage("INSERT … RETURNING gave no row")),
         Effect.orDie
       )
     )
 
-    const findById = Effect.fn("ApiKeysRepo.findById")(
+    const findById = traced("ApiKeysRepo.findById")(
       SqlSchema.findOne({
         Request: ApiKeyId,
         Result: ApiKeyRow,
@@ -130,7 +131,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
           LIMIT ${limit + 1}`
     })
     /** One page of a store's keys, newest first; asks for `limit + 1` rows so the caller can tell if there is more. */
-    const listByStore = Effect.fn("ApiKeysRepo.listByStore")(
+    const listByStore = traced("ApiKeysRepo.listByStore")(
       (storeId: StoreId, limit: number, after: PagePosition | undefined) =>
         keysOfStore({ storeId, limit, position: after }).pipe(Effect.orDie)
     )
@@ -152,7 +153,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
      * repeats. The notice tells every process to drop the key from its cache (ApiKeyCache), in the same
      * statement.
      */
-    const revoke = Effect.fn("ApiKeysRepo.revoke")((id: ApiKeyId, now: Date) => revokeKey({ id, now }).pipe(Effect.orDie))
+    const revoke = traced("ApiKeysRepo.revoke")((id: ApiKeyId, now: Date) => revokeKey({ id, now }).pipe(Effect.orDie))
 
     const lockForRotation = SqlSchema.findOne({
       Request: ApiKeyId,
@@ -165,7 +166,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("apikeys/ApiKeysR
      * (there is no grace period for API keys). The old row is locked first, so of two rotations racing on
      * one key exactly one issues a key; the other finds it revoked (`None`).
      */
-    const rotate = Effect.fn("ApiKeysRepo.rotate")((id: ApiKeyId, replacement: NewApiKey, now: Date) =>
+    const rotate = traced("ApiKeysRepo.rotate")((id: ApiKeyId, replacement: NewApiKey, now: Date) =>
       sql.withTransaction(Effect.gen(function*() {
         const locked = yield* lockForRotation(id)
         if (Option.isNone(locked) || locked.value.revoked_at !== null) return Option.none<ApiKeyRow>()

@@ -17,6 +17,7 @@ import { decodeCursor, type ListParams, toPage } from "../platform/Pagination.ts
 import { currentDate } from "../platform/Time.ts"
 import { ApiKeyCache } from "./KeyCache.ts"
 import { ApiKeysRepo, type ApiKeyRow, type NewApiKey } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** 32 bytes of entropy: guessing a key is hopeless, and the hash needs no salt or slow function. */
 const SECRET_BYTES = 32
@@ -95,7 +96,7 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
         yield* Effect.forEach(recipients, (to) => mail.enqueue({ to, kind: "api_key_created", content, dedupeKey: `api_key_created:${row.id}:${to}` }), { discard: true })
       })
 
-    const create = Effect.fn("ApiKeys.create")(function*(input: {
+    const create = traced("ApiKeys.create")(function*(input: {
       readonly store_id: StoreId
       readonly mode: ApiKeyMode
       readonly name?: string | undefined
@@ -109,7 +110,7 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
         }))
     })
 
-    const list = Effect.fn("ApiKeys.list")(function*(storeId: StoreId, params: ListParams) {
+    const list = traced("ApiKeys.list")(function*(storeId: StoreId, params: ListParams) {
       return yield* storeFor(storeId, "api_key.read", (store) =>
         Effect.gen(function*() {
           const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
@@ -119,7 +120,7 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
         }))
     })
 
-    const revoke = Effect.fn("ApiKeys.revoke")(function*(id: ApiKeyId) {
+    const revoke = traced("ApiKeys.revoke")(function*(id: ApiKeyId) {
       return yield* manageableKey(id, () =>
         Effect.gen(function*() {
           const revoked = yield* repo.revoke(id, yield* currentDate)
@@ -129,7 +130,7 @@ export class ApiKeysService extends Effect.Service<ApiKeysService>()("apikeys/Ap
         }))
     })
 
-    const rotate = Effect.fn("ApiKeys.rotate")(function*(id: ApiKeyId) {
+    const rotate = traced("ApiKeys.rotate")(function*(id: ApiKeyId) {
       return yield* manageableKey(id, (old) =>
         Effect.gen(function*() {
           const revokedAlready = new InvalidState({

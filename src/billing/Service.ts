@@ -27,6 +27,7 @@ import { decodeCursor, type ListParams, pageAfter, toPage } from "../platform/Pa
 import { FREE, limitNames, limitOf, planOf, Plans, type Usage } from "../limits/Plans.ts"
 import { PLATFORM_BILLING_STORE_ID, priceMinorOf } from "./Plans.ts"
 import { BillingRepo, type InvoiceRow } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** How long an invoice's KHQR may be paid; after that, subscribing again makes a new one. */
 const INVOICE_PAYMENT_EXPIRY_SECONDS = 24 * 60 * 60
@@ -102,7 +103,7 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
       return { storeId: storeId as StoreId, livemode: live.value }
     })
 
-    const get = Effect.fn("Billing.get")(function*(orgId: OrganizationId) {
+    const get = traced("Billing.get")(function*(orgId: OrganizationId) {
       return yield* access.withOrganization(access.organization(orgId, "organization.read"), () => view(orgId))
     })
 
@@ -119,7 +120,7 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
           }
         }), { discard: true })
 
-    const subscribe = Effect.fn("Billing.subscribe")(function*(orgId: OrganizationId, planId: string) {
+    const subscribe = traced("Billing.subscribe")(function*(orgId: OrganizationId, planId: string) {
       return yield* access.withOrganization(access.organization(orgId, "billing.manage"), () =>
         Effect.gen(function*() {
           const plan = planOf(planId)
@@ -206,7 +207,7 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
      * Each move has its own request key, so of simultaneous calls exactly one moves the payment to paid and
      * answers 201; the others find it moved and answer 409.
      */
-    const simulatePay = Effect.fn("Billing.simulatePay")(function*(id: InvoiceId) {
+    const simulatePay = traced("Billing.simulatePay")(function*(id: InvoiceId) {
       yield* access.currentUser
       return yield* ownedInvoice(id, (invoice) =>
         Effect.gen(function*() {
@@ -235,7 +236,7 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
         }))
     })
 
-    const history = Effect.fn("Billing.history")(function*(orgId: OrganizationId, params: ListParams) {
+    const history = traced("Billing.history")(function*(orgId: OrganizationId, params: ListParams) {
       return yield* access.withOrganization(access.organization(orgId, "organization.read"), () =>
         Effect.gen(function*() {
           const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
@@ -260,7 +261,7 @@ export class BillingService extends Effect.Service<BillingService>()("billing/Bi
         }))
     })
 
-    const invoices = Effect.fn("Billing.invoices")(function*(orgId: OrganizationId, params: ListParams) {
+    const invoices = traced("Billing.invoices")(function*(orgId: OrganizationId, params: ListParams) {
       return yield* access.withOrganization(access.organization(orgId, "organization.read"), () =>
         Effect.gen(function*() {
           const page = yield* pageAfter(params, (position) => repo.invoices(orgId, params.limit, position))

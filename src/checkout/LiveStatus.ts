@@ -20,6 +20,7 @@ import { type PaymentStatus, TerminalStatuses } from "../../domain/Payments.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { type PaymentChange, paymentChangeOf, subscribePaymentChanges } from "../payments/Changes.ts"
 import { PaymentReads } from "../payments/Reads.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** After these the stream has nothing more to say (refunds come later, but the checkout is over). */
 const TERMINAL: ReadonlySet<PaymentStatus> = new Set(TerminalStatuses)
@@ -124,7 +125,7 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
      * and a ping every 15 s, until a terminal status. None when there is no such payment: the one read of
      * the current status also tells whether it exists.
      */
-    const open = Effect.fn("LiveStatus.open")(function*(paymentId: PaymentId, lastEventId: number | undefined) {
+    const open = traced("LiveStatus.open")(function*(paymentId: PaymentId, lastEventId: number | undefined) {
       const watcher: Watcher = {
         paymentId,
         lastSent: lastEventId ?? 0,

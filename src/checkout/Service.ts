@@ -15,6 +15,7 @@ import { PaymentReads, type PaymentRow } from "../payments/Reads.ts"
 import { AccessService } from "../access/Service.ts"
 import { StoresService } from "../stores/Service.ts"
 import { LiveStatus } from "./LiveStatus.ts"
+import { traced } from "../platform/Traced.ts"
 
 const RECEIPT_STATUSES: ReadonlySet<PaymentStatus> = new Set(["paid", "partially_refunded", "refunded"])
 
@@ -56,7 +57,7 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
         ])
       )
 
-    const view = Effect.fn("Checkout.view")(function*(id: PaymentId) {
+    const view = traced("Checkout.view")(function*(id: PaymentId) {
       const payment = yield* findPayment(id)
       const [png, svg] = yield* qrImages(payment.qr_payload)
       const baseUrl = yield* publicUrl.get
@@ -80,7 +81,7 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
       })
     })
 
-    const receipt = Effect.fn("Checkout.receipt")(function*(id: PaymentId) {
+    const receipt = traced("Checkout.receipt")(function*(id: PaymentId) {
       const payment = yield* findPayment(id)
       if (!RECEIPT_STATUSES.has(payment.status) || payment.paid_at === null) {
         return yield* new NotFound({ message: `No receipt for payment ${id}: it is not paid`, param: "id" })
@@ -112,7 +113,7 @@ export class CheckoutService extends Effect.Service<CheckoutService>()("checkout
      * The live status of a payment as the body of an SSE response (LiveStatus): 404 for an unknown
      * payment, before any response starts.
      */
-    const statusStream = Effect.fn("Checkout.statusStream")(function*(id: PaymentId, lastEventId: number | undefined) {
+    const statusStream = traced("Checkout.statusStream")(function*(id: PaymentId, lastEventId: number | undefined) {
       const body = yield* liveStatus.open(id, lastEventId)
       if (Option.isNone(body)) return yield* paymentNotFound(id)
       return body.value

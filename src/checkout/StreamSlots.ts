@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { RateLimited } from "../../domain/Errors.ts"
 import { AppConfig } from "../platform/Config.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** A client that found its address's slots taken is asked to come back after this long. */
 const RETRY_AFTER_SECONDS = 5
@@ -20,7 +21,7 @@ export class StreamSlots extends Effect.Service<StreamSlots>()("checkout/StreamS
      * Takes one of the address's slots and answers the function that gives it back (once, however often
      * it is called); fails with 429 when all of them are taken.
      */
-    const take = Effect.fn("StreamSlots.take")(function*(address: string) {
+    const take = traced("StreamSlots.take")(function*(address: string) {
       const open = openByAddress.get(address) ?? 0
       if (open >= sseMaxStreamsPerAddress) {
         return yield* new RateLimited({

@@ -26,6 +26,7 @@ import { newSigningSecret } from "../webhooks/Signing.ts"
 import { keysetAfter, type ListParams, newestFirst, pageAfter } from "../platform/Pagination.ts"
 import { Catalog, catalogItem } from "./Catalog.ts"
 import { fixedPage } from "../platform/FixedList.ts"
+import { traced } from "../platform/Traced.ts"
 
 interface ConnectorRow {
   readonly id: ConnectorId
@@ -116,7 +117,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
     const normalizeEvents = (events: ReadonlyArray<string> | undefined) =>
       events === undefined || events.length === 0 || events.includes("*") ? ["*"] : [...events]
 
-    const install = Effect.fn("Connectors.install")(function*(storeId: StoreId, input: CreateConnector) {
+    const install = traced("Connectors.install")(function*(storeId: StoreId, input: CreateConnector) {
       yield* access.currentUser
       return yield* access.withStore(storeId, "integration.manage", (store) =>
         Effect.gen(function*() {
@@ -144,7 +145,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
         }))
     })
 
-    const list = Effect.fn("Connectors.list")(function*(storeId: StoreId, params: ListParams) {
+    const list = traced("Connectors.list")(function*(storeId: StoreId, params: ListParams) {
       yield* access.currentUser
       return yield* access.withStore(storeId, "store.read", (store) =>
         Effect.gen(function*() {
@@ -159,7 +160,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
         }))
     })
 
-    const update = Effect.fn("Connectors.update")(function*(id: ConnectorId, changes: UpdateConnector) {
+    const update = traced("Connectors.update")(function*(id: ConnectorId, changes: UpdateConnector) {
       return yield* owned(id, (row) =>
         Effect.gen(function*() {
           const now = yield* currentDate
@@ -193,7 +194,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
         }))
     })
 
-    const remove = Effect.fn("Connectors.remove")(function*(id: ConnectorId) {
+    const remove = traced("Connectors.remove")(function*(id: ConnectorId) {
       return yield* owned(id, (row) =>
         Effect.gen(function*() {
           // The connector row goes with its endpoint (ON DELETE CASCADE), as do the queue and records.
@@ -202,7 +203,7 @@ export class ConnectorsService extends Effect.Service<ConnectorsService>()("conn
         }))
     })
 
-    const test = Effect.fn("Connectors.test")(function*(id: ConnectorId) {
+    const test = traced("Connectors.test")(function*(id: ConnectorId) {
       return yield* owned(id, (row) =>
         Effect.gen(function*() {
           if (!row.enabled) return yield* new InvalidState({ message: `Connector ${id} is disabled; enable it first`, param: "connectorId" })

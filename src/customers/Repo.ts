@@ -10,6 +10,7 @@ import { tierReachedBy } from "../loyalty/Tiers.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { transactionOf } from "../platform/Transaction.ts"
 import { lockCustomerRow } from "./Lock.ts"
+import { traced } from "../platform/Traced.ts"
 
 const StringRecord = Schema.Record({ key: Schema.String, value: Schema.String })
 
@@ -123,7 +124,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
      * store and mode (the partial unique indexes decide, so of two creates racing on one address only one
      * is inserted).
      */
-    const insert = Effect.fn("CustomersRepo.insert")(
+    const insert = traced("CustomersRepo.insert")(
       SqlSchema.findOne({
         Request: Schema.Struct({
           id: CustomerId,
@@ -151,7 +152,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
     )
 
     /** The live (not erased) customer of the store and mode that already has this e-mail or external_id. */
-    const findHolder = Effect.fn("CustomersRepo.findHolder")(
+    const findHolder = traced("CustomersRepo.findHolder")(
       SqlSchema.findOne({
         Request: Schema.Struct({
           storeId: Schema.String,
@@ -172,7 +173,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
       Effect.orDie
     )
 
-    const find = Effect.fn("CustomersRepo.find")(
+    const find = traced("CustomersRepo.find")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: CustomerRow,
@@ -182,7 +183,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
     )
 
     /** The customer, locked until the transaction ends: its changes are made one at a time. */
-    const findForUpdate = Effect.fn("CustomersRepo.findForUpdate")(
+    const findForUpdate = traced("CustomersRepo.findForUpdate")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: CustomerRow,
@@ -217,12 +218,12 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
           LIMIT ${request.limit + 1}`
     })
     /** One page of a store's customers of one mode that are not erased, newest first (`limit + 1` rows). */
-    const list = Effect.fn("CustomersRepo.list")(
+    const list = traced("CustomersRepo.list")(
       (storeId: string, livemode: boolean, filters: CustomerFilters, limit: number, position?: PagePosition) =>
         customersOfStore({ storeId, livemode, ...filters, limit, position }).pipe(Effect.orDie)
     )
 
-    const updatePreferences = Effect.fn("CustomersRepo.setPreferences")(
+    const updatePreferences = traced("CustomersRepo.setPreferences")(
       SqlSchema.single({
         Request: Schema.Struct({
           id: Schema.String,
@@ -251,7 +252,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
       execute: (events) => sql`INSERT INTO consent_events ${sql.insert(events.map((event) => ({ ...event })))}`
     })
     /** Records the events; none is a no-op (an INSERT of no rows is not valid SQL). */
-    const insertConsentEvents = Effect.fn("CustomersRepo.insertConsentEvents")(
+    const insertConsentEvents = traced("CustomersRepo.insertConsentEvents")(
       (events: ReadonlyArray<ConsentEventRow>) => events.length === 0 ? Effect.void : insertConsentEventRows(events),
       Effect.orDie
     )
@@ -267,7 +268,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
           LIMIT ${limit + 1}`
     })
     /** One page of a customer's consent events, newest first (`limit + 1` rows). */
-    const consentLog = Effect.fn("CustomersRepo.consentLog")(
+    const consentLog = traced("CustomersRepo.consentLog")(
       (customerId: string, limit: number, position?: PagePosition) =>
         consentEventsOf({ customerId, limit, position }).pipe(Effect.orDie)
     )
@@ -298,14 +299,14 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("customers/Cu
      * metadata, every preference (`preferencesChanged`: one was given, so the preferences change now), and
      * the free text of its consent events.
      */
-    const erase = Effect.fn("CustomersRepo.erase")(function*(id: string, at: Date, preferencesChanged: boolean) {
+    const erase = traced("CustomersRepo.erase")(function*(id: string, at: Date, preferencesChanged: boolean) {
       const erased = yield* eraseCustomer({ id, at, preferencesChanged })
       yield* scrubConsentEvents(id)
       return erased
     }, Effect.orDie)
 
     /** Raises the customer's link version: every public link handed out before stops working. */
-    const revokePublicLinks = Effect.fn("CustomersRepo.revokePublicLinks")(
+    const revokePublicLinks = traced("CustomersRepo.revokePublicLinks")(
       SqlSchema.findOne({
         Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf }),
         Result: CustomerRow,

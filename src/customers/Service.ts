@@ -45,6 +45,7 @@ import {
 } from "./Repo.ts"
 import { CustomerStandings } from "./Standings.ts"
 import { toConsentEvent, toCustomer, toCustomer360, toPreferences } from "./View.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** The store and mode a customer belongs to. */
 export interface CustomerOwner {
@@ -166,7 +167,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
         return toCustomer(row, yield* publicLinks.urls)
       })
 
-    const create = Effect.fn("Customers.create")(function*(input: CreateCustomer, idempotencyKey: string | undefined) {
+    const create = traced("Customers.create")(function*(input: CreateCustomer, idempotencyKey: string | undefined) {
       return yield* access.withApiKey((key) =>
         idempotency.once(
           scopeOf(key, idempotencyKey),
@@ -183,7 +184,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
      * user works in (customer.write); the console's Idempotency-Key shares the merchant API's keys of that
      * store and mode.
      */
-    const createForStore = Effect.fn("Customers.createForStore")(function*(
+    const createForStore = traced("Customers.createForStore")(function*(
       storeId: StoreId,
       livemode: boolean,
       input: CreateCustomer,
@@ -213,21 +214,21 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
         return new CustomerList({ ...page, data: page.data.map((row) => toCustomer(row, links)) })
       })
 
-    const list = Effect.fn("Customers.list")(function*(params: CustomerListParams) {
+    const list = traced("Customers.list")(function*(params: CustomerListParams) {
       return yield* access.withApiKey((key) => listPage(key, { email: params.email, externalId: params.external_id }, params))
     })
 
-    const retrieve = Effect.fn("Customers.retrieve")(function*(id: CustomerId) {
+    const retrieve = traced("Customers.retrieve")(function*(id: CustomerId) {
       const row = yield* customerOfKey(id, Effect.succeed)
       return toCustomer(row, yield* publicLinks.urls)
     })
 
-    const preferences = Effect.fn("Customers.preferences")(function*(id: CustomerId) {
+    const preferences = traced("Customers.preferences")(function*(id: CustomerId) {
       return toPreferences(yield* customerOfKey(id, Effect.succeed))
     })
 
     /** `GET /dashboard/stores/{storeId}/customers`: a store the user may read, in one mode, maybe searched. */
-    const listForStore = Effect.fn("Customers.listForStore")(function*(storeId: StoreId, params: StoreCustomerListParams) {
+    const listForStore = traced("Customers.listForStore")(function*(storeId: StoreId, params: StoreCustomerListParams) {
       yield* access.currentUser
       const search = params.search?.trim()
       return yield* access.withStore(storeId, "customer.read", (store) =>
@@ -238,7 +239,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
         ))
     })
 
-    const overview = Effect.fn("Customers.overview")(function*(id: CustomerId) {
+    const overview = traced("Customers.overview")(function*(id: CustomerId) {
       const { metrics, recent, row } = yield* customerOfUser(id, "customer.read", (row) =>
         Effect.all({
           row: Effect.succeed(row),
@@ -249,11 +250,11 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
     })
 
     /** The preferences of a customer the user may read, as the 360's preferences panel shows them. */
-    const preferencesAsUser = Effect.fn("Customers.preferencesAsUser")(function*(id: CustomerId) {
+    const preferencesAsUser = traced("Customers.preferencesAsUser")(function*(id: CustomerId) {
       return yield* customerOfUser(id, "customer.read", (row) => Effect.succeed(toPreferences(row)))
     })
 
-    const consentLog = Effect.fn("Customers.consentLog")(function*(id: CustomerId, params: ListParams) {
+    const consentLog = traced("Customers.consentLog")(function*(id: CustomerId, params: ListParams) {
       const page = yield* customerOfUser(id, "customer.read", (row) =>
         pageAfter(params, (position) => repo.consentLog(row.id, params.limit, position)))
       return new ConsentEventList({ ...page, data: page.data.map(toConsentEvent) })
@@ -320,12 +321,12 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
         }))
       })
 
-    const setPreferences = Effect.fn("Customers.setPreferences")(function*(id: CustomerId, input: SetPreferences) {
+    const setPreferences = traced("Customers.setPreferences")(function*(id: CustomerId, input: SetPreferences) {
       return yield* customerOfKey(id, (_, key) =>
         changePreferences(id, input, { type: "api_key", id: key.keyId, defaultSource: "api" }))
     })
 
-    const setPreferencesAsUser = Effect.fn("Customers.setPreferencesAsUser")(function*(
+    const setPreferencesAsUser = traced("Customers.setPreferencesAsUser")(function*(
       id: CustomerId,
       input: SetPreferences
     ) {
@@ -342,7 +343,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
      * Erases the customer's personal data in one transaction (see the route's description). The payments,
      * refunds and ledger of the customer are not touched: they are the merchant's financial records.
      */
-    const erase = Effect.fn("Customers.erase")(function*(id: CustomerId) {
+    const erase = traced("Customers.erase")(function*(id: CustomerId) {
       return yield* customerOfUser(id, "customer.erase", () => eraseAsUser(id))
     })
 
@@ -395,11 +396,11 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
         return customer
       })).pipe(Effect.tap(() => standings.changed(id)))
 
-    const revokePublicLinks = Effect.fn("Customers.revokePublicLinks")(function*(id: CustomerId) {
+    const revokePublicLinks = traced("Customers.revokePublicLinks")(function*(id: CustomerId) {
       return yield* customerOfKey(id, () => revokeLinksOf(id))
     })
 
-    const revokePublicLinksAsUser = Effect.fn("Customers.revokePublicLinksAsUser")(function*(id: CustomerId) {
+    const revokePublicLinksAsUser = traced("Customers.revokePublicLinksAsUser")(function*(id: CustomerId) {
       return yield* customerOfUser(id, "customer.write", () => revokeLinksOf(id))
     })
 
@@ -412,7 +413,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
      * (404 on `customer_id` otherwise), not erased (409: a payment must not tie new records to an
      * erased person).
      */
-    const checkPayer = Effect.fn("Customers.checkPayer")(function*(id: CustomerId, owner: CustomerOwner) {
+    const checkPayer = traced("Customers.checkPayer")(function*(id: CustomerId, owner: CustomerOwner) {
       const found = Option.filter(
         yield* repo.find(id),
         (row) => row.store_id === owner.storeId && row.livemode === owner.livemode

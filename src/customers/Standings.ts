@@ -12,6 +12,7 @@ import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { makeNotifiedCache } from "../platform/NotifiedCache.ts"
 import { standingOfCustomer } from "./Reads.ts"
 import { CUSTOMER_STANDING_CHANGES } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 export class CustomerStandings extends Effect.Service<CustomerStandings>()("customers/CustomerStandings", {
   scoped: Effect.gen(function*() {
@@ -26,7 +27,7 @@ export class CustomerStandings extends Effect.Service<CustomerStandings>()("cust
     })
 
     /** The customer's standing, from the cache while it is fresh there; none when there is no such customer. */
-    const of = Effect.fn("CustomerStandings.of")((customerId: string) => cache.get(customerId))
+    const of = traced("CustomerStandings.of")((customerId: string) => cache.get(customerId))
 
     /** Drops the customer's standing in this process at once, after this process changed it. */
     const changed = (customerId: string) => cache.invalidate(customerId)

@@ -10,6 +10,7 @@ import { EcosystemProduct, EcosystemProductList, type EcosystemProductStatus } f
 import { InvalidRequest } from "../../domain/Errors.ts"
 import type { ListParams } from "../platform/Pagination.ts"
 import { type CatalogEntry, ECOSYSTEM_CATALOG } from "./Catalog.ts"
+import { traced } from "../platform/Traced.ts"
 
 const encodeCursor = (entry: CatalogEntry) => Buffer.from(entry.id, "utf8").toString("base64url")
 
@@ -50,7 +51,7 @@ const toProduct = (entry: CatalogEntry) =>
 
 export class EcosystemService extends Effect.Service<EcosystemService>()("ecosystem/EcosystemService", {
   succeed: {
-    products: Effect.fn("Ecosystem.products")(function*(params: ListParams) {
+    products: traced("Ecosystem.products")(function*(params: ListParams) {
       const start = yield* startAfter(params.cursor)
       const entries = ECOSYSTEM_CATALOG.slice(start, start + params.limit)
       const last = entries[entries.length - 1]

@@ -10,6 +10,7 @@ import { GameType, PlayStatus, PrizeKind } from "../../domain/Games.ts"
 import { CustomerId, GameId, PlayId, PrizeId, StoreId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { customerLinkVersions, standingOfCustomer } from "../customers/Reads.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const GameRow = Schema.Struct({
   id: GameId,
@@ -99,7 +100,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
     // Games
     // ---------------------------------------------------------------------------------------------
 
-    const insertGame = Effect.fn("GamesRepo.insertGame")(
+    const insertGame = traced("GamesRepo.insertGame")(
       SqlSchema.single({
         Request: GameRow,
         Result: GameRow,
@@ -108,18 +109,18 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
-    const findGame = Effect.fn("GamesRepo.findGame")(
+    const findGame = traced("GamesRepo.findGame")(
       SqlSchema.findOne({ Request: Schema.String, Result: GameRow, execute: (id) => sql`SELECT * FROM games WHERE id = ${id}` }),
       Effect.orDie
     )
 
     /** The game, locked until the transaction ends: draws and prize changes of one game queue here. */
-    const lockGame = Effect.fn("GamesRepo.lockGame")(
+    const lockGame = traced("GamesRepo.lockGame")(
       SqlSchema.findOne({ Request: Schema.String, Result: GameRow, execute: (id) => sql`SELECT * FROM games WHERE id = ${id} FOR UPDATE` }),
       Effect.orDie
     )
 
-    const saveGame = Effect.fn("GamesRepo.saveGame")(
+    const saveGame = traced("GamesRepo.saveGame")(
       SqlSchema.single({
         Request: GameRow,
         Result: GameRow,
@@ -140,12 +141,12 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
           SELECT * FROM games WHERE store_id = ${storeId} AND deleted_at IS NULL AND ${keysetAfter(sql, position)}
           ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
     })
-    const listGames = Effect.fn("GamesRepo.listGames")(
+    const listGames = traced("GamesRepo.listGames")(
       (storeId: StoreId, limit: number, position?: PagePosition) => gamesPage({ storeId, limit, position }).pipe(Effect.orDie)
     )
 
     /** The store's spin and lucky-draw games open for play at `now` (active, in their window, with an active prize). */
-    const openInstantGames = Effect.fn("GamesRepo.openInstantGames")(
+    const openInstantGames = traced("GamesRepo.openInstantGames")(
       SqlSchema.findAll({
         Request: Schema.Struct({ storeId: Schema.String, now: Schema.DateFromSelf, limit: Schema.Number }),
         Result: GameRow,
@@ -166,7 +167,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
      * leaves a gap, which orders nothing wrongly), answering whether `playId` was recorded already (a replay).
      * The row lock holds until the transaction ends: one game's draws and prize changes queue here.
      */
-    const lockForDraw = Effect.fn("GamesRepo.lockForDraw")(
+    const lockForDraw = traced("GamesRepo.lockForDraw")(
       SqlSchema.findOne({
         Request: Schema.Struct({ gameId: Schema.String, playId: Schema.String }),
         Result: Schema.Struct({ ...GameRow.fields, draws: Schema.NumberFromString, replayed: Schema.Boolean }),
@@ -184,7 +185,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
      * plays take them in order; a refused play leaves a gap), answering which of `playIds` were recorded
      * already (replays). One statement, whatever the batch's size.
      */
-    const lockForDraws = Effect.fn("GamesRepo.lockForDraws")(
+    const lockForDraws = traced("GamesRepo.lockForDraws")(
       SqlSchema.findOne({
         Request: Schema.Struct({ gameId: Schema.String, playIds: Schema.NonEmptyArray(Schema.String) }),
         Result: Schema.Struct({ ...GameRow.fields, draws: Schema.NumberFromString, replayed: Schema.Array(PlayId) }),
@@ -199,7 +200,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
     )
 
     /** The next place in the game's draw order (the game row is locked by the caller). */
-    const nextDraw = Effect.fn("GamesRepo.nextDraw")(
+    const nextDraw = traced("GamesRepo.nextDraw")(
       SqlSchema.single({
         Request: Schema.String,
         Result: Schema.Struct({ draws: Schema.NumberFromString }),
@@ -221,12 +222,12 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
           FROM game_prizes WHERE game_id IN ${sql.in(ids)} ORDER BY game_id, position`
     })
     /** The prizes of each game, in draw (creation) order. */
-    const prizesOf = Effect.fn("GamesRepo.prizesOf")(function*(gameIds: ReadonlyArray<GameId>) {
+    const prizesOf = traced("GamesRepo.prizesOf")(function*(gameIds: ReadonlyArray<GameId>) {
       if (gameIds.length === 0) return [] as ReadonlyArray<PrizeRow>
       return yield* prizesOfGames(gameIds)
     }, Effect.orDie)
 
-    const findPrize = Effect.fn("GamesRepo.findPrize")(
+    const findPrize = traced("GamesRepo.findPrize")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: PrizeRow,
@@ -236,7 +237,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
-    const insertPrize = Effect.fn("GamesRepo.insertPrize")(
+    const insertPrize = traced("GamesRepo.insertPrize")(
       SqlSchema.single({
         Request: PrizeRow,
         Result: PrizeRow,
@@ -248,7 +249,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
-    const savePrize = Effect.fn("GamesRepo.savePrize")(
+    const savePrize = traced("GamesRepo.savePrize")(
       SqlSchema.single({
         Request: PrizeRow,
         Result: PrizeRow,
@@ -262,7 +263,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
-    const deletePrize = Effect.fn("GamesRepo.deletePrize")(
+    const deletePrize = traced("GamesRepo.deletePrize")(
       SqlSchema.void({ Request: Schema.String, execute: (id) => sql`DELETE FROM game_prizes WHERE id = ${id} AND awarded = 0` }),
       Effect.orDie
     )
@@ -272,7 +273,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
      * None when it has none left: under the game's lock that never happens, and the CHECK on the table
      * refuses an over-award even if it did.
      */
-    const awardUnit = Effect.fn("GamesRepo.awardUnit")(
+    const awardUnit = traced("GamesRepo.awardUnit")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: PrizeRow,
@@ -289,7 +290,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
      * Starts a new prize table of the game (the game row is locked by the caller): its version, and what
      * each active prize has left now, in draw order. Draws from here on record this version.
      */
-    const snapshotTable = Effect.fn("GamesRepo.snapshotTable")(
+    const snapshotTable = traced("GamesRepo.snapshotTable")(
       SqlSchema.void({
         Request: Schema.Struct({ gameId: Schema.String, at: Schema.DateFromSelf }),
         execute: ({ at, gameId }) =>
@@ -310,7 +311,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       Effect.orDie
     )
 
-    const tablesOf = Effect.fn("GamesRepo.tablesOf")(
+    const tablesOf = traced("GamesRepo.tablesOf")(
       SqlSchema.findAll({
         Request: Schema.String,
         Result: PrizeTableRow,
@@ -320,7 +321,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
     )
 
     /** Every drawn play of the game, in draw order. */
-    const drawnPlays = Effect.fn("GamesRepo.drawnPlays")(
+    const drawnPlays = traced("GamesRepo.drawnPlays")(
       SqlSchema.findAll({
         Request: Schema.String,
         Result: DrawnPlayRow,
@@ -340,7 +341,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
      * How many plays (instant plays and issued cards) the customer has of the game. Read under the game's
      * row lock, which every play of the game takes first, so racing plays cannot both see room for one more.
      */
-    const playsOfCustomer = Effect.fn("GamesRepo.playsOfCustomer")(
+    const playsOfCustomer = traced("GamesRepo.playsOfCustomer")(
       SqlSchema.single({
         Request: Schema.Struct({ gameId: Schema.String, customerId: Schema.String }),
         Result: Schema.Struct({ plays: Schema.Number }),
@@ -352,7 +353,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
     )
 
     /** How many plays each of `customerIds` has of the game (read under the game's row lock, as above). */
-    const playsOfCustomers = Effect.fn("GamesRepo.playsOfCustomers")(
+    const playsOfCustomers = traced("GamesRepo.playsOfCustomers")(
       SqlSchema.findAll({
         Request: Schema.Struct({ gameId: Schema.String, customerIds: Schema.NonEmptyArray(Schema.String) }),
         Result: Schema.Struct({ customer_id: CustomerId, plays: Schema.Number }),
@@ -368,7 +369,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
      * Takes `count` units of each prize at once (a batch's awards), guarded as `awardUnit`: a prize without
      * that many left is not changed and is missing from the answer.
      */
-    const awardUnits = Effect.fn("GamesRepo.awardUnits")(
+    const awardUnits = traced("GamesRepo.awardUnits")(
       SqlSchema.findAll({
         Request: Schema.Array(Schema.Struct({ id: Schema.String, count: Schema.Number })),
         Result: PrizeRow,
@@ -389,7 +390,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
     const LinkVersion = Schema.Struct({ customer_link_version: Schema.Number })
 
     /** Records the play; answers its customer's link version. */
-    const insertPlay = Effect.fn("GamesRepo.insertPlay")(
+    const insertPlay = traced("GamesRepo.insertPlay")(
       SqlSchema.single({
         Request: PlayRow,
         Result: LinkVersion,
@@ -406,7 +407,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
     )
 
     /** Records a batch of plays in one statement; answers each play's customer link version by play id. */
-    const insertPlays = Effect.fn("GamesRepo.insertPlays")(
+    const insertPlays = traced("GamesRepo.insertPlays")(
       SqlSchema.findAll({
         Request: Schema.NonEmptyArray(PlayRow),
         Result: Schema.Struct({ id: PlayId, ...LinkVersion.fields }),
@@ -425,12 +426,12 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       p.id, p.game_id, p.store_id, p.livemode, p.customer_id, p.status, p.prize_id, p.voucher_code,
       p.draw_seq::text AS draw_seq, p.prize_version, p.created_at, p.revealed_at`
 
-    const findPlay = Effect.fn("GamesRepo.findPlay")(
+    const findPlay = traced("GamesRepo.findPlay")(
       SqlSchema.findOne({ Request: Schema.String, Result: PlayRow, execute: (id) => sql`SELECT ${PLAY_COLUMNS} FROM game_plays p WHERE p.id = ${id}` }),
       Effect.orDie
     )
 
-    const lockPlay = Effect.fn("GamesRepo.lockPlay")(
+    const lockPlay = traced("GamesRepo.lockPlay")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: PlayRow,
@@ -440,7 +441,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
     )
 
     /** Records the draw of an issued card (locked in this transaction); answers its customer's link version. */
-    const markDrawn = Effect.fn("GamesRepo.markDrawn")(
+    const markDrawn = traced("GamesRepo.markDrawn")(
       SqlSchema.single({
         Request: PlayRow,
         Result: LinkVersion,
@@ -463,7 +464,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       FROM game_plays p JOIN games g ON g.id = p.game_id JOIN (${customerLinkVersions(sql)}) c ON c.id = p.customer_id
         LEFT JOIN game_prizes z ON z.id = p.prize_id`
 
-    const findPlayView = Effect.fn("GamesRepo.findPlayView")(
+    const findPlayView = traced("GamesRepo.findPlayView")(
       SqlSchema.findOne({ Request: Schema.String, Result: PlayViewRow, execute: (id) => sql`${VIEW} WHERE p.id = ${id}` }),
       Effect.orDie
     )
@@ -479,7 +480,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
             AND ${keysetAfter(sql, position, columns)}
           ORDER BY ${newestFirst(sql, columns)} LIMIT ${limit + 1}`
     })
-    const listGamePlays = Effect.fn("GamesRepo.listGamePlays")(
+    const listGamePlays = traced("GamesRepo.listGamePlays")(
       (gameId: GameId, status: PlayStatus | null, limit: number, position?: PagePosition) =>
         gamePlaysPage({ gameId, status, limit, position }).pipe(Effect.orDie)
     )
@@ -493,12 +494,12 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
             AND ${keysetAfter(sql, position, columns)}
           ORDER BY ${newestFirst(sql, columns)} LIMIT ${limit + 1}`
     })
-    const listCustomerPlays = Effect.fn("GamesRepo.listCustomerPlays")(
+    const listCustomerPlays = traced("GamesRepo.listCustomerPlays")(
       (customerId: CustomerId, status: PlayStatus | null, limit: number, position?: PagePosition) =>
         customerPlaysPage({ customerId, status, limit, position }).pipe(Effect.orDie)
     )
 
-    const stats = Effect.fn("GamesRepo.stats")(
+    const stats = traced("GamesRepo.stats")(
       SqlSchema.single({
         Request: Schema.String,
         Result: GameStatsRow,
@@ -517,13 +518,13 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
     const findCustomer = (id: string) => standingOfCustomer(sql, id)
 
     /** Tells every process listening on PLAYS_CHANNEL of a play; sent inside the play's transaction. */
-    const notifyPlay = Effect.fn("GamesRepo.notifyPlay")(
+    const notifyPlay = traced("GamesRepo.notifyPlay")(
       SqlSchema.void({ Request: Schema.String, execute: (notice) => sql`SELECT pg_notify(${PLAYS_CHANNEL}, ${notice})` }),
       Effect.orDie
     )
 
     /** Tells every process listening on PLAYS_CHANNEL of each play, in order, in one statement. */
-    const notifyPlays = Effect.fn("GamesRepo.notifyPlays")(
+    const notifyPlays = traced("GamesRepo.notifyPlays")(
       SqlSchema.void({
         Request: Schema.Array(Schema.String),
         execute: (notices) =>

@@ -47,6 +47,7 @@ import { CustomerStandings } from "../customers/Standings.ts"
 import { creditPrize, GameInventoryEntity, type PlayOutcome } from "./Entity.ts"
 import { type GameRow, GamesRepo, PLAYS_CHANNEL, type PlayViewRow, type PrizeRow } from "./Repo.ts"
 import { encodePlay, hasEnded, notPlayableReason, toGame, toHostedGame, toHostedPlay, toPlay, toPrize, toStats } from "./View.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** How long one GamePlaysFeed subscription lasts: a client subscribes again, authorized afresh. */
 export const GAME_PLAYS_FEED_LIFETIME = Duration.minutes(15)
@@ -258,7 +259,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // Console: games
     // ---------------------------------------------------------------------------------------------
 
-    const list = Effect.fn("Games.list")(function*(storeId: StoreId, params: ListParams) {
+    const list = traced("Games.list")(function*(storeId: StoreId, params: ListParams) {
       return yield* storeOfUser(storeId, "customer.read", () =>
         Effect.gen(function*() {
           const page = yield* pageAfter(params, (position) => repo.listGames(storeId, params.limit, position))
@@ -268,7 +269,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         }))
     })
 
-    const create = Effect.fn("Games.create")(function*(storeId: StoreId, input: CreateGame) {
+    const create = traced("Games.create")(function*(storeId: StoreId, input: CreateGame) {
       return yield* storeOfUser(storeId, "marketing.manage", () =>
         Effect.gen(function*() {
           const startsAt = input.starts_at ?? null
@@ -321,11 +322,11 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         }))
     })
 
-    const retrieve = Effect.fn("Games.retrieve")(function*(id: GameId) {
+    const retrieve = traced("Games.retrieve")(function*(id: GameId) {
       return yield* gameOfUser(id, "customer.read", gameView)
     })
 
-    const update = Effect.fn("Games.update")(function*(id: GameId, input: UpdateGame) {
+    const update = traced("Games.update")(function*(id: GameId, input: UpdateGame) {
       return yield* gameOfUser(id, "marketing.manage", (current) =>
         Effect.gen(function*() {
           if (current.deleted_at !== null) {
@@ -352,7 +353,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         }))
     })
 
-    const remove = Effect.fn("Games.remove")(function*(id: GameId) {
+    const remove = traced("Games.remove")(function*(id: GameId) {
       return yield* gameOfUser(id, "marketing.manage", (current) =>
         Effect.gen(function*() {
           if (current.deleted_at !== null) return yield* gameView(current)
@@ -370,7 +371,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // Console: prizes
     // ---------------------------------------------------------------------------------------------
 
-    const addPrize = Effect.fn("Games.addPrize")(function*(gameId: GameId, input: PrizeInput) {
+    const addPrize = traced("Games.addPrize")(function*(gameId: GameId, input: PrizeInput) {
       return yield* gameOfUser(gameId, "marketing.manage", () =>
         Effect.gen(function*() {
           const points = yield* checkPrize(input)
@@ -397,7 +398,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         }))
     })
 
-    const updatePrize = Effect.fn("Games.updatePrize")(function*(prizeId: PrizeId, input: PrizeInput) {
+    const updatePrize = traced("Games.updatePrize")(function*(prizeId: PrizeId, input: PrizeInput) {
       return yield* prizeOfUser(prizeId, "marketing.manage", (found) =>
         Effect.gen(function*() {
           const points = yield* checkPrize(input)
@@ -426,7 +427,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         }))
     })
 
-    const deletePrize = Effect.fn("Games.deletePrize")(function*(prizeId: PrizeId) {
+    const deletePrize = traced("Games.deletePrize")(function*(prizeId: PrizeId) {
       return yield* prizeOfUser(prizeId, "marketing.manage", (found) =>
         Effect.gen(function*() {
           const answered = yield* changePrizes(found.game_id, () =>
@@ -444,7 +445,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // Console: plays, stats, scratch cards, live feed
     // ---------------------------------------------------------------------------------------------
 
-    const plays = Effect.fn("Games.plays")(function*(gameId: GameId, params: PlayListParams) {
+    const plays = traced("Games.plays")(function*(gameId: GameId, params: PlayListParams) {
       return yield* gameOfUser(gameId, "customer.read", (game) =>
         Effect.gen(function*() {
           const page = yield* pageAfter(params, (position) => repo.listGamePlays(game.id, params.status ?? null, params.limit, position))
@@ -452,14 +453,14 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         }))
     })
 
-    const stats = Effect.fn("Games.stats")(function*(gameId: GameId) {
+    const stats = traced("Games.stats")(function*(gameId: GameId) {
       return yield* gameOfUser(gameId, "customer.read", (game) =>
         Effect.gen(function*() {
           return toStats(yield* repo.stats(game.id), yield* repo.prizesOf([game.id]))
         }))
     })
 
-    const issue = Effect.fn("Games.issue")(function*(gameId: GameId, customerId: CustomerId) {
+    const issue = traced("Games.issue")(function*(gameId: GameId, customerId: CustomerId) {
       return yield* gameOfUser(gameId, "marketing.manage", (game) =>
         Effect.gen(function*() {
           yield* customerOfStore(customerId, game.store_id, undefined, "customer_id")
@@ -468,7 +469,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         }))
     })
 
-    const playsFeed = Effect.fn("Games.playsFeed")(function*(gameId: GameId) {
+    const playsFeed = traced("Games.playsFeed")(function*(gameId: GameId) {
       return yield* gameOfUser(gameId, "customer.read", (game) =>
         Effect.gen(function*() {
           const frames = Stream.unwrapScoped(Effect.map(changeFeed.subscribe(PLAYS_CHANNEL), (notices) =>
@@ -490,7 +491,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
      * What re-running the game's draws needs: the prize tables and the drawn plays in draw order, with the
      * seed once it is disclosed (the console verifies every draw in the browser from these).
      */
-    const drawRecord = Effect.fn("Games.drawRecord")(function*(gameId: GameId) {
+    const drawRecord = traced("Games.drawRecord")(function*(gameId: GameId) {
       return yield* gameOfUser(gameId, "customer.read", (game) =>
         Effect.gen(function*() {
           const tables = yield* repo.tablesOf(game.id)
@@ -510,7 +511,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     // Merchant API
     // ---------------------------------------------------------------------------------------------
 
-    const play = Effect.fn("Games.play")(function*(gameId: GameId, input: PlayInput, idempotencyKey: string | undefined) {
+    const play = traced("Games.play")(function*(gameId: GameId, input: PlayInput, idempotencyKey: string | undefined) {
       return yield* ownGame(gameId, (key) =>
         Effect.gen(function*() {
           yield* customerOfStore(input.customer_id, key.storeId, key.livemode, "customer_id")
@@ -528,7 +529,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         }))
     })
 
-    const reveal = Effect.fn("Games.reveal")(function*(playId: PlayId) {
+    const reveal = traced("Games.reveal")(function*(playId: PlayId) {
       return yield* access.withApiKey((key) =>
         Effect.gen(function*() {
           const found = Option.filter(yield* repo.findPlay(playId), (row) => row.store_id === key.storeId && row.livemode === key.livemode)
@@ -538,7 +539,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         }))
     })
 
-    const customerPlays = Effect.fn("Games.customerPlays")(function*(customerId: CustomerId, params: PlayListParams) {
+    const customerPlays = traced("Games.customerPlays")(function*(customerId: CustomerId, params: PlayListParams) {
       return yield* access.withApiKey((key) =>
         Effect.gen(function*() {
           const found = Option.filter(yield* repo.findCustomer(customerId), (row) => row.store_id === key.storeId && row.livemode === key.livemode)
@@ -571,7 +572,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         )
       })
 
-    const hostedGame = Effect.fn("Games.hostedGame")(function*(id: GameId, customerId?: string, token?: string) {
+    const hostedGame = traced("Games.hostedGame")(function*(id: GameId, customerId?: string, token?: string) {
       const game = yield* publicGame(id)
       const now = yield* currentDate
       const prizes = yield* repo.prizesOf([id])
@@ -606,7 +607,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
         return found.value
       })
 
-    const hostedPlay = Effect.fn("Games.hostedPlay")(function*(gameId: GameId, customerId: CustomerId, token: string | undefined) {
+    const hostedPlay = traced("Games.hostedPlay")(function*(gameId: GameId, customerId: CustomerId, token: string | undefined) {
       const game = yield* publicGame(gameId)
       const customer = yield* playerOf(game, customerId, token)
       if (Option.isNone(customer)) return yield* customerNotFound(customerId, "c")
@@ -618,13 +619,13 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
       return yield* hostedPlayOf(outcome.playId)
     }, AccessService.forPublicLink("a play from the hosted game page, by the customer's own link"))
 
-    const hostedPlayView = Effect.fn("Games.hostedPlayView")(function*(playId: PlayId, token: string | undefined) {
+    const hostedPlayView = traced("Games.hostedPlayView")(function*(playId: PlayId, token: string | undefined) {
       const card = yield* cardOf(playId, token)
       const game = Option.getOrThrow(yield* repo.findGame(card.game_id))
       return toHostedPlay(card, game, yield* storeOf(game.store_id), yield* publicLinks.urls)
     }, AccessService.forPublicLink("a game card, opened by its card link"))
 
-    const hostedReveal = Effect.fn("Games.hostedReveal")(function*(playId: PlayId, token: string | undefined) {
+    const hostedReveal = traced("Games.hostedReveal")(function*(playId: PlayId, token: string | undefined) {
       const card = yield* cardOf(playId, token)
       const outcome = yield* infrastructureDies(inventories(card.game_id).Reveal({ playId }))
       yield* credit(outcome)
@@ -632,7 +633,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     }, AccessService.forPublicLink("a scratch card revealed by its card link"))
 
     /** The store's instant games open for play now (for the customer's wallet, which links to them). */
-    const openInstantGames = Effect.fn("Games.openInstantGames")(function*(storeId: StoreId, limit: number) {
+    const openInstantGames = traced("Games.openInstantGames")(function*(storeId: StoreId, limit: number) {
       return yield* repo.openInstantGames({ storeId, now: yield* currentDate, limit })
     })
 

@@ -9,6 +9,7 @@ import { newId } from "../platform/Ids.ts"
 import type { Currency } from "../platform/Money.ts"
 import { paymentLines, refundLines, shareReversalOf } from "./Postings.ts"
 import { LedgerRepo } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** What of a payment its entries record. */
 export interface PostedPayment {
@@ -24,7 +25,7 @@ export class JournalPostings extends Effect.Service<JournalPostings>()("ledger/J
     const repo = yield* LedgerRepo
 
     /** The entry of a payment just paid, sharing it by the store's active revenue shares as they are now. */
-    const postPaid = Effect.fn("JournalPostings.postPaid")(function*(payment: PostedPayment, at: Date) {
+    const postPaid = traced("JournalPostings.postPaid")(function*(payment: PostedPayment, at: Date) {
       yield* repo.postEntry({
         id: newId("je"),
         storeId: payment.store_id,
@@ -43,7 +44,7 @@ export class JournalPostings extends Effect.Service<JournalPostings>()("ledger/J
      * The entry of a refund of `amount` of a payment that had `refundedBefore` refunded: its share of what
      * the payment's entry moved to revenue shares comes back to the merchant.
      */
-    const postRefund = Effect.fn("JournalPostings.postRefund")(function*(refund: {
+    const postRefund = traced("JournalPostings.postRefund")(function*(refund: {
       readonly id: RefundId
       readonly payment: PostedPayment
       readonly refundedBefore: bigint

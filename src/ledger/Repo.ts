@@ -17,6 +17,7 @@ import { keysetAfter, newestFirst, type PagePosition } from "../platform/Paginat
 import { PaymentReports } from "../payments/Reports.ts"
 import { activeSharePercentsOfStore } from "../revenue-shares/Reads.ts"
 import type { JournalLine } from "./Postings.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const AccountTotal = Schema.Struct({
   account: LedgerAccount,
@@ -315,7 +316,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("ledger/LedgerRepo"
      * records); the database refuses to commit an unbalanced one. Two writes that read nothing back, so they
      * stay plain statements (there is no row to decode).
      */
-    const postEntry = Effect.fn("LedgerRepo.postEntry")(function*(entry: {
+    const postEntry = traced("LedgerRepo.postEntry")(function*(entry: {
       readonly id: JournalId
       readonly storeId: StoreId
       readonly livemode: boolean
@@ -344,7 +345,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("ledger/LedgerRepo"
           WHERE e.payment_id = ${paymentId} AND e.kind = 'payment' AND l.account = 'revenue_share_payable'`
     })
     /** What the payment's entry moved to `revenue_share_payable` when it was paid. */
-    const sharedTotalOf = Effect.fn("LedgerRepo.sharedTotalOf")((paymentId: PaymentId) =>
+    const sharedTotalOf = traced("LedgerRepo.sharedTotalOf")((paymentId: PaymentId) =>
       sharedTotal(paymentId).pipe(Effect.map((row) => row.total), Effect.orDie)
     )
 

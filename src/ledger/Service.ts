@@ -22,6 +22,7 @@ import { pageAfter } from "../platform/Pagination.ts"
 import { dayRange } from "../platform/Days.ts"
 import { paymentLines, refundLines, shareReversalOf } from "./Postings.ts"
 import { type AccountTotal, LedgerRepo, type MissingPosting, type Scope } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** The most lines one ledger answer holds; a longer range is to be narrowed. */
 export const MAX_LEDGER_LINES = 10_000
@@ -59,21 +60,21 @@ export class LedgerService extends Effect.Service<LedgerService>()("ledger/Ledge
     const readableStore = <A, E, R>(storeId: StoreId, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(access.currentUser, access.withStore(storeId, "analytics.read", use))
 
-    const trialBalance = Effect.fn("Ledger.trialBalance")(function*(storeId: StoreId, livemode = false) {
+    const trialBalance = traced("Ledger.trialBalance")(function*(storeId: StoreId, livemode = false) {
       return yield* readableStore(storeId, (store) =>
         Effect.gen(function*() {
           return trialBalanceOf(store.storeId, livemode, yield* repo.accountTotals(store.storeId, livemode))
         }))
     })
 
-    const platformTrialBalance = Effect.fn("Ledger.platformTrialBalance")(function*(livemode = false) {
+    const platformTrialBalance = traced("Ledger.platformTrialBalance")(function*(livemode = false) {
       return yield* access.withPlatformAdmin(() =>
         Effect.gen(function*() {
           return trialBalanceOf(null, livemode, yield* repo.accountTotals(null, livemode))
         }))
     })
 
-    const journals = Effect.fn("Ledger.journals")(function*(storeId: StoreId, params: JournalListParams) {
+    const journals = traced("Ledger.journals")(function*(storeId: StoreId, params: JournalListParams) {
       return yield* readableStore(storeId, (store) =>
         Effect.gen(function*() {
           const livemode = params.livemode ?? false
@@ -100,7 +101,7 @@ export class LedgerService extends Effect.Service<LedgerService>()("ledger/Ledge
         }))
     })
 
-    const ledger = Effect.fn("Ledger.ledger")(function*(storeId: StoreId, params: RangeParams) {
+    const ledger = traced("Ledger.ledger")(function*(storeId: StoreId, params: RangeParams) {
       return yield* readableStore(storeId, (store) =>
         Effect.gen(function*() {
           const range = yield* dayRange(params)
@@ -224,11 +225,11 @@ export class LedgerService extends Effect.Service<LedgerService>()("ledger/Ledge
         } satisfies Reconciliation
       })
 
-    const reconcile = Effect.fn("Ledger.reconcile")(function*(storeId: StoreId) {
+    const reconcile = traced("Ledger.reconcile")(function*(storeId: StoreId) {
       return yield* readableStore(storeId, (store) => reconcileScope(store.storeId))
     })
 
-    const platformReconcile = Effect.fn("Ledger.platformReconcile")(function*() {
+    const platformReconcile = traced("Ledger.platformReconcile")(function*() {
       return yield* access.withPlatformAdmin(() => reconcileScope(null))
     })
 
@@ -248,7 +249,7 @@ export class LedgerService extends Effect.Service<LedgerService>()("ledger/Ledge
           )
         })
 
-    const backfill = Effect.fn("Ledger.backfill")(function*() {
+    const backfill = traced("Ledger.backfill")(function*() {
       return yield* access.withPlatformAdmin(() =>
         Effect.gen(function*() {
           const postable = yield* repo.countPostable

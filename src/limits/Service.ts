@@ -10,6 +10,7 @@ import { currentDate } from "../platform/Time.ts"
 import type { Plan } from "../../domain/Billing.ts"
 import { FREE, limitOf, PLATFORM_BILLING_ORGANIZATION_ID, planOf, type Usage } from "./Plans.ts"
 import { LimitsRepo } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 /**
  * How many live payments the organization created in [from, to) (to open when null). The payments area
@@ -46,7 +47,7 @@ export class PlanLimits extends Effect.Service<PlanLimits>()("limits/PlanLimits"
      * allows. Call it in the creating transaction: it locks the organization's row, so two creations at
      * once cannot both take the last place.
      */
-    const requireRoom = Effect.fn("PlanLimits.requireRoom")(function*(orgId: OrganizationId, kind: "stores" | "team_members") {
+    const requireRoom = traced("PlanLimits.requireRoom")(function*(orgId: OrganizationId, kind: "stores" | "team_members") {
       if (isPlatform(orgId)) return
       yield* repo.lockOrganization(orgId)
       const plan = planOf(yield* repo.planIdOf(orgId)) ?? FREE
@@ -84,7 +85,7 @@ export class PlanLimits extends Effect.Service<PlanLimits>()("limits/PlanLimits"
      * payment burst may pass the limit by the payments in flight, which is cheaper than serializing every
      * payment of an organization.
      */
-    const requirePaymentRoom = Effect.fn("PlanLimits.requirePaymentRoom")(function*(
+    const requirePaymentRoom = traced("PlanLimits.requirePaymentRoom")(function*(
       storeId: StoreId,
       livemode: boolean,
       livePaymentsBetween: LivePaymentCount

@@ -10,6 +10,7 @@ import { LinkId } from "../../domain/Links.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { firstPaidAtOf, PaymentReports } from "../payments/Reports.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const LinkRow = Schema.Struct({
   id: LinkId,
@@ -110,7 +111,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
     })
 
     // Read back through the one projection rather than RETURNING, so a new link has its derived columns too.
-    const insert = Effect.fn("LinksRepo.insert")(function*(link: NewLink) {
+    const insert = traced("LinksRepo.insert")(function*(link: NewLink) {
       yield* insertLink(link)
       const inserted = yield* findLink(link.id)
       if (Option.isNone(inserted)) return yield* Effect.dieMessage("an inserted payment link was not found")
@@ -118,7 +119,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
     }, Effect.orDie)
 
     /** The link, deleted or not: the service decides what a deleted link answers. */
-    const find = Effect.fn("LinksRepo.find")(findLink, Effect.orDie)
+    const find = traced("LinksRepo.find")(findLink, Effect.orDie)
 
     const linksOfStore = SqlSchema.findAll({
       Request: Schema.Struct({
@@ -139,7 +140,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
           LIMIT ${limit + 1}`
     })
     /** One page of a store's links that are not deleted, newest first; `limit + 1` rows to tell if there is more. */
-    const listByStore = Effect.fn("LinksRepo.listByStore")(
+    const listByStore = traced("LinksRepo.listByStore")(
       (storeId: StoreId, filters: LinkFilters, limit: number, after: PagePosition | undefined) =>
         linksOfStore({ storeId, kind: filters.kind, active: filters.active, limit, position: after }).pipe(Effect.orDie)
     )
@@ -163,7 +164,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
           RETURNING id`
     })
     /** Applies `changes` to a link that is not deleted; None when there is no such link. */
-    const update = Effect.fn("LinksRepo.update")(function*(id: LinkId, changes: LinkChanges) {
+    const update = traced("LinksRepo.update")(function*(id: LinkId, changes: LinkChanges) {
       const updated = yield* updateLink({ id, ...changes })
       return Option.isNone(updated) ? Option.none<LinkRow>() : yield* findLink(id)
     }, Effect.orDie)
@@ -185,7 +186,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
      * by marking it deleted (its payments keep pointing at it). The row is locked first, so a payment
      * being started at the same moment either is counted here or finds the link gone.
      */
-    const remove = Effect.fn("LinksRepo.remove")((id: LinkId) =>
+    const remove = traced("LinksRepo.remove")((id: LinkId) =>
       sql.withTransaction(Effect.gen(function*() {
         if (Option.isNone(yield* lockUndeletedLink(id))) return false
         if (Option.isNone(yield* findAnyLinkPayment(id))) {
@@ -218,7 +219,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
      * The newest payment started through the link that is still open (pending or scanned), with whether
      * its expiry has come at `now` (the sweeper moves it to expired within a moment).
      */
-    const openPayment = Effect.fn("LinksRepo.openPayment")((linkId: LinkId, now: Date) =>
+    const openPayment = traced("LinksRepo.openPayment")((linkId: LinkId, now: Date) =>
       reports.newestOpenAmong(sql`SELECT payment_id FROM link_payments WHERE link_id = ${linkId}`, now)
     )
 
@@ -227,7 +228,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
       execute: ({ linkId, paymentId }) =>
         sql`INSERT INTO link_payments (payment_id, link_id) VALUES (${paymentId}, ${linkId})`
     })
-    const recordPayment = Effect.fn("LinksRepo.recordPayment")((linkId: LinkId, paymentId: PaymentId) =>
+    const recordPayment = traced("LinksRepo.recordPayment")((linkId: LinkId, paymentId: PaymentId) =>
       insertLinkPayment({ linkId, paymentId }).pipe(Effect.orDie)
     )
 

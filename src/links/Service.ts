@@ -31,6 +31,7 @@ import { PaymentsService } from "../payments/Service.ts"
 import { checkoutUrlOf } from "../payments/View.ts"
 import { StoresService } from "../stores/Service.ts"
 import { LinksRepo, type LinkRow } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
@@ -105,7 +106,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
     const optionalAmount = (value: string | undefined, currency: LinkRow["currency"], param: string) =>
       value === undefined ? Effect.succeed(null) : parseAmount(value, currency, param)
 
-    const create = Effect.fn("Links.create")(function*(storeId: StoreId, input: CreateLink) {
+    const create = traced("Links.create")(function*(storeId: StoreId, input: CreateLink) {
       return yield* storeFor(storeId, "payment.write", (store) =>
         Effect.gen(function*() {
           const invalid = (message: string, param: string) => new InvalidRequest({ message, param })
@@ -164,7 +165,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
         }))
     })
 
-    const list = Effect.fn("Links.list")(function*(storeId: StoreId, params: LinkListParams) {
+    const list = traced("Links.list")(function*(storeId: StoreId, params: LinkListParams) {
       return yield* storeFor(storeId, "payment.read", (store) =>
         Effect.gen(function*() {
           const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
@@ -176,7 +177,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
         }))
     })
 
-    const update = Effect.fn("Links.update")(function*(id: LinkId, input: UpdateLink) {
+    const update = traced("Links.update")(function*(id: LinkId, input: UpdateLink) {
       return yield* manageableLink(id, () =>
         Effect.gen(function*() {
           const updated = yield* repo.update(id, {
@@ -190,7 +191,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
         }))
     })
 
-    const remove = Effect.fn("Links.remove")(function*(id: LinkId) {
+    const remove = traced("Links.remove")(function*(id: LinkId) {
       return yield* manageableLink(id, () =>
         Effect.gen(function*() {
           if (!(yield* repo.remove(id))) return yield* linkNotFound(id)
@@ -204,7 +205,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
         ? Effect.fail(linkNotFound(id))
         : Effect.succeed(found.value)
 
-    const publicView = Effect.fn("Links.publicView")(function*(id: LinkId) {
+    const publicView = traced("Links.publicView")(function*(id: LinkId) {
       const link = yield* publicLink(id, yield* repo.find(id))
       const store = yield* stores.getById(link.store_id).pipe(Effect.orDie)
       const baseUrl = yield* publicUrl.get
@@ -291,7 +292,7 @@ export class LinksService extends Effect.Service<LinksService>()("links/LinksSer
         )
       })
 
-    const pay = Effect.fn("Links.pay")(function*(id: LinkId, input: PayLink) {
+    const pay = traced("Links.pay")(function*(id: LinkId, input: PayLink) {
       return yield* repo.withLockedLink(id, (found) =>
         Effect.gen(function*() {
           const link = yield* publicLink(id, found)

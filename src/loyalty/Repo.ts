@@ -21,6 +21,7 @@ import { keysetAfter, newestFirst, type PagePosition, PageRequest, storePageOf }
 import { transactionOf } from "../platform/Transaction.ts"
 import { lockCustomerRow } from "../customers/Lock.ts"
 import { PaymentReads } from "../payments/Reads.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const ProgramRow = Schema.Struct({
   store_id: StoreId,
@@ -137,7 +138,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     // Program
     // ---------------------------------------------------------------------------------------------
 
-    const program = Effect.fn("LoyaltyRepo.program")(function*(storeId: StoreId) {
+    const program = traced("LoyaltyRepo.program")(function*(storeId: StoreId) {
       const found = yield* SqlSchema.findOne({
         Request: Schema.String,
         Result: ProgramRow,
@@ -146,7 +147,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       return Option.getOrElse(found, () => defaultProgram(storeId))
     }, Effect.orDie)
 
-    const saveProgram = Effect.fn("LoyaltyRepo.saveProgram")(
+    const saveProgram = traced("LoyaltyRepo.saveProgram")(
       SqlSchema.single({
         Request: Schema.Struct({ ...ProgramRow.fields, at: Schema.DateFromSelf }),
         Result: ProgramRow,
@@ -165,7 +166,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     // Tiers
     // ---------------------------------------------------------------------------------------------
 
-    const insertTier = Effect.fn("LoyaltyRepo.insertTier")(
+    const insertTier = traced("LoyaltyRepo.insertTier")(
       (tier: TierRow) =>
         SqlSchema.single({
           Request: TierRow,
@@ -178,13 +179,13 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
         )
     )
 
-    const findTier = Effect.fn("LoyaltyRepo.findTier")(
+    const findTier = traced("LoyaltyRepo.findTier")(
       SqlSchema.findOne({ Request: Schema.String, Result: TierRow, execute: (id) => sql`SELECT * FROM loyalty_tiers WHERE id = ${id}` }),
       Effect.orDie
     )
 
     /** Saves a tier's fields; None when its threshold is another tier's of the store. */
-    const updateTier = Effect.fn("LoyaltyRepo.updateTier")(
+    const updateTier = traced("LoyaltyRepo.updateTier")(
       (tier: TierRow) =>
         SqlSchema.single({
           Request: TierRow,
@@ -200,15 +201,15 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
         )
     )
 
-    const deleteTier = Effect.fn("LoyaltyRepo.deleteTier")(
+    const deleteTier = traced("LoyaltyRepo.deleteTier")(
       SqlSchema.void({ Request: Schema.String, execute: (id) => sql`DELETE FROM loyalty_tiers WHERE id = ${id}` }),
       Effect.orDie
     )
 
-    const listTiers = Effect.fn("LoyaltyRepo.listTiers")(storePageOf(sql, "loyalty_tiers", TierRow))
+    const listTiers = traced("LoyaltyRepo.listTiers")(storePageOf(sql, "loyalty_tiers", TierRow))
 
     /** Every tier of the store, lowest threshold first: a customer's tier and the next one are read from it. */
-    const tiersOf = Effect.fn("LoyaltyRepo.tiersOf")(
+    const tiersOf = traced("LoyaltyRepo.tiersOf")(
       SqlSchema.findAll({
         Request: Schema.String,
         Result: TierRow,
@@ -221,7 +222,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     // Rewards
     // ---------------------------------------------------------------------------------------------
 
-    const insertReward = Effect.fn("LoyaltyRepo.insertReward")(
+    const insertReward = traced("LoyaltyRepo.insertReward")(
       SqlSchema.single({
         Request: RewardRow,
         Result: RewardRow,
@@ -230,13 +231,13 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    const findReward = Effect.fn("LoyaltyRepo.findReward")(
+    const findReward = traced("LoyaltyRepo.findReward")(
       SqlSchema.findOne({ Request: Schema.String, Result: RewardRow, execute: (id) => sql`SELECT * FROM loyalty_rewards WHERE id = ${id}` }),
       Effect.orDie
     )
 
     /** The reward, locked until the transaction ends: a change and a deletion of it are made one at a time. */
-    const findRewardForUpdate = Effect.fn("LoyaltyRepo.findRewardForUpdate")(
+    const findRewardForUpdate = traced("LoyaltyRepo.findRewardForUpdate")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: RewardRow,
@@ -245,7 +246,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    const updateReward = Effect.fn("LoyaltyRepo.updateReward")(
+    const updateReward = traced("LoyaltyRepo.updateReward")(
       SqlSchema.single({
         Request: RewardRow,
         Result: RewardRow,
@@ -258,12 +259,12 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    const deleteReward = Effect.fn("LoyaltyRepo.deleteReward")(
+    const deleteReward = traced("LoyaltyRepo.deleteReward")(
       SqlSchema.void({ Request: Schema.String, execute: (id) => sql`DELETE FROM loyalty_rewards WHERE id = ${id}` }),
       Effect.orDie
     )
 
-    const hasRedemptions = Effect.fn("LoyaltyRepo.hasRedemptions")(
+    const hasRedemptions = traced("LoyaltyRepo.hasRedemptions")(
       (rewardId: RewardId) =>
         SqlSchema.findOne({
           Request: Schema.String,
@@ -281,7 +282,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
           WHERE store_id = ${storeId} AND ${activeOnly ? sql`active` : sql`TRUE`} AND ${keysetAfter(sql, position)}
           ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
     })
-    const listRewards = Effect.fn("LoyaltyRepo.listRewards")(
+    const listRewards = traced("LoyaltyRepo.listRewards")(
       (storeId: StoreId, activeOnly: boolean, limit: number, position?: PagePosition) =>
         rewardsPage({ storeId, activeOnly, limit, position }).pipe(Effect.orDie)
     )
@@ -291,7 +292,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
      * take). None when it is inactive or sold out. The row lock this UPDATE takes holds until the
      * transaction ends, so racing redemptions of the last unit queue here and the later ones find none.
      */
-    const takeStock = Effect.fn("LoyaltyRepo.takeStock")(
+    const takeStock = traced("LoyaltyRepo.takeStock")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: RewardRow,
@@ -304,7 +305,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    const returnStock = Effect.fn("LoyaltyRepo.returnStock")(
+    const returnStock = traced("LoyaltyRepo.returnStock")(
       SqlSchema.void({
         Request: Schema.String,
         execute: (id) => sql`UPDATE loyalty_rewards SET stock = stock + 1 WHERE id = ${id} AND stock IS NOT NULL`
@@ -317,7 +318,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     // ---------------------------------------------------------------------------------------------
 
     /** Records a pass's redemptions in one statement, in order. */
-    const insertRedemptions = Effect.fn("LoyaltyRepo.insertRedemptions")(
+    const insertRedemptions = traced("LoyaltyRepo.insertRedemptions")(
       SqlSchema.void({
         Request: Schema.NonEmptyArray(RedemptionRow),
         execute: (rows) => sql`INSERT INTO loyalty_redemptions ${sql.insert(rows.map((row) => ({ ...row })))}`
@@ -325,7 +326,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    const findRedemption = Effect.fn("LoyaltyRepo.findRedemption")(
+    const findRedemption = traced("LoyaltyRepo.findRedemption")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: RedemptionRow,
@@ -334,7 +335,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    const findRedemptionForUpdate = Effect.fn("LoyaltyRepo.findRedemptionForUpdate")(
+    const findRedemptionForUpdate = traced("LoyaltyRepo.findRedemptionForUpdate")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: RedemptionRow,
@@ -344,7 +345,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     )
 
     /** Marks an issued redemption fulfilled; None when it is not issued (any more). */
-    const fulfil = Effect.fn("LoyaltyRepo.fulfil")(
+    const fulfil = traced("LoyaltyRepo.fulfil")(
       SqlSchema.findOne({
         Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf }),
         Result: RedemptionRow,
@@ -356,7 +357,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    const markCancelled = Effect.fn("LoyaltyRepo.markCancelled")(
+    const markCancelled = traced("LoyaltyRepo.markCancelled")(
       SqlSchema.single({
         Request: Schema.Struct({ id: Schema.String, key: Schema.String, at: Schema.DateFromSelf }),
         Result: RedemptionRow,
@@ -377,7 +378,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
           WHERE store_id = ${storeId} AND livemode = ${livemode} AND ${keysetAfter(sql, position)}
           ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
     })
-    const listRedemptions = Effect.fn("LoyaltyRepo.listRedemptions")(
+    const listRedemptions = traced("LoyaltyRepo.listRedemptions")(
       (storeId: StoreId, livemode: boolean, limit: number, position?: PagePosition) =>
         redemptionsPage({ storeId, livemode, limit, position }).pipe(Effect.orDie)
     )
@@ -389,7 +390,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     const walletColumns = sql.literal(Object.keys(WalletRow.fields).join(", "))
     const entryColumns = sql.literal(Object.keys(PointsEntryRow.fields).join(", "))
 
-    const findWallet = Effect.fn("LoyaltyRepo.findWallet")(
+    const findWallet = traced("LoyaltyRepo.findWallet")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: WalletRow,
@@ -402,7 +403,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
      * The wallet, locked until the transaction ends, and which of the message keys `keys` already made an
      * entry of it: what a pass of the wallet's queue (src/loyalty/Entity.ts) starts with, in one round trip.
      */
-    const lockWalletWithKeys = Effect.fn("LoyaltyRepo.lockWalletWithKeys")(
+    const lockWalletWithKeys = traced("LoyaltyRepo.lockWalletWithKeys")(
       SqlSchema.findOne({
         Request: Schema.Struct({ customerId: Schema.String, keys: Schema.Array(Schema.String) }),
         Result: Schema.Struct({ ...WalletRow.fields, applied_keys: Schema.Array(Schema.String) }),
@@ -427,7 +428,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
      * each stays well under PostgreSQL's 8000-byte payload limit (an entry's free text is at most 500
      * characters).
      */
-    const postEntries = Effect.fn("LoyaltyRepo.postEntries")(
+    const postEntries = traced("LoyaltyRepo.postEntries")(
       SqlSchema.void({
         Request: Schema.Struct({
           customerId: Schema.String,
@@ -459,7 +460,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
      * wrote: not when the wallet changed, nor when an entry's key was applied already (the key is unique
      * per customer, so the statement fails and nothing is written).
      */
-    const postEntriesIfUnchanged = Effect.fn("LoyaltyRepo.postEntriesIfUnchanged")(function*(input: {
+    const postEntriesIfUnchanged = traced("LoyaltyRepo.postEntriesIfUnchanged")(function*(input: {
       readonly customerId: string
       readonly was: { readonly balance: number; readonly lifetime: number; readonly erased: boolean }
       readonly balance: number
@@ -501,7 +502,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     }, Effect.orDie)
 
     /** The entry a message made, if it was applied already (its key is unique per customer). */
-    const findEntryByKey = Effect.fn("LoyaltyRepo.findEntryByKey")(
+    const findEntryByKey = traced("LoyaltyRepo.findEntryByKey")(
       SqlSchema.findOne({
         Request: Schema.Struct({ customerId: Schema.String, key: Schema.String }),
         Result: PointsEntryRow,
@@ -512,7 +513,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     )
 
     /** The points a payment earned and has had reversed so far, for the customer. */
-    const paymentPoints = Effect.fn("LoyaltyRepo.paymentPoints")(
+    const paymentPoints = traced("LoyaltyRepo.paymentPoints")(
       SqlSchema.single({
         Request: Schema.Struct({ customerId: Schema.String, paymentId: Schema.String }),
         Result: Schema.Struct({ earned: Schema.Number, reversed: Schema.Number }),
@@ -534,13 +535,13 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
           ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
     })
     /** One page of a customer's points entries, newest first (`limit + 1` rows). */
-    const listEntries = Effect.fn("LoyaltyRepo.listEntries")(
+    const listEntries = traced("LoyaltyRepo.listEntries")(
       (customerId: CustomerId, limit: number, position?: PagePosition) =>
         entriesPage({ customerId, limit, position }).pipe(Effect.orDie)
     )
 
     /** The customer's issued redemptions (not yet fulfilled or cancelled), newest first. */
-    const issuedVouchers = Effect.fn("LoyaltyRepo.issuedVouchers")(
+    const issuedVouchers = traced("LoyaltyRepo.issuedVouchers")(
       SqlSchema.findAll({
         Request: Schema.Struct({ customerId: Schema.String, limit: Schema.Number }),
         Result: WalletVoucherRow,
@@ -556,7 +557,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     )
 
     /** The points held by a store's customers of one mode. */
-    const outstanding = Effect.fn("LoyaltyRepo.outstanding")(
+    const outstanding = traced("LoyaltyRepo.outstanding")(
       SqlSchema.single({
         Request: Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean }),
         Result: Schema.Struct({ points: Schema.BigInt }),

@@ -69,6 +69,7 @@ import {
   toWalletEntry,
   toWalletVoucher
 } from "./View.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** The entity's own failures (mailbox full, persistence trouble) are the infrastructure's, not the client's. */
 const infrastructureDies = <A, E, R>(
@@ -165,7 +166,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
           )
       )
 
-    const redeemPoints = Effect.fn("Loyalty.redeemPoints")(function*(input: ApiRedeem, idempotencyKey: string | undefined) {
+    const redeemPoints = traced("Loyalty.redeemPoints")(function*(input: ApiRedeem, idempotencyKey: string | undefined) {
       return yield* walletOfKey(input.customer_id, ({ wallet }) =>
         Effect.gen(function*() {
           return yield* redeemOnce("loyalty.redeem", wallet, idempotencyKey, input, {
@@ -188,7 +189,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         })
       })
 
-    const redeemReward = Effect.fn("Loyalty.redeemReward")(function*(input: RedeemReward, idempotencyKey: string | undefined) {
+    const redeemReward = traced("Loyalty.redeemReward")(function*(input: RedeemReward, idempotencyKey: string | undefined) {
       return yield* walletOfKey(input.customer_id, ({ wallet }) => redeemRewardOf(wallet, input, idempotencyKey))
     })
 
@@ -197,14 +198,14 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
      * `POST /v1/loyalty/redemptions` on a customer the user may change (customer.write); the console's
      * Idempotency-Key shares the merchant API's keys of the customer's store and mode.
      */
-    const redeemRewardForUser = Effect.fn("Loyalty.redeemRewardForUser")(function*(
+    const redeemRewardForUser = traced("Loyalty.redeemRewardForUser")(function*(
       input: RedeemReward,
       idempotencyKey: string | undefined
     ) {
       return yield* walletOfUser(input.customer_id, "customer.write", (wallet) => redeemRewardOf(wallet, input, idempotencyKey))
     })
 
-    const activeRewards = Effect.fn("Loyalty.activeRewards")(function*(params: ListParams) {
+    const activeRewards = traced("Loyalty.activeRewards")(function*(params: ListParams) {
       return yield* access.withApiKey((key) =>
         Effect.gen(function*() {
           const page = yield* pageAfter(params, (position) => repo.listRewards(key.storeId, true, params.limit, position))
@@ -212,7 +213,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const redemption = Effect.fn("Loyalty.redemption")(function*(id: RedemptionId) {
+    const redemption = traced("Loyalty.redemption")(function*(id: RedemptionId) {
       return yield* access.withApiKey((key) =>
         Effect.gen(function*() {
           const found = Option.filter(yield* repo.findRedemption(id), ofKey(key))
@@ -225,14 +226,14 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
     // Program and wallets (console)
     // ---------------------------------------------------------------------------------------------
 
-    const program = Effect.fn("Loyalty.program")(function*(storeId: StoreId) {
+    const program = traced("Loyalty.program")(function*(storeId: StoreId) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           return toProgram(yield* repo.program(store.storeId))
         }))
     })
 
-    const configure = Effect.fn("Loyalty.configure")(function*(storeId: StoreId, input: UpdateProgram) {
+    const configure = traced("Loyalty.configure")(function*(storeId: StoreId, input: UpdateProgram) {
       return yield* storeOfUser(storeId, "marketing.manage", (store) =>
         Effect.gen(function*() {
           const current = yield* repo.program(store.storeId)
@@ -246,7 +247,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const customerLoyalty = Effect.fn("Loyalty.customerLoyalty")(function*(id: CustomerId, params: ListParams) {
+    const customerLoyalty = traced("Loyalty.customerLoyalty")(function*(id: CustomerId, params: ListParams) {
       return yield* walletOfUser(id, "customer.read", (wallet) =>
         Effect.gen(function*() {
           const tiers = yield* repo.tiersOf(wallet.store_id)
@@ -263,7 +264,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const adjust = Effect.fn("Loyalty.adjust")(function*(id: CustomerId, input: Adjust) {
+    const adjust = traced("Loyalty.adjust")(function*(id: CustomerId, input: Adjust) {
       return yield* walletOfUser(id, "customer.write", (wallet) =>
         Effect.gen(function*() {
           const entry = yield* wallets(wallet.id).Adjust({ requestKey: randomUUID(), points: input.points, reason: input.reason }).pipe(infrastructureDies)
@@ -271,7 +272,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const liability = Effect.fn("Loyalty.liability")(function*(storeId: StoreId, params: LiabilityParams) {
+    const liability = traced("Loyalty.liability")(function*(storeId: StoreId, params: LiabilityParams) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           const livemode = params.livemode ?? false
@@ -301,7 +302,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         access.withOwned(repo.findTier(id), (row) => row.store_id, permission, () => tierNotFound(id), use)
       )
 
-    const tiers = Effect.fn("Loyalty.tiers")(function*(storeId: StoreId, params: ListParams) {
+    const tiers = traced("Loyalty.tiers")(function*(storeId: StoreId, params: ListParams) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           const page = yield* pageAfter(params, (position) => repo.listTiers(store.storeId, params.limit, position))
@@ -309,7 +310,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const createTier = Effect.fn("Loyalty.createTier")(function*(storeId: StoreId, input: CreateTier) {
+    const createTier = traced("Loyalty.createTier")(function*(storeId: StoreId, input: CreateTier) {
       return yield* storeOfUser(storeId, "marketing.manage", (store) =>
         Effect.gen(function*() {
           const inserted = yield* repo.insertTier({
@@ -325,7 +326,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const updateTier = Effect.fn("Loyalty.updateTier")(function*(id: TierId, input: UpdateTier) {
+    const updateTier = traced("Loyalty.updateTier")(function*(id: TierId, input: UpdateTier) {
       return yield* tierOfUser(id, "marketing.manage", (current) =>
         Effect.gen(function*() {
           const updated = yield* repo.updateTier({
@@ -339,7 +340,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const deleteTier = Effect.fn("Loyalty.deleteTier")(function*(id: TierId) {
+    const deleteTier = traced("Loyalty.deleteTier")(function*(id: TierId) {
       return yield* tierOfUser(id, "marketing.manage", (current) =>
         Effect.gen(function*() {
           yield* repo.deleteTier(current.id)
@@ -364,7 +365,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         Option.match({ onNone: () => Effect.fail(rewardNotFound(id, "id")), onSome: Effect.succeed })
       )
 
-    const rewards = Effect.fn("Loyalty.rewards")(function*(storeId: StoreId, params: ListParams) {
+    const rewards = traced("Loyalty.rewards")(function*(storeId: StoreId, params: ListParams) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           const page = yield* pageAfter(params, (position) => repo.listRewards(store.storeId, false, params.limit, position))
@@ -372,7 +373,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const createReward = Effect.fn("Loyalty.createReward")(function*(storeId: StoreId, input: CreateReward) {
+    const createReward = traced("Loyalty.createReward")(function*(storeId: StoreId, input: CreateReward) {
       return yield* storeOfUser(storeId, "marketing.manage", (store) =>
         Effect.gen(function*() {
           return toReward(yield* repo.insertReward({
@@ -388,7 +389,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const updateReward = Effect.fn("Loyalty.updateReward")(function*(id: RewardId, input: UpdateReward) {
+    const updateReward = traced("Loyalty.updateReward")(function*(id: RewardId, input: UpdateReward) {
       return yield* rewardOfUser(id, "marketing.manage", () =>
         Effect.gen(function*() {
           // Under the reward's lock: a stock set here is not undone by a redemption that read the old one.
@@ -406,7 +407,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const deleteReward = Effect.fn("Loyalty.deleteReward")(function*(id: RewardId) {
+    const deleteReward = traced("Loyalty.deleteReward")(function*(id: RewardId) {
       return yield* rewardOfUser(id, "marketing.manage", () =>
         Effect.gen(function*() {
           // Under the reward's lock, which a redemption's stock update also takes: a reward is deleted only
@@ -432,7 +433,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         access.withOwned(repo.findRedemption(id), (row) => row.store_id, permission, () => redemptionNotFound(id), use)
       )
 
-    const redemptions = Effect.fn("Loyalty.redemptions")(function*(storeId: StoreId, params: StoreRedemptionListParams) {
+    const redemptions = traced("Loyalty.redemptions")(function*(storeId: StoreId, params: StoreRedemptionListParams) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           const livemode = params.livemode ?? false
@@ -444,7 +445,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
     const notIssued = (id: RedemptionId, status: string, verb: string) =>
       new InvalidState({ message: `Redemption ${id} is ${status}: only an issued redemption can be ${verb}`, param: "id" })
 
-    const fulfill = Effect.fn("Loyalty.fulfill")(function*(id: RedemptionId) {
+    const fulfill = traced("Loyalty.fulfill")(function*(id: RedemptionId) {
       return yield* redemptionOfUser(id, "customer.write", (current) =>
         Effect.gen(function*() {
           const fulfilled = yield* repo.fulfil({ id, at: yield* currentDate })
@@ -456,7 +457,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
         }))
     })
 
-    const cancel = Effect.fn("Loyalty.cancel")(function*(id: RedemptionId) {
+    const cancel = traced("Loyalty.cancel")(function*(id: RedemptionId) {
       return yield* redemptionOfUser(id, "customer.write", (current) =>
         Effect.gen(function*() {
           if (current.status !== "issued") return yield* notIssued(id, current.status, "cancelled")
@@ -474,7 +475,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
      * customer). It shows what the customer may see of its own: no payment id, no other customer's id and
      * no merchant's note; its own vouchers, play links and referral link.
      */
-    const wallet = Effect.fn("Loyalty.wallet")(function*(customerId: CustomerId, token: string | undefined) {
+    const wallet = traced("Loyalty.wallet")(function*(customerId: CustomerId, token: string | undefined) {
       const found = Option.filter(
         yield* repo.findWallet(customerId),
         (row) => publicLinks.opensCustomer(row.id, row.public_link_version, token)
@@ -521,7 +522,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
     const decodeNotice = Schema.decodeUnknownOption(Schema.parseJson(PointsEntry))
 
     /** A customer's points entries as they commit, for as long as WALLET_FEED_LIFETIME. */
-    const walletFeed = Effect.fn("Loyalty.walletFeed")(function*(customerId: CustomerId) {
+    const walletFeed = traced("Loyalty.walletFeed")(function*(customerId: CustomerId) {
       return yield* walletOfUser(customerId, "customer.read", () =>
         Effect.gen(function*() {
           const frames = Stream.unwrapScoped(Effect.map(changeFeed.subscribe(POINTS_CHANNEL), (notices) =>

@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import { SecretBox } from "../platform/Crypto.ts"
 import { MailRepo } from "./Repo.ts"
 import type { RenderedMail } from "./Templates.ts"
+import { traced } from "../platform/Traced.ts"
 
 export interface OutgoingMail {
   readonly to: string
@@ -31,7 +32,7 @@ export class MailQueue extends Effect.Service<MailQueue>()("mail/MailQueue", {
      * fails: for callers that must not lose the mail, such as an outbox consumer, whose event then stays
      * queued and is applied again.
      */
-    const enqueueOrFail = Effect.fn("MailQueue.enqueueOrFail")(function*(mail: OutgoingMail) {
+    const enqueueOrFail = traced("MailQueue.enqueueOrFail")(function*(mail: OutgoingMail) {
       const queued = yield* repo.insert({
         recipient: mail.to,
         subject: mail.content.subject,

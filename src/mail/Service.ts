@@ -8,6 +8,7 @@ import { InvalidRequest } from "../../domain/Errors.ts"
 import { AccessService } from "../access/Service.ts"
 import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { type MailRow, MailRepo } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 const wireId = (id: string) => `eml_${id}`
 
@@ -32,7 +33,7 @@ export class MailService extends Effect.Service<MailService>()("mail/MailService
     const repo = yield* MailRepo
     const access = yield* AccessService
 
-    const list = Effect.fn("Mail.list")(function*(params: MailListParams) {
+    const list = traced("Mail.list")(function*(params: MailListParams) {
       yield* access.requirePlatformAdmin
       const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
       if (position !== undefined && !/^eml_\d{1,18}$/.test(position.id)) {

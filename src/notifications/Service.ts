@@ -24,6 +24,7 @@ import { fixedPage } from "../platform/FixedList.ts"
 import { keysetAfter, type ListParams, newestFirst, pageAfter } from "../platform/Pagination.ts"
 import { makeChannels } from "./Channels.ts"
 import { renderMessage } from "./Render.ts"
+import { traced } from "../platform/Traced.ts"
 
 /**
  * A message recorded but never attempted (its process stopped in between) is tried by the retries after
@@ -165,13 +166,13 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
         : Effect.fail(new NotFound({ message: `No such channel: ${channel}; use one of ${MessageChannels.join(", ")}`, param: "channel" }))
 
     return {
-      telegram: Effect.fn("Notifications.telegram")(function*(storeId: StoreId) {
+      telegram: traced("Notifications.telegram")(function*(storeId: StoreId) {
         return yield* storeFor(storeId, false, (store) =>
           Effect.gen(function*() {
             return telegramView(store.storeId, yield* configOf(store.storeId, "telegram"))
           }))
       }),
-      updateTelegram: Effect.fn("Notifications.updateTelegram")(function*(storeId: StoreId, changes: UpdateTelegram) {
+      updateTelegram: traced("Notifications.updateTelegram")(function*(storeId: StoreId, changes: UpdateTelegram) {
         return yield* storeFor(storeId, true, (store) =>
           Effect.gen(function*() {
             const next = merge(yield* configOf(store.storeId, "telegram"), { destination: changes.chat_id, events: changes.events, enabled: changes.enabled })
@@ -179,17 +180,17 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
             return telegramView(store.storeId, next)
           }))
       }),
-      testTelegram: Effect.fn("Notifications.testTelegram")(function*(storeId: StoreId) {
+      testTelegram: traced("Notifications.testTelegram")(function*(storeId: StoreId) {
         return yield* storeFor(storeId, true, (store) => sendTest(store.storeId, "telegram"))
       }),
-      channels: Effect.fn("Notifications.channels")(function*(storeId: StoreId, params: ListParams) {
+      channels: traced("Notifications.channels")(function*(storeId: StoreId, params: ListParams) {
         return yield* storeFor(storeId, false, (store) =>
           Effect.gen(function*() {
             const all = yield* Effect.forEach(MessageChannels, (channel) => Effect.map(configOf(store.storeId, channel), channelView))
             return yield* fixedPage(all, (config) => config.channel, params)
           }))
       }),
-      updateChannel: Effect.fn("Notifications.updateChannel")(function*(storeId: StoreId, changes: UpdateChannel) {
+      updateChannel: traced("Notifications.updateChannel")(function*(storeId: StoreId, changes: UpdateChannel) {
         return yield* storeFor(storeId, true, (store) =>
           Effect.gen(function*() {
             const next = merge(yield* configOf(store.storeId, changes.channel), changes)
@@ -197,11 +198,11 @@ export class NotificationsService extends Effect.Service<NotificationsService>()
             return channelView(next)
           }))
       }),
-      testChannel: Effect.fn("Notifications.testChannel")(function*(storeId: StoreId, channel: string) {
+      testChannel: traced("Notifications.testChannel")(function*(storeId: StoreId, channel: string) {
         return yield* storeFor(storeId, true, (store) => Effect.flatMap(requireChannel(channel), (name) => sendTest(store.storeId, name)))
       }),
       /** The store's messages on every channel (tests and events), newest first: the delivery log. */
-      messages: Effect.fn("Notifications.messages")(function*(storeId: StoreId, params: ListParams) {
+      messages: traced("Notifications.messages")(function*(storeId: StoreId, params: ListParams) {
         return yield* storeFor(storeId, false, (store) =>
           Effect.gen(function*() {
             const page = yield* pageAfter(params, (position) =>

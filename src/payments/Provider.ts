@@ -20,6 +20,7 @@ import {
 } from "effect"
 import { currentDate } from "../platform/Time.ts"
 import { SettingsService } from "../settings/Service.ts"
+import { traced } from "../platform/Traced.ts"
 
 export type ProviderTransactionStatus =
   | { readonly _tag: "Paid"; readonly paidAt: Date; readonly reference: string | null }
@@ -280,7 +281,7 @@ export class BakongProvider extends Effect.Service<BakongProvider>()("payments/B
     const config = yield* BakongConfig
     const client = yield* HttpClient.HttpClient
 
-    const checkTransaction = Effect.fn("BakongProvider.checkTransaction")(function*(md5: string) {
+    const checkTransaction = traced("BakongProvider.checkTransaction")(function*(md5: string) {
       yield* Effect.annotateCurrentSpan("md5", md5)
       const settings = yield* config.current
       return yield* checkTransactionWith(client, settings)(md5)
@@ -289,7 +290,7 @@ export class BakongProvider extends Effect.Service<BakongProvider>()("payments/B
     /** The same provider under another token, e.g. a store's own Bakong credentials. */
     const withToken = (token: Redacted.Redacted<string>): PaymentProviderShape => ({
       name: "bakong",
-      checkTransaction: Effect.fn("BakongProvider.checkTransaction")(function*(md5: string) {
+      checkTransaction: traced("BakongProvider.checkTransaction")(function*(md5: string) {
         yield* Effect.annotateCurrentSpan("md5", md5)
         const settings = yield* config.current
         return yield* checkTransactionWith(client, { ...settings, token: Option.some(token) })(md5)

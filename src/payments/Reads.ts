@@ -12,6 +12,7 @@ import { Currency, parseAmount } from "../platform/Money.ts"
 import { newestFirst } from "../platform/Pagination.ts"
 import { joinableStores } from "../stores/Reads.ts"
 import { PaymentRow, PaymentsRepo } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 export { PaymentRow, RefundRow } from "./Repo.ts"
 
@@ -76,7 +77,7 @@ export class PaymentReads extends Effect.Service<PaymentReads>()("payments/Payme
     const repo = yield* PaymentsRepo
 
     /** The payment's facts (none when there is no such payment). */
-    const factsOf = Effect.fn("PaymentReads.factsOf")(
+    const factsOf = traced("PaymentReads.factsOf")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: PaymentFacts,
@@ -90,7 +91,7 @@ export class PaymentReads extends Effect.Service<PaymentReads>()("payments/Payme
     )
 
     /** A customer's payments in figures, one row per currency it paid in. */
-    const customerFigures = Effect.fn("PaymentReads.customerFigures")(
+    const customerFigures = traced("PaymentReads.customerFigures")(
       SqlSchema.findAll({
         Request: Schema.String,
         Result: CustomerPaymentFigures,
@@ -108,7 +109,7 @@ export class PaymentReads extends Effect.Service<PaymentReads>()("payments/Payme
     )
 
     /** A customer's newest payments, whatever their status. */
-    const recentOfCustomer = Effect.fn("PaymentReads.recentOfCustomer")(
+    const recentOfCustomer = traced("PaymentReads.recentOfCustomer")(
       SqlSchema.findAll({
         Request: Schema.Struct({ customerId: Schema.String, limit: Schema.Number }),
         Result: PaymentRow,

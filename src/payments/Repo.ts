@@ -11,6 +11,7 @@ import { OpenStatuses, PaymentStatus as PaymentStatusSchema } from "../../domain
 import { Currency, formatAmount } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { transactionOf } from "../platform/Transaction.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** The LISTEN/NOTIFY channel on which payment changes are announced. */
 export const PAYMENT_CHANNEL = "payment_changes"
@@ -176,12 +177,12 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           )::text) AS announced
           FROM inserted`
     })
-    const insert = Effect.fn("PaymentsRepo.insert")((payment: NewPayment) => insertPayment(payment).pipe(Effect.orDie))
+    const insert = traced("PaymentsRepo.insert")((payment: NewPayment) => insertPayment(payment).pipe(Effect.orDie))
 
     /** Runs `effect` in one transaction; a failure to begin or commit is the infrastructure's, a defect. */
     const inTransaction = transactionOf(sql)
 
-    const find = Effect.fn("PaymentsRepo.find")(
+    const find = traced("PaymentsRepo.find")(
       SqlSchema.findOne({
         Request: PaymentId,
         Result: PaymentRow,
@@ -191,7 +192,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
     )
 
     /** The payment, locked for the rest of the transaction. */
-    const findForUpdate = Effect.fn("PaymentsRepo.findForUpdate")(
+    const findForUpdate = traced("PaymentsRepo.findForUpdate")(
       SqlSchema.findOne({
         Request: PaymentId,
         Result: PaymentRow,
@@ -225,7 +226,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           ORDER BY ${newestFirst(sql)}
           LIMIT ${request.limit + 1}`
     })
-    const list = Effect.fn("PaymentsRepo.list")(
+    const list = traced("PaymentsRepo.list")(
       (storeId: StoreId, livemode: boolean, filters: PaymentFilters, limit: number, position?: PagePosition) =>
         listPayments({ storeId, livemode, ...filters, limit, position }).pipe(Effect.orDie)
     )
@@ -248,7 +249,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           WHERE store_id = ${storeId} AND livemode = ${livemode}
           GROUP BY GROUPING SETS ((status), (currency), ())`
     })
-    const summary = Effect.fn("PaymentsRepo.summary")((storeId: StoreId, livemode: boolean) =>
+    const summary = traced("PaymentsRepo.summary")((storeId: StoreId, livemode: boolean) =>
       summarize({ storeId, livemode }).pipe(Effect.orDie)
     )
 
@@ -266,7 +267,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           RETURNING *`
       }
     })
-    const setStatus = Effect.fn("PaymentsRepo.setStatus")((id: PaymentId, status: PaymentStatus, at: Date) =>
+    const setStatus = traced("PaymentsRepo.setStatus")((id: PaymentId, status: PaymentStatus, at: Date) =>
       updateStatus({ id, status, at }).pipe(Effect.orDie)
     )
 
@@ -285,7 +286,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           WHERE id = ${id}
           RETURNING *`
     })
-    const addRefunded = Effect.fn("PaymentsRepo.addRefunded")(
+    const addRefunded = traced("PaymentsRepo.addRefunded")(
       (id: PaymentId, amount: bigint, status: PaymentStatus, at: Date) =>
         updateRefunded({ id, amount, status, at }).pipe(Effect.orDie)
     )
@@ -300,7 +301,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         sql`SELECT 1 FROM payment_transitions WHERE payment_id = ${paymentId} AND request_key = ${requestKey}`
     })
     /** Whether the request `requestKey` already changed this payment (a replayed message). */
-    const transitionApplied = Effect.fn("PaymentsRepo.transitionApplied")((paymentId: PaymentId, requestKey: string) =>
+    const transitionApplied = traced("PaymentsRepo.transitionApplied")((paymentId: PaymentId, requestKey: string) =>
       findTransition({ paymentId, requestKey }).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
@@ -311,12 +312,12 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           INSERT INTO payment_transitions (payment_id, request_key, transition)
           VALUES (${paymentId}, ${requestKey}, ${transition})`
     })
-    const recordTransition = Effect.fn("PaymentsRepo.recordTransition")(
+    const recordTransition = traced("PaymentsRepo.recordTransition")(
       (paymentId: PaymentId, requestKey: string, transition: string) =>
         insertTransition({ paymentId, requestKey, transition }).pipe(Effect.orDie)
     )
 
-    const insertRefund = Effect.fn("PaymentsRepo.insertRefund")(
+    const insertRefund = traced("PaymentsRepo.insertRefund")(
       SqlSchema.single({
         Request: Schema.Struct({
           id: RefundId,
@@ -346,7 +347,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       execute: ({ paymentId, requestKey }) =>
         sql`SELECT * FROM refunds WHERE payment_id = ${paymentId} AND request_key = ${requestKey}`
     })
-    const findRefundByRequestKey = Effect.fn("PaymentsRepo.findRefundByRequestKey")(
+    const findRefundByRequestKey = traced("PaymentsRepo.findRefundByRequestKey")(
       (paymentId: PaymentId, requestKey: string) => findRefund({ paymentId, requestKey }).pipe(Effect.orDie)
     )
 
@@ -360,7 +361,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           ORDER BY ${newestFirst(sql)}
           LIMIT ${limit + 1}`
     })
-    const listRefunds = Effect.fn("PaymentsRepo.listRefunds")(
+    const listRefunds = traced("PaymentsRepo.listRefunds")(
       (paymentId: PaymentId, limit: number, position?: PagePosition) =>
         refundsOfPayment({ paymentId, limit, position }).pipe(Effect.orDie)
     )
@@ -374,7 +375,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
      * Tells every process listening on PAYMENT_CHANNEL that a payment changed; sent inside the change's
      * transaction, so it is delivered exactly when the change commits.
      */
-    const notifyChange = Effect.fn("PaymentsRepo.notifyChange")((payment: PaymentRow) =>
+    const notifyChange = traced("PaymentsRepo.notifyChange")((payment: PaymentRow) =>
       notify(paymentChangeOf(payment)).pipe(Effect.orDie)
     )
 
@@ -393,7 +394,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           LIMIT ${limit}`
     })
     /** Ids of open payments whose expiry has come at `now`, oldest first. */
-    const overdue = Effect.fn("PaymentsRepo.overdue")((limit: number, now: Date) =>
+    const overdue = traced("PaymentsRepo.overdue")((limit: number, now: Date) =>
       findOverdue({ limit, now }).pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie)
     )
 
@@ -408,7 +409,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           LIMIT ${limit}`
     })
     /** Open live payments not yet expired at `now`, for asking the provider whether they were paid. */
-    const openLive = Effect.fn("PaymentsRepo.openLive")((limit: number, now: Date) =>
+    const openLive = traced("PaymentsRepo.openLive")((limit: number, now: Date) =>
       findOpenLive({ limit, now }).pipe(Effect.orDie)
     )
 

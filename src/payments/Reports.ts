@@ -15,6 +15,7 @@ import { OrganizationId, PaymentId, type RefundId, StoreId } from "../../domain/
 import { OpenStatuses } from "../../domain/Payments.ts"
 import { Currency } from "../platform/Money.ts"
 import { joinableStores } from "../stores/Reads.ts"
+import { traced } from "../platform/Traced.ts"
 
 type Sql = SqlClient.SqlClient
 type Fragment = Statement.Fragment
@@ -133,7 +134,7 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
      * Per currency (both, zero when nothing happened), the store's payments paid in [start, end) and its
      * succeeded refunds made in it: a day of the analytics rollup.
      */
-    const storeTotals = Effect.fn("PaymentReports.storeTotals")((input: Parameters<typeof dayTotals>[0]) =>
+    const storeTotals = traced("PaymentReports.storeTotals")((input: Parameters<typeof dayTotals>[0]) =>
       Effect.orDie(dayTotals(input))
     )
 
@@ -155,7 +156,7 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
           GROUP BY livemode, day, currency`
     })
     /** The store's whole history by (mode, UTC day, currency), days without payments or refunds left out. */
-    const storeHistoryByDay = Effect.fn("PaymentReports.storeHistoryByDay")((storeId: StoreId) => Effect.orDie(history(storeId)))
+    const storeHistoryByDay = traced("PaymentReports.storeHistoryByDay")((storeId: StoreId) => Effect.orDie(history(storeId)))
 
     const period = SqlSchema.findAll({
       Request: Schema.Struct({
@@ -191,12 +192,12 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
      * area's relation, not its table, so the database cannot tell that a store's id fixes its creation time,
      * and the query groups by that too.
      */
-    const organizationPeriod = Effect.fn("PaymentReports.organizationPeriod")((input: Parameters<typeof period>[0]) =>
+    const organizationPeriod = traced("PaymentReports.organizationPeriod")((input: Parameters<typeof period>[0]) =>
       Effect.orDie(period(input))
     )
 
     /** How many distinct customers paid in [start, end) in any store of the organization. */
-    const organizationPayingCustomers = Effect.fn("PaymentReports.organizationPayingCustomers")(
+    const organizationPayingCustomers = traced("PaymentReports.organizationPayingCustomers")(
       (input: { readonly organizationId: OrganizationId; readonly livemode: boolean; readonly start: Date; readonly end: Date }) =>
         Effect.map(
           sql<{ n: number }>`
@@ -228,13 +229,13 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
           GROUP BY currency ORDER BY currency DESC`
     })
     /** Per currency (those paid in only), the store's payments paid in [since, until) and what was refunded of them. */
-    const windowRevenue = Effect.fn("PaymentReports.windowRevenue")((input: typeof StoreWindow.Type) => Effect.orDie(revenue(input)))
+    const windowRevenue = traced("PaymentReports.windowRevenue")((input: typeof StoreWindow.Type) => Effect.orDie(revenue(input)))
 
     /**
      * The customers who paid the most in [since, until), per currency (highest net first, then by id), at
      * most `limit` rows. `customers` is the relation of the store's customers (`id`, `name`) they are named from.
      */
-    const topPayers = Effect.fn("PaymentReports.topPayers")(
+    const topPayers = traced("PaymentReports.topPayers")(
       (input: typeof StoreWindow.Type & { readonly limit: number; readonly customers: Fragment }) =>
         SqlSchema.findAll({
           Request: StoreWindow,
@@ -256,7 +257,7 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
      * those whose last paid payment is at or after `since` (`active`) and those whose last one is in [before,
      * since) (`lapsed`), each with how many are reachable. Customers who never paid since `before` are in neither.
      */
-    const recency = Effect.fn("PaymentReports.recency")(
+    const recency = traced("PaymentReports.recency")(
       (input: { readonly customers: Fragment; readonly since: Date; readonly before: Date }) =>
         SqlSchema.findAll({
           Request: Schema.Struct({ since: Schema.DateFromSelf, before: Schema.DateFromSelf }),
@@ -280,7 +281,7 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
      * (a relation of customer ids, `id`) and, with a minimum, of at least `minAmount` in `minCurrency`: how
      * many customers made one, and how many there are.
      */
-    const membersPaid = Effect.fn("PaymentReports.membersPaid")(function*(input: {
+    const membersPaid = traced("PaymentReports.membersPaid")(function*(input: {
       readonly storeId: StoreId
       readonly livemode: boolean
       readonly now: Date
@@ -307,7 +308,7 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
      * The newest of some payments (`paymentIds`, a relation of one column of payment ids) that is still open
      * (pending or scanned), with whether its expiry has come at `now`.
      */
-    const newestOpenAmong = Effect.fn("PaymentReports.newestOpenAmong")(
+    const newestOpenAmong = traced("PaymentReports.newestOpenAmong")(
       (paymentIds: Fragment, now: Date) =>
         SqlSchema.findOne({
           Request: Schema.Struct({ now: Schema.DateFromSelf }),
@@ -323,7 +324,7 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
     )
 
     /** How many payments were created at or after `since`, in every store and mode (monitoring's throughput). */
-    const createdSince = Effect.fn("PaymentReports.createdSince")((since: Date) =>
+    const createdSince = traced("PaymentReports.createdSince")((since: Date) =>
       Effect.map(
         sql<{ n: number }>`SELECT count(*)::int AS n FROM payments WHERE created_at >= ${since}`,
         (rows) => rows[0]?.n ?? 0
@@ -334,7 +335,7 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
      * The refund of the payment that brought its refunded total to `total` (refunds in the order they were
      * made): the one a `payment.refunded` event announces. None when no refund reaches it exactly.
      */
-    const refundReaching = Effect.fn("PaymentReports.refundReaching")((paymentId: string, total: bigint) =>
+    const refundReaching = traced("PaymentReports.refundReaching")((paymentId: string, total: bigint) =>
       Effect.map(
         sql<{ id: string; amount: string }>`
           SELECT id, amount::text AS amount FROM (

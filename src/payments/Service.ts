@@ -43,6 +43,7 @@ import { buildKhqr, TEST_MERCHANT } from "./Khqr.ts"
 import type { PaymentAction } from "./Lifecycle.ts"
 import { PaymentsRepo, type PaymentRow } from "./Repo.ts"
 import { CHECKED_ON_ENCODE, toPayment, toRefund } from "./View.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** The store and mode a payment belongs to. */
 export interface PaymentOwner {
@@ -154,7 +155,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
             ))
 
     /** The merchant account a payment of this store is paid into. */
-    const merchantFor = Effect.fn("Payments.merchantFor")(function*(key: PaymentOwner) {
+    const merchantFor = traced("Payments.merchantFor")(function*(key: PaymentOwner) {
       const settings = yield* paymentSettings.of(key.storeId)
       // The key's store exists: a key's store is never deleted.
       const credentials = Option.flatMap(settings, (found) => found.credentials)
@@ -252,7 +253,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         return yield* view(row)
       })
 
-    const create = Effect.fn("Payments.create")(function*(input: CreatePayment, idempotencyKey: string | undefined) {
+    const create = traced("Payments.create")(function*(input: CreatePayment, idempotencyKey: string | undefined) {
       return yield* access.withApiKey((key) =>
         idempotency.once(
           scopeOf(key, idempotencyKey),
@@ -268,7 +269,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
      * The console's test payment: a user who may write the store's payments creates one in test mode, under
      * the rules of `create` and with its Idempotency-Key semantics (the key is the store's test mode's).
      */
-    const createTest = Effect.fn("Payments.createTest")(function*(
+    const createTest = traced("Payments.createTest")(function*(
       storeId: StoreId,
       input: CreatePayment,
       idempotencyKey: string | undefined
@@ -284,7 +285,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         ))
     })
 
-    const retrieve = Effect.fn("Payments.retrieve")(function*(id: PaymentId) {
+    const retrieve = traced("Payments.retrieve")(function*(id: PaymentId) {
       return yield* accessiblePayment(id, "payment.read", view)
     })
 
@@ -310,7 +311,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
      * repeat them); a session token, like the other reads, any store the user may read, named by
      * `store_id`, in test mode unless `livemode=true`.
      */
-    const list = Effect.fn("Payments.list")(function*(params: PaymentListParams) {
+    const list = traced("Payments.list")(function*(params: PaymentListParams) {
       const principal = yield* CurrentPrincipal
       if (principal._tag === "ApiKey") {
         const storeId = params.store_id ?? principal.storeId
@@ -327,7 +328,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     })
 
     /** The console's list: the payments of a store the caller may read, in one mode. */
-    const listForStore = Effect.fn("Payments.listForStore")(function*(
+    const listForStore = traced("Payments.listForStore")(function*(
       storeId: StoreId,
       livemode: boolean,
       params: PaymentListParams
@@ -336,7 +337,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     })
 
     /** A store's payments of one mode in figures (PaymentsRepo.summary). */
-    const summary = Effect.fn("Payments.summary")(function*(storeId: StoreId, livemode: boolean) {
+    const summary = traced("Payments.summary")(function*(storeId: StoreId, livemode: boolean) {
       const rows = yield* storeMode(storeId, livemode, "payment.read", () => repo.summary(storeId, livemode))
       const byStatus = Object.fromEntries(PaymentStatus.literals.map((status) => [status, 0])) as Record<PaymentStatus, number>
       const volume: { [C in Currency]?: { readonly paid: string; readonly refunded: string } } = {}
@@ -367,7 +368,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
      * The live payments of a store in one mode (domain/Console.ts `PaymentFeed`): a `PaymentFeedSynced`
      * once subscribed, then each change, for PAYMENT_FEED_LIFETIME.
      */
-    const feed = Effect.fn("Payments.feed")(function*(storeId: StoreId, livemode: boolean) {
+    const feed = traced("Payments.feed")(function*(storeId: StoreId, livemode: boolean) {
       yield* storeMode(storeId, livemode, "payment.read", () => Effect.void)
       const frames = Stream.unwrapScoped(Effect.map(
         subscribePaymentChanges(changeFeed, ofStore(storeId, livemode)),
@@ -402,11 +403,11 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         Effect.flatMap(view)
       )
 
-    const cancel = Effect.fn("Payments.cancel")(function*(id: PaymentId) {
+    const cancel = traced("Payments.cancel")(function*(id: PaymentId) {
       return yield* accessiblePayment(id, "payment.write", () => applyTransition(id, "cancel", randomUUID()))
     })
 
-    const simulate = Effect.fn("Payments.simulate")(function*(
+    const simulate = traced("Payments.simulate")(function*(
       id: PaymentId,
       status: "scanned" | "paid" | "failed" | "expired"
     ) {
@@ -418,7 +419,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
     })
 
     /** `simulate` for a user of the console: any test-mode payment of a store they may write. */
-    const simulateTest = Effect.fn("Payments.simulateTest")(function*(
+    const simulateTest = traced("Payments.simulateTest")(function*(
       id: PaymentId,
       status: "scanned" | "paid" | "failed" | "expired"
     ) {
@@ -517,7 +518,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
      * Refunds a payment, once per Idempotency-Key: the REST route and the console RPC share keys, and each
      * turns a `Replayed` outcome into what it answers.
      */
-    const refund = Effect.fn("Payments.refund")(function*(
+    const refund = traced("Payments.refund")(function*(
       id: PaymentId,
       input: CreateRefund,
       idempotencyKey: string | undefined
@@ -529,7 +530,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         ))
     })
 
-    const refunds = Effect.fn("Payments.refunds")(function*(id: PaymentId, params: ListParams) {
+    const refunds = traced("Payments.refunds")(function*(id: PaymentId, params: ListParams) {
       const rows = yield* accessiblePayment(id, "payment.read", () =>
         Effect.flatMap(
           params.cursor === undefined ? Effect.succeed(undefined) : decodeCursor(params.cursor),

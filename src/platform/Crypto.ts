@@ -9,6 +9,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { Context, Data, Effect } from "effect"
+import { traced } from "./Traced.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Random base62
@@ -119,13 +120,13 @@ export class SecretBox extends Effect.Service<SecretBox>()("platform/SecretBox",
       return yield* Effect.dieMessage(`The master key must be ${MASTER_KEY_BYTES} bytes, got ${key.length}`)
     }
 
-    const seal = Effect.fn("SecretBox.seal")(function*(plaintext: string) {
+    const seal = traced("SecretBox.seal")(function*(plaintext: string) {
       return yield* Effect.sync(() => encryptSecret(key, plaintext))
     })
 
     // Everything we open was sealed by us under this key, so a failure means lost or corrupted data
     // (or a changed master key): a defect to alert on, not an error a caller could handle.
-    const open = Effect.fn("SecretBox.open")(function*(sealed: string) {
+    const open = traced("SecretBox.open")(function*(sealed: string) {
       return yield* Effect.orDie(decryptSecret(key, sealed))
     })
 

@@ -25,6 +25,7 @@ import {
 } from "../../domain/Errors.ts"
 import { StoreId } from "../../domain/Ids.ts"
 import { addMillis, currentDate } from "./Time.ts"
+import { traced } from "./Traced.ts"
 
 export interface IdempotencyScope {
   readonly storeId: StoreId
@@ -118,7 +119,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
     // Times in these statements are the service's Clock, passed in, not the database's now(): the lease is
     // a rule of this module and is tested under TestClock. Nodes keep NTP time, and the lease (30 s)
     // dwarfs any skew between them.
-    const tryClaim = Effect.fn("Idempotency.tryClaim")(
+    const tryClaim = traced("Idempotency.tryClaim")(
       SqlSchema.findOne({
         Request: Schema.Struct({ ...ScopeRequest.fields, fingerprint: Schema.String, requestToken: Schema.String }),
         Result: RequestTokenRow,
@@ -133,7 +134,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
       Effect.orDie
     )
 
-    const read = Effect.fn("Idempotency.read")(
+    const read = traced("Idempotency.read")(
       SqlSchema.findOne({
         Request: ScopeRequest,
         Result: StoredRow,
@@ -147,7 +148,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
       Effect.orDie
     )
 
-    const takeOver = Effect.fn("Idempotency.takeOver")(
+    const takeOver = traced("Idempotency.takeOver")(
       SqlSchema.findOne({
         Request: ScopeRequest,
         Result: RequestTokenRow,
@@ -191,7 +192,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
         }
       })
 
-    const remember = Effect.fn("Idempotency.remember")(
+    const remember = traced("Idempotency.remember")(
       SqlSchema.void({
         Request: Schema.Struct({ ...Scope.fields, status: Schema.Number, body: Schema.Unknown }),
         execute: ({ body, status, ...scope }) =>
@@ -207,7 +208,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
      * over with the same request token, so work the failed attempt handed on (a persisted refund message)
      * is continued, never started a second time.
      */
-    const abandon = Effect.fn("Idempotency.abandon")(
+    const abandon = traced("Idempotency.abandon")(
       SqlSchema.void({
         Request: Scope,
         execute: (scope) =>
@@ -254,7 +255,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
      * `body`, the object as it is now. Erasure uses it: replaying the request that created a customer must
      * not answer the personal data erased since. Runs in the caller's transaction, if any.
      */
-    const rewriteAnswers = Effect.fn("Idempotency.rewriteAnswers")(
+    const rewriteAnswers = traced("Idempotency.rewriteAnswers")(
       SqlSchema.void({
         Request: Schema.Struct({ storeId: Schema.String, livemode: Schema.Boolean, objectId: Schema.String, body: Schema.Unknown }),
         execute: ({ body, livemode, objectId, storeId }) =>

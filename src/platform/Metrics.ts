@@ -72,25 +72,24 @@ export const requestsLastMinute = (): number => {
   return total
 }
 
-// The labels of each (method, route, status class) seen, kept so that every request of a series passes
-// the same array: a metric keeps the registry's entry per labels array it has been given, and a fresh
-// array per request would hash the metric's key and look it up in the registry twice per request.
-// Bounded like the series themselves (route patterns, not paths).
-const requestLabels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
-const requestLabelsOf = (method: string, route: string, status: number): ReadonlyArray<MetricLabel.MetricLabel> => {
-  const statusLabel = statusClass(status)
-  const key = `${method} ${route} ${statusLabel}`
-  let labels = requestLabels.get(key)
+// The labels of each series seen, kept so that every update of a series passes the same array: a metric
+// keeps the registry's entry per labels array it has been given, and a fresh array per update would hash
+// the metric's key and look it up in the registry on every request or payment. Bounded like the series
+// themselves (route patterns, not paths; statuses, not payments).
+const seriesLabels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+const labelsOf = (...pairs: ReadonlyArray<readonly [name: string, value: string]>): ReadonlyArray<MetricLabel.MetricLabel> => {
+  let key = ""
+  for (const [name, value] of pairs) key += `${name}=${value} `
+  let labels = seriesLabels.get(key)
   if (labels === undefined) {
-    labels = [
-      MetricLabel.make("method", method),
-      MetricLabel.make("route", route),
-      MetricLabel.make("status_class", statusLabel)
-    ]
-    requestLabels.set(key, labels)
+    labels = pairs.map(([name, value]) => MetricLabel.make(name, value))
+    seriesLabels.set(key, labels)
   }
   return labels
 }
+
+const requestLabelsOf = (method: string, route: string, status: number): ReadonlyArray<MetricLabel.MetricLabel> =>
+  labelsOf(["method", method], ["route", route], ["status_class", statusClass(status)])
 
 /** Counts a request answered and its duration; synchronous, for the HTTP layer's one step per answer. */
 export const unsafeRecordHttpRequest = (request: {
@@ -118,15 +117,16 @@ export const recordPaymentTransition = (change: {
   readonly to: string
   readonly livemode: boolean
 }): Effect.Effect<void> =>
-  Metric.increment(Metric.taggedWithLabels(paymentTransitions, [
-    MetricLabel.make("from", change.from),
-    MetricLabel.make("to", change.to),
-    MetricLabel.make("mode", change.livemode ? "live" : "test")
-  ]))
+  Effect.sync(() =>
+    paymentTransitions.unsafeUpdate(
+      1,
+      labelsOf(["from", change.from], ["to", change.to], ["mode", change.livemode ? "live" : "test"])
+    )
+  )
 
 export type WebhookAttemptOutcome = "delivered" | "retrying" | "gave_up" | "gone"
 
 export const recordWebhookAttempt = (outcome: WebhookAttemptOutcome): Effect.Effect<void> =>
-  Metric.increment(Metric.tagged(webhookAttempts, "outcome", outcome))
+  Effect.sync(() => webhookAttempts.unsafeUpdate(1, labelsOf(["outcome", outcome])))
 
 export const setOutboxLag = (seconds: number): Effect.Effect<void> => Metric.set(outboxLag, seconds)

@@ -14,6 +14,7 @@ import { EventId, StoreId } from "../../domain/Ids.ts"
 import { ChangeFeed } from "./ChangeFeed.ts"
 import { newId } from "./Ids.ts"
 import { currentDate } from "./Time.ts"
+import { traced } from "./Traced.ts"
 
 /**
  * The LISTEN/NOTIFY channel on which a new outbox event is announced, by the statement that writes it:
@@ -99,7 +100,7 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
      * Writes several events in one statement, in the order given (a batch of changes committed together,
      * such as one game's plays), inside the transaction of the changes. Answers their ids.
      */
-    const emitMany = Effect.fn("Outbox.emitMany")(function*(events: ReadonlyArray<OutboxEventInput>) {
+    const emitMany = traced("Outbox.emitMany")(function*(events: ReadonlyArray<OutboxEventInput>) {
       const rows = rowsOf(events).map((row) => ({ ...row, payload: JSON.stringify(row.payload) }))
       if (Arr.isNonEmptyReadonlyArray(rows)) yield* insertMany(rows).pipe(Effect.orDie)
       return rows.map((row) => row.event_id)
@@ -132,7 +133,7 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
      * Writes the event `type` about `object` (already in its wire form) for the store. Call it inside the
      * transaction of the change it announces. Answers the event's id.
      */
-    const emit = Effect.fn("Outbox.emit")(function*(event: {
+    const emit = traced("Outbox.emit")(function*(event: {
       readonly storeId: StoreId
       readonly livemode: boolean
       readonly type: string

@@ -17,6 +17,7 @@ import { RateLimited } from "../../domain/Errors.ts"
 import { AppConfig } from "./Config.ts"
 import { hashToken } from "./Crypto.ts"
 import { addMillis, currentDate } from "./Time.ts"
+import { traced } from "./Traced.ts"
 
 export interface RateLimitRule {
   /** Names the counter (the first part of its key); one name per rule. */
@@ -120,7 +121,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("platform/RateLim
      * limit; later counters are not counted then. List the client's address first: one address past its
      * limit then cannot use up a subject's limit (a payment link's, say) for everyone else.
      */
-    const admit = Effect.fn("RateLimiter.admit")(function*(hits: ReadonlyArray<RateLimitHit>) {
+    const admit = traced("RateLimiter.admit")(function*(hits: ReadonlyArray<RateLimitHit>) {
       const now = yield* currentDate
       for (const [rule, subject] of hits) yield* take(rule, subject, now)
     })
@@ -133,7 +134,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("platform/RateLim
     })
 
     /** The seconds until the last of the counters' blocks ends; None when none of them is blocked. */
-    const blockedFor = Effect.fn("RateLimiter.blockedFor")(function*(hits: ReadonlyArray<RateLimitHit>) {
+    const blockedFor = traced("RateLimiter.blockedFor")(function*(hits: ReadonlyArray<RateLimitHit>) {
       const now = yield* currentDate
       const blocks = yield* findBlocks({ keys: hits.map(([rule, subject]) => keyOf(rule, subject)), now }).pipe(
         Effect.orDie
@@ -146,7 +147,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("platform/RateLim
      * Counts one failure on each counter; one that reaches its limit is blocked for the rule's block (one
      * window when it names none) and starts counting afresh afterwards.
      */
-    const countFailure = Effect.fn("RateLimiter.countFailure")(function*(hits: ReadonlyArray<RateLimitHit>) {
+    const countFailure = traced("RateLimiter.countFailure")(function*(hits: ReadonlyArray<RateLimitHit>) {
       const now = yield* currentDate
       yield* Effect.forEach(hits, ([rule, subject]) =>
         Effect.gen(function*() {
@@ -163,7 +164,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("platform/RateLim
     })
 
     /** Drops the counters (their hits and blocks), as if they had never counted. */
-    const forget = Effect.fn("RateLimiter.forget")((hits: ReadonlyArray<RateLimitHit>) =>
+    const forget = traced("RateLimiter.forget")((hits: ReadonlyArray<RateLimitHit>) =>
       deleteCounters(hits.map(([rule, subject]) => keyOf(rule, subject))).pipe(Effect.orDie)
     )
 

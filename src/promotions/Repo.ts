@@ -12,6 +12,7 @@ import { metricsOf, predicateOf } from "../segments/Rules.ts"
 import { transactionOf } from "../platform/Transaction.ts"
 import { PaymentReads } from "../payments/Reads.ts"
 import { PaymentReports } from "../payments/Reports.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const PromotionRow = Schema.Struct({
   id: PromotionId,
@@ -82,7 +83,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
 
     const inTransaction = transactionOf(sql)
 
-    const insert = Effect.fn("PromotionsRepo.insert")(
+    const insert = traced("PromotionsRepo.insert")(
       SqlSchema.single({
         Request: PromotionRow,
         Result: PromotionRow,
@@ -98,7 +99,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
       Effect.orDie
     )
 
-    const find = Effect.fn("PromotionsRepo.find")(
+    const find = traced("PromotionsRepo.find")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: PromotionRow,
@@ -107,10 +108,10 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
       Effect.orDie
     )
 
-    const list = Effect.fn("PromotionsRepo.list")(storePageOf(sql, "promotions", PromotionRow))
+    const list = traced("PromotionsRepo.list")(storePageOf(sql, "promotions", PromotionRow))
 
     /** Rewrites the editable fields if the promotion is still in one of `editable` (else none). */
-    const updateFields = Effect.fn("PromotionsRepo.updateFields")(
+    const updateFields = traced("PromotionsRepo.updateFields")(
       (row: typeof Fields.Type, editable: ReadonlyArray<PromotionStatus>) =>
         SqlSchema.findOne({
           Request: Fields,
@@ -127,7 +128,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
     )
 
     /** Moves the promotion to `to` if it is in one of `from` (else none): the machine's guard in SQL. */
-    const move = Effect.fn("PromotionsRepo.move")(
+    const move = traced("PromotionsRepo.move")(
       SqlSchema.findOne({
         Request: Move,
         Result: PromotionRow,
@@ -144,13 +145,13 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
     )
 
     /** Deletes the promotion unless it is in one of `kept` (then false). Its audit trail goes with it. */
-    const remove = Effect.fn("PromotionsRepo.remove")(function*(id: PromotionId, kept: ReadonlyArray<PromotionStatus>) {
+    const remove = traced("PromotionsRepo.remove")(function*(id: PromotionId, kept: ReadonlyArray<PromotionStatus>) {
       const rows = yield* sql`DELETE FROM promotions WHERE id = ${id} AND status NOT IN ${sql.in(kept)} RETURNING id`
         .pipe(Effect.orDie)
       return rows.length > 0
     })
 
-    const insertAudit = Effect.fn("PromotionsRepo.insertAudit")(
+    const insertAudit = traced("PromotionsRepo.insertAudit")(
       SqlSchema.void({
         Request: AuditRow,
         execute: (row) =>
@@ -163,7 +164,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
     )
 
     /** The audit trails of the promotions, oldest entry first. */
-    const auditsOf = Effect.fn("PromotionsRepo.auditsOf")(
+    const auditsOf = traced("PromotionsRepo.auditsOf")(
       (ids: ReadonlyArray<PromotionId>) =>
         ids.length === 0 ? Effect.succeed([]) : SqlSchema.findAll({
           Request: Schema.Array(PromotionId),
@@ -173,7 +174,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
     )
 
     /** Active and paused promotions whose end date has passed at `now`: the ones to end. */
-    const overdue = Effect.fn("PromotionsRepo.overdue")(
+    const overdue = traced("PromotionsRepo.overdue")(
       SqlSchema.findAll({
         Request: Schema.DateFromSelf,
         Result: PromotionRow,
@@ -188,7 +189,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
       Effect.map(payments.factsOf(id), Option.map((payment) => ({ ...payment, amount: Number(payment.amount) })))
 
     /** Whether the store has an active promotion at all (its payments' events need read nothing else if not). */
-    const hasActive = Effect.fn("PromotionsRepo.hasActive")(
+    const hasActive = traced("PromotionsRepo.hasActive")(
       SqlSchema.single({
         Request: StoreId,
         Result: Schema.Struct({ active: Schema.Boolean }),
@@ -202,7 +203,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
      * The store's active promotions whose window holds `paidAt` and whose minimum the payment meets: those
      * the payment may earn (segment membership is tested after, per promotion).
      */
-    const runningFor = Effect.fn("PromotionsRepo.runningFor")(
+    const runningFor = traced("PromotionsRepo.runningFor")(
       SqlSchema.findAll({
         Request: Schema.Struct({ storeId: StoreId, paidAt: Schema.DateFromSelf, amount: Schema.Number, currency: Schema.String }),
         Result: PromotionRow,
@@ -222,7 +223,7 @@ export class PromotionsRepo extends Effect.Service<PromotionsRepo>()("promotions
      * the segment now (every non-erased customer without one): how many customers made a qualifying payment,
      * and how many such payments. One query (the segment's members joined to the payments area's report); reads only.
      */
-    const simulate = Effect.fn("PromotionsRepo.simulate")(function*(input: {
+    const simulate = traced("PromotionsRepo.simulate")(function*(input: {
       readonly storeId: StoreId
       readonly livemode: boolean
       readonly now: Date

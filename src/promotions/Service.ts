@@ -30,6 +30,7 @@ import { currentDate } from "../platform/Time.ts"
 import { SegmentsService } from "../segments/Service.ts"
 import { allows, type MoveAction, refusal, transitions, undeletable } from "./Machine.ts"
 import { type AuditRow, type PromotionRow, PromotionsRepo } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 /**
  * Promotion events carry `livemode: true`: a promotion is one store-wide object that acts on live
@@ -156,7 +157,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         return moved.value
       })
 
-    const list = Effect.fn("Promotions.list")(function*(storeId: StoreId, params: ListParams) {
+    const list = traced("Promotions.list")(function*(storeId: StoreId, params: ListParams) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           const page = yield* pageAfter(params, (position) => repo.list(store.storeId, params.limit, position))
@@ -169,7 +170,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
     })
 
     /** One promotion of a store the user may read, with its audit trail. */
-    const retrieve = Effect.fn("Promotions.retrieve")(function*(id: PromotionId) {
+    const retrieve = traced("Promotions.retrieve")(function*(id: PromotionId) {
       return yield* promotionOfUser(id, "customer.read", ({ row }) => withAudit(row))
     })
 
@@ -185,7 +186,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
           currency: minimum.currency
         }))
 
-    const create = Effect.fn("Promotions.create")(function*(storeId: StoreId, input: CreatePromotion) {
+    const create = traced("Promotions.create")(function*(storeId: StoreId, input: CreatePromotion) {
       return yield* storeOfUser(storeId, "marketing.manage", (store) =>
         Effect.gen(function*() {
           const userId = (yield* access.currentUser).userId
@@ -227,7 +228,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         }))
     })
 
-    const update = Effect.fn("Promotions.update")(function*(id: PromotionId, input: UpdatePromotion) {
+    const update = traced("Promotions.update")(function*(id: PromotionId, input: UpdatePromotion) {
       return yield* promotionOfUser(id, "marketing.manage", ({ row: current, userId }) =>
         Effect.gen(function*() {
           if (!allows("update", current.status)) return yield* refused("update", current.status)
@@ -272,7 +273,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         }))
     })
 
-    const remove = Effect.fn("Promotions.remove")(function*(id: PromotionId) {
+    const remove = traced("Promotions.remove")(function*(id: PromotionId) {
       return yield* promotionOfUser(id, "marketing.manage", ({ row: current }) =>
         Effect.gen(function*() {
           const answer = yield* withAudit(current)
@@ -284,7 +285,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         }))
     })
 
-    const submit = Effect.fn("Promotions.submit")(function*(id: PromotionId) {
+    const submit = traced("Promotions.submit")(function*(id: PromotionId) {
       return yield* promotionOfUser(id, "marketing.manage", ({ row, userId }) => applyMove(row, "submit", userId, { submittedBy: userId }))
     })
 
@@ -300,10 +301,10 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
           }))
       })
 
-    const approve = Effect.fn("Promotions.approve")((id: PromotionId) => decide(id, "approve"))
-    const reject = Effect.fn("Promotions.reject")((id: PromotionId, reason: string) => decide(id, "reject", reason))
+    const approve = traced("Promotions.approve")((id: PromotionId) => decide(id, "approve"))
+    const reject = traced("Promotions.reject")((id: PromotionId, reason: string) => decide(id, "reject", reason))
 
-    const activate = Effect.fn("Promotions.activate")(function*(id: PromotionId) {
+    const activate = traced("Promotions.activate")(function*(id: PromotionId) {
       return yield* promotionOfUser(id, "marketing.manage", ({ row, userId }) =>
         Effect.gen(function*() {
           if (allows("activate", row.status) && row.ends_at.getTime() <= (yield* currentDate).getTime()) {
@@ -316,16 +317,16 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
         }))
     })
 
-    const pause = Effect.fn("Promotions.pause")(function*(id: PromotionId) {
+    const pause = traced("Promotions.pause")(function*(id: PromotionId) {
       return yield* promotionOfUser(id, "marketing.manage", ({ row, userId }) => applyMove(row, "pause", userId))
     })
 
-    const end = Effect.fn("Promotions.end")(function*(id: PromotionId) {
+    const end = traced("Promotions.end")(function*(id: PromotionId) {
       return yield* promotionOfUser(id, "marketing.manage", ({ row, userId }) => applyMove(row, "end", userId))
     })
 
     /** Ends the active and paused promotions whose end date passed (no user: the audit entry names none). */
-    const endOverdue = Effect.fn("Promotions.endOverdue")(function*() {
+    const endOverdue = traced("Promotions.endOverdue")(function*() {
       const due = yield* repo.overdue(yield* currentDate)
       yield* Effect.forEach(due, (row) => applyMove(row, "end", null).pipe(Effect.catchTag("InvalidState", () => Effect.void)), {
         discard: true
@@ -333,7 +334,7 @@ export class PromotionsService extends Effect.Service<PromotionsService>()("prom
       return due.length
     }, AccessService.asSystem("ending the promotions whose end date passed"))
 
-    const simulate = Effect.fn("Promotions.simulate")(function*(id: PromotionId, params: ModeParams) {
+    const simulate = traced("Promotions.simulate")(function*(id: PromotionId, params: ModeParams) {
       return yield* promotionOfUser(id, "customer.read", ({ row }) =>
         Effect.gen(function*() {
           const segment = row.segment_id === null ? Option.none() : yield* segments.find(row.segment_id)

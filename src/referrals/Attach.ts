@@ -12,6 +12,7 @@ import { addMillis, currentDate } from "../platform/Time.ts"
 import { ReferralsRepo, type ReferralCustomerRow } from "./Repo.ts"
 import { flagsAtCreation } from "./Rules.ts"
 import { encodeReferral, toReferral } from "./View.ts"
+import { traced } from "../platform/Traced.ts"
 
 const DAY_MILLIS = 86_400_000
 
@@ -27,7 +28,7 @@ export class ReferralAttach extends Effect.Service<ReferralAttach>()("referrals/
      * The referrer of `code` in the store and mode, read before the referee is created: a code of another
      * store (or mode), or none, is 400 naming `referral_code`.
      */
-    const referrerOf = Effect.fn("ReferralAttach.referrerOf")(function*(
+    const referrerOf = traced("ReferralAttach.referrerOf")(function*(
       owner: { readonly storeId: string; readonly livemode: boolean },
       code: string
     ) {
@@ -43,7 +44,7 @@ export class ReferralAttach extends Effect.Service<ReferralAttach>()("referrals/
      * Makes `referee` the referral of `referrer`. Call it in the transaction that creates the referee: the
      * referrer's row is locked so its referrals of the day are counted one at a time.
      */
-    const attach = Effect.fn("ReferralAttach.attach")(function*(
+    const attach = traced("ReferralAttach.attach")(function*(
       referrer: ReferralCustomerRow,
       referee: {
         readonly id: CustomerId

@@ -12,6 +12,7 @@ import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../pla
 import { transactionOf } from "../platform/Transaction.ts"
 import { lockCustomerRow } from "../customers/Lock.ts"
 import { PaymentReads } from "../payments/Reads.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const ProgramRow = Schema.Struct({
   store_id: StoreId,
@@ -120,11 +121,11 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       Result: ProgramRow,
       execute: (storeId) => sql`SELECT * FROM referral_programs WHERE store_id = ${storeId}`
     })
-    const program = Effect.fn("ReferralsRepo.program")((storeId: StoreId) =>
+    const program = traced("ReferralsRepo.program")((storeId: StoreId) =>
       findProgram(storeId).pipe(Effect.map(Option.getOrElse(() => defaultProgram(storeId))), Effect.orDie)
     )
 
-    const saveProgram = Effect.fn("ReferralsRepo.saveProgram")(
+    const saveProgram = traced("ReferralsRepo.saveProgram")(
       SqlSchema.single({
         Request: Schema.Struct({ ...ProgramRow.fields, at: Schema.DateFromSelf }),
         Result: ProgramRow,
@@ -150,7 +151,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
 
     const customerColumns = sql.literal(Object.keys(ReferralCustomerRow.fields).join(", "))
 
-    const findCustomer = Effect.fn("ReferralsRepo.findCustomer")(
+    const findCustomer = traced("ReferralsRepo.findCustomer")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: ReferralCustomerRow,
@@ -160,7 +161,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
     )
 
     /** The referrer, locked until the transaction ends: its referrals of the day are counted one at a time. */
-    const lockCustomer = Effect.fn("ReferralsRepo.lockCustomer")(
+    const lockCustomer = traced("ReferralsRepo.lockCustomer")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: ReferralCustomerRow,
@@ -169,7 +170,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       Effect.orDie
     )
 
-    const findByCode = Effect.fn("ReferralsRepo.findByCode")(
+    const findByCode = traced("ReferralsRepo.findByCode")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: ReferralCustomerRow,
@@ -182,7 +183,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
      * Gives the customer `code` unless it has one; None when another customer holds the code (a unique
      * violation: the caller draws another). Answers the customer's code either way.
      */
-    const assignCode = Effect.fn("ReferralsRepo.assignCode")((id: CustomerId, code: string) =>
+    const assignCode = traced("ReferralsRepo.assignCode")((id: CustomerId, code: string) =>
       sql<{ referral_code: string }>`
         UPDATE customers SET referral_code = COALESCE(referral_code, ${code}) WHERE id = ${id}
         RETURNING referral_code`.pipe(
@@ -195,7 +196,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       )
     )
 
-    const insertVisit = Effect.fn("ReferralsRepo.insertVisit")(
+    const insertVisit = traced("ReferralsRepo.insertVisit")(
       SqlSchema.void({
         Request: Schema.Struct({ ...Mode, referrerId: CustomerId, at: Schema.DateFromSelf }),
         execute: (visit) =>
@@ -210,7 +211,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
     // Referrals
     // ---------------------------------------------------------------------------------------------
 
-    const referralsSince = Effect.fn("ReferralsRepo.referralsSince")(
+    const referralsSince = traced("ReferralsRepo.referralsSince")(
       (referrerId: CustomerId, since: Date) =>
         sql<{ count: number }>`
           SELECT count(*)::int AS count FROM referrals WHERE referrer_id = ${referrerId} AND created_at > ${since}`.pipe(
@@ -220,7 +221,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
     )
 
     /** None when the referee already has a referral (its unique key). */
-    const insertReferral = Effect.fn("ReferralsRepo.insertReferral")(
+    const insertReferral = traced("ReferralsRepo.insertReferral")(
       SqlSchema.findOne({
         Request: Schema.Struct({
           id: ReferralId,
@@ -246,7 +247,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
 
     /** The referral the condition selects (a key: at most one). */
     const referralWhere = (name: string, where: (value: string) => Statement.Fragment) =>
-      Effect.fn(name)(
+      traced(name)(
         SqlSchema.findOne({
           Request: Schema.String,
           Result: ReferralRow,
@@ -269,7 +270,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
     const lockReferralOfReferee = referralWhere("ReferralsRepo.lockReferralOfReferee", (refereeId) =>
       sql`referee_id = ${refereeId} FOR UPDATE`)
 
-    const saveReferral = Effect.fn("ReferralsRepo.saveReferral")(
+    const saveReferral = traced("ReferralsRepo.saveReferral")(
       SqlSchema.single({
         Request: ReferralRow,
         Result: ReferralRow,
@@ -295,7 +296,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
             AND ${flaggedOnly ? sql`status = 'flagged'` : sql`TRUE`} AND ${keysetAfter(sql, position)}
           ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
     })
-    const listReferrals = Effect.fn("ReferralsRepo.listReferrals")(
+    const listReferrals = traced("ReferralsRepo.listReferrals")(
       (storeId: StoreId, livemode: boolean, flaggedOnly: boolean, limit: number, position?: PagePosition) =>
         referralsPage({ storeId, livemode, flaggedOnly, limit, position }).pipe(Effect.orDie)
     )
@@ -314,7 +315,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
     )
 
     /** None when the payment already has its commission (its unique key): a replay pays nothing twice. */
-    const insertCommission = Effect.fn("ReferralsRepo.insertCommission")(
+    const insertCommission = traced("ReferralsRepo.insertCommission")(
       SqlSchema.findOne({
         Request: CommissionRow,
         Result: CommissionRow,
@@ -330,7 +331,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       Effect.orDie
     )
 
-    const lockCommissionOfPayment = Effect.fn("ReferralsRepo.lockCommissionOfPayment")(
+    const lockCommissionOfPayment = traced("ReferralsRepo.lockCommissionOfPayment")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: CommissionRow,
@@ -339,7 +340,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       Effect.orDie
     )
 
-    const setCommission = Effect.fn("ReferralsRepo.setCommission")(
+    const setCommission = traced("ReferralsRepo.setCommission")(
       SqlSchema.void({
         Request: Schema.Struct({ id: CommissionId, amount: Schema.BigInt, status: CommissionStatus }),
         execute: ({ amount, id, status }) =>
@@ -349,7 +350,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
     )
 
     /** Moves the referral's commissions in one of `from` to `to`. */
-    const moveCommissions = Effect.fn("ReferralsRepo.moveCommissions")(
+    const moveCommissions = traced("ReferralsRepo.moveCommissions")(
       (referralId: ReferralId, from: ReadonlyArray<CommissionStatus>, to: CommissionStatus) =>
         sql`UPDATE commissions SET status = ${to} WHERE referral_id = ${referralId} AND status IN ${sql.in(from)}`.pipe(
           Effect.asVoid,
@@ -358,7 +359,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
     )
 
     /** Marks accrued commissions paid (of one referrer, or all) and answers them. */
-    const payout = Effect.fn("ReferralsRepo.payout")(
+    const payout = traced("ReferralsRepo.payout")(
       SqlSchema.findAll({
         Request: Schema.Struct({ ...Mode, referrerId: Schema.NullOr(CustomerId), at: Schema.DateFromSelf }),
         Result: CommissionRow,
@@ -382,7 +383,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
             AND ${status === null ? sql`TRUE` : sql`status = ${status}`} AND ${keysetAfter(sql, position)}
           ORDER BY ${newestFirst(sql)} LIMIT ${limit + 1}`
     })
-    const listCommissions = Effect.fn("ReferralsRepo.listCommissions")(
+    const listCommissions = traced("ReferralsRepo.listCommissions")(
       (storeId: StoreId, livemode: boolean, status: CommissionStatus | null, limit: number, position?: PagePosition) =>
         commissionsPage({ storeId, livemode, status, limit, position }).pipe(Effect.orDie)
     )
@@ -392,7 +393,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
     // ---------------------------------------------------------------------------------------------
 
     /** Per referrer: its referrals, and its commissions' totals per status and currency. */
-    const referrerTotals = Effect.fn("ReferralsRepo.referrerTotals")(
+    const referrerTotals = traced("ReferralsRepo.referrerTotals")(
       SqlSchema.findAll({
         Request: Schema.Struct(Mode),
         Result: ReferrerTotalRow,
@@ -412,7 +413,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       Effect.orDie
     )
 
-    const commissionTotals = Effect.fn("ReferralsRepo.commissionTotals")(
+    const commissionTotals = traced("ReferralsRepo.commissionTotals")(
       SqlSchema.findAll({
         Request: Schema.Struct(Mode),
         Result: TotalRow,
@@ -424,7 +425,7 @@ export class ReferralsRepo extends Effect.Service<ReferralsRepo>()("referrals/Re
       Effect.orDie
     )
 
-    const funnel = Effect.fn("ReferralsRepo.funnel")(
+    const funnel = traced("ReferralsRepo.funnel")(
       SqlSchema.single({
         Request: Schema.Struct(Mode),
         Result: FunnelRow,

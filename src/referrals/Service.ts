@@ -42,6 +42,7 @@ import { shareQr } from "./Qr.ts"
 import { ReferralsRepo, type ReferralCustomerRow } from "./Repo.ts"
 import { newReferralCode } from "./Rules.ts"
 import { addTo, byStatus, encodeCommission, noSums, toCommission, toProgram, toReferral, toTotals } from "./View.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** How many codes are drawn before giving up (each collision is about one in 31^8 ÷ customers). */
 const CODE_ATTEMPTS = 5
@@ -106,15 +107,15 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
         return new ReferralQr({ object: "referral_qr", customer_id: customer.id, code, share_url, ...qr })
       })
 
-    const code = Effect.fn("Referrals.code")(function*(id: CustomerId) {
+    const code = traced("Referrals.code")(function*(id: CustomerId) {
       return yield* customerOfKey(id, codeView)
     })
 
-    const qr = Effect.fn("Referrals.qr")(function*(id: CustomerId) {
+    const qr = traced("Referrals.qr")(function*(id: CustomerId) {
       return yield* customerOfKey(id, qrView)
     })
 
-    const qrForUser = Effect.fn("Referrals.qrForUser")(function*(id: CustomerId) {
+    const qrForUser = traced("Referrals.qrForUser")(function*(id: CustomerId) {
       return yield* customerOfUser(id, "customer.read", "customerId", qrView)
     })
 
@@ -126,13 +127,13 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
       Effect.flatMap(repo.findByCode(code.toUpperCase()), Option.match({ onNone: () => Effect.fail(codeNotFound(code)), onSome: Effect.succeed }))
 
     /** Where a share link sends its visitor: the join page, if the code exists. */
-    const joinPath = Effect.fn("Referrals.joinPath")(function*(code: string) {
+    const joinPath = traced("Referrals.joinPath")(function*(code: string) {
       const referrer = yield* referrerOfCode(code)
       return `/r/${encodeURIComponent(referrer.referral_code ?? code)}/join`
     }, AccessService.forPublicLink("a referral share link, opened by its code"))
 
     /** The join page's content; each view counts as one visit of the share link. */
-    const invite = Effect.fn("Referrals.invite")(function*(code: string) {
+    const invite = traced("Referrals.invite")(function*(code: string) {
       const referrer = yield* referrerOfCode(code)
       const shown = referrer.referral_code ?? code
       yield* repo.insertVisit({ storeId: referrer.store_id, livemode: referrer.livemode, referrerId: referrer.id, at: yield* currentDate })
@@ -154,14 +155,14 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
     // Program
     // ---------------------------------------------------------------------------------------------
 
-    const program = Effect.fn("Referrals.program")(function*(storeId: StoreId) {
+    const program = traced("Referrals.program")(function*(storeId: StoreId) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           return toProgram(yield* repo.program(store.storeId))
         }))
     })
 
-    const configure = Effect.fn("Referrals.configure")(function*(storeId: StoreId, input: UpdateReferralProgram) {
+    const configure = traced("Referrals.configure")(function*(storeId: StoreId, input: UpdateReferralProgram) {
       return yield* storeOfUser(storeId, "marketing.manage", (store) =>
         Effect.gen(function*() {
           const current = yield* repo.program(store.storeId)
@@ -189,10 +190,10 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
           const page = yield* pageAfter(params, (position) => repo.listReferrals(store.storeId, livemode, flaggedOnly, params.limit, position))
           return new ReferralList({ ...page, data: page.data.map(toReferral) })
         }))
-    const list = Effect.fn("Referrals.list")(listOf(false))
-    const flagged = Effect.fn("Referrals.flagged")(listOf(true))
+    const list = traced("Referrals.list")(listOf(false))
+    const flagged = traced("Referrals.flagged")(listOf(true))
 
-    const commissions = Effect.fn("Referrals.commissions")(function*(storeId: StoreId, params: CommissionListParams) {
+    const commissions = traced("Referrals.commissions")(function*(storeId: StoreId, params: CommissionListParams) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           const livemode = params.livemode ?? false
@@ -202,7 +203,7 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
         }))
     })
 
-    const summary = Effect.fn("Referrals.summary")(function*(storeId: StoreId, params: ModeParams) {
+    const summary = traced("Referrals.summary")(function*(storeId: StoreId, params: ModeParams) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           const livemode = params.livemode ?? false
@@ -231,7 +232,7 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
         }))
     })
 
-    const report = Effect.fn("Referrals.report")(function*(storeId: StoreId, params: ModeParams) {
+    const report = traced("Referrals.report")(function*(storeId: StoreId, params: ModeParams) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           const livemode = params.livemode ?? false
@@ -267,7 +268,7 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
         return new CommissionPayout({ object: "commission_payout", count: paid.length, totals: toTotals(totals) })
       }))
 
-    const payout = Effect.fn("Referrals.payout")(function*(
+    const payout = traced("Referrals.payout")(function*(
       storeId: StoreId,
       input: PayoutCommissions,
       idempotencyKey: string | undefined
@@ -289,7 +290,7 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
         }))
     })
 
-    const review = Effect.fn("Referrals.review")(function*(storeId: StoreId, referralId: ReferralId, input: ReviewReferral) {
+    const review = traced("Referrals.review")(function*(storeId: StoreId, referralId: ReferralId, input: ReviewReferral) {
       return yield* storeOfUser(storeId, "customer.write", (store) =>
         Effect.gen(function*() {
           const user = yield* access.currentUser

@@ -17,6 +17,7 @@ import { currentDate } from "../platform/Time.ts"
 import { percentUnits } from "../ledger/Postings.ts"
 import { lockStoreRow } from "../stores/Reads.ts"
 import { transactionOf } from "../platform/Transaction.ts"
+import { traced } from "../platform/Traced.ts"
 
 const ShareRow = Schema.Struct({
   id: RevenueShareId,
@@ -91,7 +92,7 @@ export class RevenueSharesService extends Effect.Service<RevenueSharesService>()
     /** The writes below are statements of this service's own, run in a transaction that requires the proof. */
     const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => touchesStoreData(transactionOf(sql)(effect))
 
-    const list = Effect.fn("RevenueShares.list")(function*(storeId: StoreId, params: ListParams) {
+    const list = traced("RevenueShares.list")(function*(storeId: StoreId, params: ListParams) {
       yield* access.currentUser
       return yield* access.withStore(storeId, "analytics.read", (store) =>
         Effect.gen(function*() {
@@ -100,7 +101,7 @@ export class RevenueSharesService extends Effect.Service<RevenueSharesService>()
         }))
     })
 
-    const create = Effect.fn("RevenueShares.create")(function*(storeId: StoreId, input: CreateRevenueShare) {
+    const create = traced("RevenueShares.create")(function*(storeId: StoreId, input: CreateRevenueShare) {
       yield* access.currentUser
       return yield* access.withStore(storeId, "marketing.manage", (store) =>
         Effect.gen(function*() {
@@ -125,7 +126,7 @@ export class RevenueSharesService extends Effect.Service<RevenueSharesService>()
         access.withOwned(Effect.orDie(find(id)), (row) => row.store_id, "marketing.manage", () => notFound(id), use)
       )
 
-    const update = Effect.fn("RevenueShares.update")(function*(id: RevenueShareId, input: UpdateRevenueShare) {
+    const update = traced("RevenueShares.update")(function*(id: RevenueShareId, input: UpdateRevenueShare) {
       return yield* owned(id, (current) =>
         Effect.gen(function*() {
           const at = yield* currentDate
@@ -145,7 +146,7 @@ export class RevenueSharesService extends Effect.Service<RevenueSharesService>()
         }))
     })
 
-    const remove = Effect.fn("RevenueShares.delete")(function*(id: RevenueShareId) {
+    const remove = traced("RevenueShares.delete")(function*(id: RevenueShareId) {
       return yield* owned(id, () =>
         Effect.gen(function*() {
           yield* touchesStoreData(Effect.orDie(sql`DELETE FROM revenue_shares WHERE id = ${id}`))

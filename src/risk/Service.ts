@@ -13,6 +13,7 @@ import { Outbox } from "../platform/Outbox.ts"
 import { pageAfter } from "../platform/Pagination.ts"
 import { currentDate } from "../platform/Time.ts"
 import { type NewCase, type RiskCaseRow, RiskRepo } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** Every allowed move of a case: from → the statuses it may go to. */
 export const RISK_CASE_MOVES: Readonly<Record<RiskStatus, ReadonlyArray<RiskStatus>>> = {
@@ -77,11 +78,11 @@ export class RiskService extends Effect.Service<RiskService>()("risk/RiskService
         return { ...page, data: page.data.map(toRiskCase) }
       })
 
-    const cases = Effect.fn("Risk.cases")(function*(storeId: StoreId, params: RiskCaseListParams) {
+    const cases = traced("Risk.cases")(function*(storeId: StoreId, params: RiskCaseListParams) {
       return yield* readable(storeId, (store) => casesOf(store.storeId, params))
     })
 
-    const summary = Effect.fn("Risk.summary")(function*(storeId: StoreId, livemode = false) {
+    const summary = traced("Risk.summary")(function*(storeId: StoreId, livemode = false) {
       return yield* readable(storeId, (store) =>
         Effect.gen(function*() {
           const counts = yield* repo.countsByStatus({ storeId: store.storeId, livemode })
@@ -99,7 +100,7 @@ export class RiskService extends Effect.Service<RiskService>()("risk/RiskService
         }))
     })
 
-    const update = Effect.fn("Risk.update")(function*(id: RiskCaseId, input: UpdateRiskCase) {
+    const update = traced("Risk.update")(function*(id: RiskCaseId, input: UpdateRiskCase) {
       yield* access.currentUser
       return yield* access.withOwned(repo.find(id), (row) => row.store_id, "risk.manage", () => notFound(id), () =>
         Effect.gen(function*() {

@@ -21,6 +21,7 @@ import { hostOf, refusedRangeOf } from "../webhooks/Destination.ts"
 import { deliveryBacklog, endpointsWithoutHttps } from "../webhooks/Reads.ts"
 import { requestsLastMinute } from "../platform/Metrics.ts"
 import { currentDate } from "../platform/Time.ts"
+import { traced } from "../platform/Traced.ts"
 
 const API_KEY_MAX_AGE_DAYS = 90
 const DAY_MILLIS = 24 * 60 * 60 * 1000
@@ -74,7 +75,7 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
 
     // Each figure is its owner's read (the keys', the endpoints', the verifications' relation): the posture and
     // monitoring cover every store, which no store's access check does, so they cannot ask the owners' services.
-    const posture = Effect.fn("Security.posture")(function*() {
+    const posture = traced("Security.posture")(function*() {
       yield* access.requirePlatformAdmin
       const now = yield* currentDate
       const keyCutoff = new Date(now.getTime() - API_KEY_MAX_AGE_DAYS * DAY_MILLIS)
@@ -112,7 +113,7 @@ export class SecurityService extends Effect.Service<SecurityService>()("security
       return new SecurityPosture({ object: "security_posture", score: Math.round((100 * points) / checks.length), checks })
     })
 
-    const monitoring = Effect.fn("Security.monitoring")(function*() {
+    const monitoring = traced("Security.monitoring")(function*() {
       yield* access.requirePlatformAdmin
       const now = yield* currentDate
       const started = performance.now()

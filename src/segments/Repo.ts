@@ -8,6 +8,7 @@ import { CustomerId, SegmentId, StoreId } from "../../domain/Ids.ts"
 import { tiersOfStoreAmong } from "../loyalty/Tiers.ts"
 import { storePageOf } from "../platform/Pagination.ts"
 import { metricsOf, predicateOf } from "./Rules.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const SegmentRow = Schema.Struct({
   id: SegmentId,
@@ -30,7 +31,7 @@ export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/Segme
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = Effect.fn("SegmentsRepo.insert")(
+    const insert = traced("SegmentsRepo.insert")(
       SqlSchema.single({
         Request: SegmentRow,
         Result: SegmentRow,
@@ -44,7 +45,7 @@ export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/Segme
       Effect.orDie
     )
 
-    const update = Effect.fn("SegmentsRepo.update")(
+    const update = traced("SegmentsRepo.update")(
       SqlSchema.single({
         Request: SegmentRow,
         Result: SegmentRow,
@@ -58,7 +59,7 @@ export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/Segme
       Effect.orDie
     )
 
-    const find = Effect.fn("SegmentsRepo.find")(
+    const find = traced("SegmentsRepo.find")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: SegmentRow,
@@ -67,13 +68,13 @@ export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/Segme
       Effect.orDie
     )
 
-    const list = Effect.fn("SegmentsRepo.list")(storePageOf(sql, "segments", SegmentRow))
+    const list = traced("SegmentsRepo.list")(storePageOf(sql, "segments", SegmentRow))
 
     /**
      * Deletes the segment unless a promotion that has not ended uses it (then false). Ended promotions
      * that used it keep their record and lose the link.
      */
-    const remove = Effect.fn("SegmentsRepo.remove")(function*(id: SegmentId) {
+    const remove = traced("SegmentsRepo.remove")(function*(id: SegmentId) {
       const rows = yield* sql<{ deleted: boolean }>`
         WITH in_use AS (
           SELECT 1 FROM promotions WHERE segment_id = ${id} AND status <> 'ended' LIMIT 1
@@ -98,7 +99,7 @@ export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/Segme
     })
 
     /** How many customers the rules match now, and the newest `SAMPLE_SIZE` of them, in one query. */
-    const preview = Effect.fn("SegmentsRepo.preview")(function*(scope: Scope, ruleSet: RuleSet) {
+    const preview = traced("SegmentsRepo.preview")(function*(scope: Scope, ruleSet: RuleSet) {
       const rows = yield* sql<{ id: string; total: string }>`
         WITH m AS (${metricsOf(sql, scope)})
         SELECT m.id, count(*) OVER () AS total FROM m
@@ -112,7 +113,7 @@ export class SegmentsRepo extends Effect.Service<SegmentsRepo>()("segments/Segme
     })
 
     /** Whether the customer is in the rules' segment at `scope.now`. */
-    const contains = Effect.fn("SegmentsRepo.contains")(function*(scope: Scope, ruleSet: RuleSet, customerId: CustomerId) {
+    const contains = traced("SegmentsRepo.contains")(function*(scope: Scope, ruleSet: RuleSet, customerId: CustomerId) {
       const rows = yield* sql<{ member: boolean }>`
         WITH m AS (${metricsOf(sql, { ...scope, customerId })})
         SELECT EXISTS (SELECT 1 FROM m WHERE ${predicateOf(sql, ruleSet)}) AS member`.pipe(Effect.orDie)

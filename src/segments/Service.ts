@@ -26,6 +26,7 @@ import { PublicLinks } from "../platform/PublicLinks.ts"
 import { pageAfter } from "../platform/Pagination.ts"
 import { currentDate } from "../platform/Time.ts"
 import { SegmentsRepo, type SegmentRow } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const toSegment = (row: SegmentRow): Segment =>
   new Segment({
@@ -60,7 +61,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
      * Refuses rules naming a tier that is not one of the store's (another store's, or none at all): such
      * a rule can never match, so a count of 0 would hide a mistake. The param points at the rule.
      */
-    const checkTiers = Effect.fn("Segments.checkTiers")(function*(storeId: StoreId, rules: ReadonlyArray<Rule>) {
+    const checkTiers = traced("Segments.checkTiers")(function*(storeId: StoreId, rules: ReadonlyArray<Rule>) {
       const named = rules.flatMap((rule, index) =>
         rule.field !== "tier_id" ? [] : (Array.isArray(rule.value) ? rule.value : [rule.value])
           .filter((tier): tier is string => tier !== null)
@@ -77,7 +78,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
     })
 
     /** The count and sample of the store's customers of a mode that the rules match now. */
-    const previewOf = Effect.fn("Segments.previewOf")(function*(storeId: StoreId, livemode: boolean, ruleSet: RuleSet) {
+    const previewOf = traced("Segments.previewOf")(function*(storeId: StoreId, livemode: boolean, ruleSet: RuleSet) {
       const found = yield* repo.preview({ storeId, livemode, now: yield* currentDate }, ruleSet)
       const sample = yield* Effect.forEach(found.sample, (id) => customers.findRow(id))
       const links = yield* publicLinks.urls
@@ -92,7 +93,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
     const contains = (storeId: StoreId, livemode: boolean, ruleSet: RuleSet, customerId: CustomerId, at: Date) =>
       repo.contains({ storeId, livemode, now: at }, ruleSet, customerId)
 
-    const list = Effect.fn("Segments.list")(function*(storeId: StoreId, params: ListParams) {
+    const list = traced("Segments.list")(function*(storeId: StoreId, params: ListParams) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           const page = yield* pageAfter(params, (position) => repo.list(store.storeId, params.limit, position))
@@ -100,7 +101,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
         }))
     })
 
-    const create = Effect.fn("Segments.create")(function*(storeId: StoreId, input: CreateSegment) {
+    const create = traced("Segments.create")(function*(storeId: StoreId, input: CreateSegment) {
       return yield* storeOfUser(storeId, "marketing.manage", (store) =>
         Effect.gen(function*() {
           yield* checkTiers(store.storeId, input.rules)
@@ -117,7 +118,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
         }))
     })
 
-    const update = Effect.fn("Segments.update")(function*(id: SegmentId, input: UpdateSegment) {
+    const update = traced("Segments.update")(function*(id: SegmentId, input: UpdateSegment) {
       return yield* segmentOfUser(id, "marketing.manage", (current) =>
         Effect.gen(function*() {
           if (input.rules !== undefined) yield* checkTiers(current.store_id, input.rules)
@@ -131,7 +132,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
         }))
     })
 
-    const remove = Effect.fn("Segments.remove")(function*(id: SegmentId) {
+    const remove = traced("Segments.remove")(function*(id: SegmentId) {
       return yield* segmentOfUser(id, "marketing.manage", (current) =>
         Effect.gen(function*() {
           if (!(yield* repo.remove(current.id))) {
@@ -141,7 +142,7 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
         }))
     })
 
-    const previewRules = Effect.fn("Segments.previewRules")(function*(storeId: StoreId, params: ModeParams, input: PreviewRules) {
+    const previewRules = traced("Segments.previewRules")(function*(storeId: StoreId, params: ModeParams, input: PreviewRules) {
       return yield* storeOfUser(storeId, "customer.read", (store) =>
         Effect.gen(function*() {
           yield* checkTiers(store.storeId, input.rules)
@@ -149,12 +150,12 @@ export class SegmentsService extends Effect.Service<SegmentsService>()("segments
         }))
     })
 
-    const preview = Effect.fn("Segments.preview")(function*(id: SegmentId, params: ModeParams) {
+    const preview = traced("Segments.preview")(function*(id: SegmentId, params: ModeParams) {
       return yield* segmentOfUser(id, "customer.read", (segment) => previewOf(segment.store_id, params.livemode ?? false, segment))
     })
 
     /** The segment of the store, for a promotion naming it; anything else is 404 naming segment_id. */
-    const ofStore = Effect.fn("Segments.ofStore")(function*(storeId: StoreId, id: SegmentId) {
+    const ofStore = traced("Segments.ofStore")(function*(storeId: StoreId, id: SegmentId) {
       const found = Option.filter(yield* repo.find(id), (row) => row.store_id === storeId)
       if (Option.isNone(found)) return yield* segmentNotFound(id, "segment_id")
       return found.value

@@ -3,6 +3,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { traced } from "../platform/Traced.ts"
 
 export const SettingRow = Schema.Struct({
   key: Schema.String,
@@ -15,7 +16,7 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("settings/Setti
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const find = Effect.fn("SettingsRepo.find")(
+    const find = traced("SettingsRepo.find")(
       SqlSchema.findOne({
         Request: Schema.String,
         Result: SettingRow,
@@ -43,14 +44,14 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("settings/Setti
             SET value = EXCLUDED.value, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at
           RETURNING key, value, updated_at`
     })
-    const upsert = Effect.fn("SettingsRepo.upsert")((key: string, sealedValue: string, updatedBy: string) =>
+    const upsert = traced("SettingsRepo.upsert")((key: string, sealedValue: string, updatedBy: string) =>
       upsertSetting({ key, sealedValue, updatedBy }).pipe(
         Effect.catchTag("NoSuchElementException", () => Effect.dieMessage("upsert returned no row")),
         Effect.orDie
       )
     )
 
-    const remove = Effect.fn("SettingsRepo.remove")(
+    const remove = traced("SettingsRepo.remove")(
       SqlSchema.void({
         Request: Schema.String,
         execute: (key) => sql`DELETE FROM platform_settings WHERE key = ${key}`

@@ -10,6 +10,7 @@ import { maskSecret, SecretBox } from "../platform/Crypto.ts"
 import type { ListParams, Page } from "../platform/Pagination.ts"
 import { environmentVariableOf, isBaseUrlSetting, isKnownSetting, KnownSettings } from "./Known.ts"
 import { type SettingRow, SettingsRepo } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 type Resolved =
   | { readonly source: "database"; readonly value: string; readonly updatedAt: Date }
@@ -100,12 +101,12 @@ export class SettingsService extends Effect.Service<SettingsService>()("settings
     const view = (key: string) => Effect.map(resolve(key), (resolved) => toView(key, resolved))
 
     /** The value in effect for `key`: the stored one, else (for known keys) the environment's. */
-    const get = Effect.fn("Settings.get")(function*(key: string) {
+    const get = traced("Settings.get")(function*(key: string) {
       const resolved = yield* resolve(key)
       return resolved.source === "unset" ? Option.none<Redacted.Redacted<string>>() : Option.some(Redacted.make(resolved.value))
     })
 
-    const list = Effect.fn("Settings.list")(function*(params: ListParams) {
+    const list = traced("Settings.list")(function*(params: ListParams) {
       yield* access.requirePlatformAdmin
       const after = params.cursor === undefined ? undefined : yield* decodeKeyCursor(params.cursor)
       const stored = yield* repo.list
@@ -125,7 +126,7 @@ export class SettingsService extends Effect.Service<SettingsService>()("settings
       } satisfies Page<PlatformSetting>
     })
 
-    const set = Effect.fn("Settings.set")(function*(key: string, value: string) {
+    const set = traced("Settings.set")(function*(key: string, value: string) {
       const admin = yield* access.requirePlatformAdmin
       if (isBaseUrlSetting(key)) yield* checkBaseUrl(key, value)
       const sealed = yield* box.seal(value)
@@ -133,7 +134,7 @@ export class SettingsService extends Effect.Service<SettingsService>()("settings
       return toView(key, { source: "database", value, updatedAt: row.updated_at })
     })
 
-    const clear = Effect.fn("Settings.clear")(function*(key: string) {
+    const clear = traced("Settings.clear")(function*(key: string) {
       yield* access.requirePlatformAdmin
       yield* repo.remove(key)
       return yield* view(key)

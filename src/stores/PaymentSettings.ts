@@ -11,6 +11,7 @@ import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { makeNotifiedCache } from "../platform/NotifiedCache.ts"
 import { STORE_PAYMENT_SETTINGS, StoresRepo } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 export interface PaymentSettings {
   /** The provider credentials in full, decrypted; None until the merchant sets them. Never on a route. */
@@ -47,7 +48,7 @@ export class StorePaymentSettings extends Effect.Service<StorePaymentSettings>()
     })
 
     /** The store's payment settings; None when there is no such store. */
-    const of = Effect.fn("StorePaymentSettings.of")((storeId: StoreId) => cache.get(storeId))
+    const of = traced("StorePaymentSettings.of")((storeId: StoreId) => cache.get(storeId))
 
     /** Drops the store's settings in this process at once, after this process changed them. */
     const changed = (storeId: StoreId) => cache.invalidate(storeId)

@@ -10,6 +10,7 @@ import { BranchId, OrganizationId, StoreId, UserId } from "../../domain/Ids.ts"
 import { roleAllows } from "../access/Policy.ts"
 import { joinableMemberships } from "../accounts/Memberships.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const BrandingColumn = Schema.Struct({
   display_name: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
@@ -79,7 +80,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     const storeColumns = sql.literal(STORE_COLUMNS.join(", "))
     const qualifiedStoreColumns = sql.literal(STORE_COLUMNS.map((column) => `s.${column}`).join(", "))
 
-    const insertStore = Effect.fn("StoresRepo.insertStore")(
+    const insertStore = traced("StoresRepo.insertStore")(
       SqlSchema.single({
         Request: Schema.Struct({ id: StoreId, organizationId: OrganizationId, name: Schema.String }),
         Result: StoreRow,
@@ -92,7 +93,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
       Effect.orDie
     )
 
-    const findStore = Effect.fn("StoresRepo.findStore")(
+    const findStore = traced("StoresRepo.findStore")(
       SqlSchema.findOne({
         Request: StoreId,
         Result: StoreRow,
@@ -116,7 +117,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
           LIMIT ${limit + 1}`
     })
     /** One page of the stores of every organization the user may see stores of, newest first. */
-    const storesOfUser = Effect.fn("StoresRepo.storesOfUser")(
+    const storesOfUser = traced("StoresRepo.storesOfUser")(
       (userId: UserId, limit: number, position: PagePosition | undefined) =>
         readableStoresOfUser({ userId, limit, position }).pipe(Effect.orDie)
     )
@@ -131,7 +132,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
           WHERE id = ${id}
           RETURNING ${storeColumns}`
     })
-    const updateBranding = Effect.fn("StoresRepo.updateBranding")((id: StoreId, branding: BrandingColumn) =>
+    const updateBranding = traced("StoresRepo.updateBranding")((id: StoreId, branding: BrandingColumn) =>
       writeBranding({ id, branding }).pipe(Effect.orDie)
     )
 
@@ -152,13 +153,13 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
           )
           SELECT updated.*, pg_notify(${STORE_PAYMENT_SETTINGS}, updated.id)::text AS notified FROM updated`
     })
-    const updateCredentials = Effect.fn("StoresRepo.updateCredentials")(
+    const updateCredentials = traced("StoresRepo.updateCredentials")(
       (id: StoreId, sealed: string, summary: CredentialsSummaryColumn) =>
         writeCredentials({ id, sealed, summary }).pipe(Effect.orDie)
     )
 
     /** What the payments engine needs of a store: its sealed credentials (null until set) and live mode. */
-    const findPaymentSettings = Effect.fn("StoresRepo.findPaymentSettings")(
+    const findPaymentSettings = traced("StoresRepo.findPaymentSettings")(
       SqlSchema.findOne({
         Request: StoreId,
         Result: Schema.Struct({ credentials: Schema.NullOr(Schema.String), live_mode: Schema.Boolean }),
@@ -185,7 +186,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
      * Sets the live-mode flag. Switching on also re-checks, in the same statement, that credentials are
      * set, so the flag can never be on without them; None when that check (or the store) fails.
      */
-    const setLiveMode = Effect.fn("StoresRepo.setLiveMode")((id: StoreId, liveMode: boolean) =>
+    const setLiveMode = traced("StoresRepo.setLiveMode")((id: StoreId, liveMode: boolean) =>
       writeLiveMode({ id, liveMode }).pipe(Effect.orDie)
     )
 
@@ -193,7 +194,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
     // Branches
     // -------------------------------------------------------------------------------------------
 
-    const insertBranch = Effect.fn("StoresRepo.insertBranch")(
+    const insertBranch = traced("StoresRepo.insertBranch")(
       SqlSchema.single({
         Request: Schema.Struct({
           id: BranchId,
@@ -212,7 +213,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
       Effect.orDie
     )
 
-    const findBranch = Effect.fn("StoresRepo.findBranch")(
+    const findBranch = traced("StoresRepo.findBranch")(
       SqlSchema.findOne({
         Request: BranchId,
         Result: BranchRow,
@@ -232,7 +233,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
           LIMIT ${limit + 1}`
     })
     /** One page of a store's branches, newest first. */
-    const branchesOfStore = Effect.fn("StoresRepo.branchesOfStore")(
+    const branchesOfStore = traced("StoresRepo.branchesOfStore")(
       (storeId: StoreId, limit: number, position: PagePosition | undefined) =>
         branchesPage({ storeId, limit, position }).pipe(Effect.orDie)
     )
@@ -262,7 +263,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
           RETURNING *`
       }
     })
-    const updateBranch = Effect.fn("StoresRepo.updateBranch")((id: BranchId, changes: {
+    const updateBranch = traced("StoresRepo.updateBranch")((id: BranchId, changes: {
       readonly name?: string | undefined
       readonly address?: string | null | undefined
       readonly phone?: string | null | undefined
@@ -275,11 +276,11 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
       execute: (id) => sql`DELETE FROM branches WHERE id = ${id} AND NOT has_history RETURNING id`
     })
     /** Deletes the branch unless it has history; false when it has (or no longer exists). */
-    const deleteBranchWithoutHistory = Effect.fn("StoresRepo.deleteBranchWithoutHistory")((id: BranchId) =>
+    const deleteBranchWithoutHistory = traced("StoresRepo.deleteBranchWithoutHistory")((id: BranchId) =>
       deleteUnusedBranch(id).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
-    const deactivateBranch = Effect.fn("StoresRepo.deactivateBranch")(
+    const deactivateBranch = traced("StoresRepo.deactivateBranch")(
       SqlSchema.findOne({
         Request: BranchId,
         Result: BranchRow,
@@ -303,7 +304,7 @@ export class StoresRepo extends Effect.Service<StoresRepo>()("stores/StoresRepo"
      * the branch is gone. A delete racing with this either committed first (false here) or waits and then
      * finds the mark, and deactivates the branch instead.
      */
-    const markBranchHasHistory = Effect.fn("StoresRepo.markBranchHasHistory")(function*(id: BranchId) {
+    const markBranchHasHistory = traced("StoresRepo.markBranchHasHistory")(function*(id: BranchId) {
       yield* sql`UPDATE branches SET has_history = true WHERE id = ${id} AND NOT has_history`
       return Option.isSome(yield* holdBranch(id))
     }, Effect.orDie)

@@ -28,6 +28,7 @@ import { VerificationService } from "../verification/Service.ts"
 import { PlanLimits } from "../limits/Service.ts"
 import { StorePaymentSettings } from "./PaymentSettings.ts"
 import { type BranchRow, StoresRepo, type StoreRow } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const toStore = (row: StoreRow): Store =>
   new Store({
@@ -93,7 +94,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     // Stores
     // -------------------------------------------------------------------------------------------
 
-    const create = Effect.fn("Stores.create")(function*(input: {
+    const create = traced("Stores.create")(function*(input: {
       readonly name: string
       readonly organization_id?: OrganizationId | undefined
     }) {
@@ -105,7 +106,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       return toStore(inserted)
     })
 
-    const list = Effect.fn("Stores.list")(function*(params: ListParams) {
+    const list = traced("Stores.list")(function*(params: ListParams) {
       const user = yield* access.currentUser
       const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
       const rows = yield* repo.storesOfUser(user.userId, params.limit, position)
@@ -113,11 +114,11 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
       return new StoreList({ ...page, data: page.data.map(toStore) })
     })
 
-    const retrieve = Effect.fn("Stores.retrieve")(function*(storeId: StoreId) {
+    const retrieve = traced("Stores.retrieve")(function*(storeId: StoreId) {
       return toStore(yield* authorizedStore(storeId, "store.read", Effect.succeed))
     })
 
-    const updateBranding = Effect.fn("Stores.updateBranding")(function*(storeId: StoreId, input: UpdateBranding) {
+    const updateBranding = traced("Stores.updateBranding")(function*(storeId: StoreId, input: UpdateBranding) {
       return yield* authorizedStore(storeId, "store.update", () =>
         Effect.gen(function*() {
           // PUT replaces the branding as a whole; colours are kept in one spelling so they compare equal.
@@ -131,7 +132,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
         }))
     })
 
-    const setCredentials = Effect.fn("Stores.setCredentials")(function*(storeId: StoreId, input: ProviderCredentials) {
+    const setCredentials = traced("Stores.setCredentials")(function*(storeId: StoreId, input: ProviderCredentials) {
       return yield* authorizedStore(storeId, "store.credentials.manage", () =>
         Effect.gen(function*() {
           const credentials = new ProviderCredentials({
@@ -152,7 +153,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
         }))
     })
 
-    const setLiveMode = Effect.fn("Stores.setLiveMode")(function*(storeId: StoreId, liveMode: boolean) {
+    const setLiveMode = traced("Stores.setLiveMode")(function*(storeId: StoreId, liveMode: boolean) {
       return yield* authorizedStore(storeId, "store.live_mode.manage", (store) =>
         Effect.gen(function*() {
           if (liveMode && !store.live_mode) {
@@ -178,7 +179,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     })
 
     /** The store, for other areas (checkout, payments) that have checked access already and hold the proof. */
-    const getById = Effect.fn("Stores.getById")(function*(storeId: StoreId) {
+    const getById = traced("Stores.getById")(function*(storeId: StoreId) {
       return toStore(yield* orNotFound(yield* repo.findStore(storeId), storeNotFound(storeId)))
     })
 
@@ -186,7 +187,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
      * The store's provider credentials in full, decrypted; None until the merchant sets them. For the
      * payments engine only: never return them on a route.
      */
-    const providerCredentials = Effect.fn("Stores.providerCredentials")(function*(storeId: StoreId) {
+    const providerCredentials = traced("Stores.providerCredentials")(function*(storeId: StoreId) {
       return Option.flatMap(yield* paymentSettings.of(storeId), (settings) => settings.credentials)
     })
 
@@ -194,7 +195,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     // Branches
     // -------------------------------------------------------------------------------------------
 
-    const createBranch = Effect.fn("Stores.createBranch")(function*(storeId: StoreId, input: CreateBranch) {
+    const createBranch = traced("Stores.createBranch")(function*(storeId: StoreId, input: CreateBranch) {
       return yield* authorizedStore(storeId, "store.update", () =>
         Effect.gen(function*() {
           return toBranch(
@@ -209,7 +210,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
         }))
     })
 
-    const listBranches = Effect.fn("Stores.listBranches")(function*(storeId: StoreId, params: ListParams) {
+    const listBranches = traced("Stores.listBranches")(function*(storeId: StoreId, params: ListParams) {
       return yield* authorizedStore(storeId, "store.read", () =>
         Effect.gen(function*() {
           const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
@@ -219,7 +220,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
         }))
     })
 
-    const updateBranch = Effect.fn("Stores.updateBranch")(function*(branchId: BranchId, input: UpdateBranch) {
+    const updateBranch = traced("Stores.updateBranch")(function*(branchId: BranchId, input: UpdateBranch) {
       return yield* authorizedBranch(branchId, "store.update", () =>
         Effect.gen(function*() {
           const updated = yield* repo.updateBranch(branchId, input)
@@ -228,7 +229,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     })
 
     /** Deletes a branch, or deactivates it when it has history, so that the records pointing at it still resolve. */
-    const deleteBranch = Effect.fn("Stores.deleteBranch")(function*(branchId: BranchId) {
+    const deleteBranch = traced("Stores.deleteBranch")(function*(branchId: BranchId) {
       return yield* authorizedBranch(branchId, "store.update", () =>
         Effect.gen(function*() {
           if (yield* repo.deleteBranchWithoutHistory(branchId)) {
@@ -240,7 +241,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
     })
 
     /** The branch, for payments under their own access proof (they check that it belongs to their store). */
-    const findBranch = Effect.fn("Stores.findBranch")(function*(branchId: BranchId) {
+    const findBranch = traced("Stores.findBranch")(function*(branchId: BranchId) {
       return Option.map(yield* repo.findBranch(branchId), toBranch)
     })
 
@@ -249,7 +250,7 @@ export class StoresService extends Effect.Service<StoresService>()("stores/Store
      * false when the branch was deleted meanwhile. Run it in the transaction that writes the referring
      * record, before that record.
      */
-    const markBranchHasHistory = Effect.fn("Stores.markBranchHasHistory")(function*(branchId: BranchId) {
+    const markBranchHasHistory = traced("Stores.markBranchHasHistory")(function*(branchId: BranchId) {
       return yield* repo.markBranchHasHistory(branchId)
     })
 

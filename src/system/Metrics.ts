@@ -14,6 +14,7 @@ import { hashToken, tokensMatch } from "../platform/Crypto.ts"
 import { setOutboxLag } from "../platform/Metrics.ts"
 import { oldestUndispatchedAgeSeconds } from "../platform/OutboxReads.ts"
 import { encodePrometheus } from "../platform/Prometheus.ts"
+import { traced } from "../platform/Traced.ts"
 
 // A scrape must answer even when the database does not: the other metrics matter most then.
 const OUTBOX_LAG_TIMEOUT = "2 seconds"
@@ -34,7 +35,7 @@ export class MetricsService extends Effect.Service<MetricsService>()("system/Met
       )
     )
 
-    const exposition = Effect.fn("Metrics.exposition")(function*() {
+    const exposition = traced("Metrics.exposition")(function*() {
       yield* refreshOutboxLag
       return encodePrometheus(yield* Metric.snapshot)
     })

@@ -21,6 +21,7 @@ import { purgeDispatchedEvents } from "../platform/OutboxReads.ts"
 import { purgeExpiredCounters } from "../platform/RateLimit.ts"
 import { addMillis, currentDate } from "../platform/Time.ts"
 import { purgeFinishedJobs } from "../webhooks/Retention.ts"
+import { traced } from "../platform/Traced.ts"
 
 const BATCH = 5_000
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -86,7 +87,7 @@ export class Retention extends Effect.Service<Retention>()("system/Retention", {
     const mailBodies = batchedPurge((before) => clearFinishedMailBodies(sql, before, BATCH))
     const mail = batchedPurge((before) => purgeFinishedMail(sql, before, BATCH))
 
-    const purge = Effect.fn("Retention.purge")(function*(at?: Date) {
+    const purge = traced("Retention.purge")(function*(at?: Date) {
       const now = at ?? (yield* currentDate)
       const ago = (days: number) => addMillis(now, -days * DAY_MS)
       const purged = {

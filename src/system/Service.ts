@@ -6,6 +6,7 @@ import { Cause, Effect } from "effect"
 import { ServiceUnavailable } from "../../domain/Errors.ts"
 import { Readiness } from "../../domain/System.ts"
 import { ClusterProbe } from "./ClusterProbe.ts"
+import { traced } from "../platform/Traced.ts"
 
 const CHECK_TIMEOUT = "3 seconds"
 
@@ -36,7 +37,7 @@ export class SystemService extends Effect.Service<SystemService>()("system/Syste
       Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`cluster check failed: ${describe(cause)}`), false))
     )
 
-    const readiness = Effect.fn("System.readiness")(function*() {
+    const readiness = traced("System.readiness")(function*() {
       const [database, cluster] = yield* Effect.all([databaseUsable, clusterUsable], { concurrency: 2 })
       if (!database || !cluster) {
         const failing = [database ? undefined : "database", cluster ? undefined : "cluster"].filter(Boolean)

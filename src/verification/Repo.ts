@@ -6,6 +6,7 @@ import { Effect, Schema } from "effect"
 import { OrganizationId, UserId, VerificationId } from "../../domain/Ids.ts"
 import { VerificationStatus } from "../../domain/Verification.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const VerificationRow = Schema.Struct({
   id: VerificationId,
@@ -47,7 +48,7 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
      * Records a submission; None when the organization already has one pending (the partial unique
      * index decides, so two submissions sent at the same moment cannot both be pending).
      */
-    const insertPending = Effect.fn("VerificationRepo.insertPending")(
+    const insertPending = traced("VerificationRepo.insertPending")(
       SqlSchema.findOne({
         Request: Schema.Struct({
           id: VerificationId,
@@ -73,7 +74,7 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
       Effect.orDie
     )
 
-    const latestOf = Effect.fn("VerificationRepo.latestOf")(
+    const latestOf = traced("VerificationRepo.latestOf")(
       SqlSchema.findOne({
         Request: OrganizationId,
         Result: VerificationRow,
@@ -87,7 +88,7 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
       Effect.orDie
     )
 
-    const find = Effect.fn("VerificationRepo.find")(
+    const find = traced("VerificationRepo.find")(
       SqlSchema.findOne({
         Request: VerificationId,
         Result: VerificationRow,
@@ -107,7 +108,7 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
           LIMIT ${limit + 1}`
     })
     /** One page of every organization's submissions, newest first, optionally of one status. */
-    const list = Effect.fn("VerificationRepo.list")(
+    const list = traced("VerificationRepo.list")(
       (status: VerificationStatus | undefined, limit: number, position: PagePosition | undefined) =>
         listSubmissions({ status, limit, position }).pipe(Effect.orDie)
     )
@@ -116,7 +117,7 @@ export class VerificationRepo extends Effect.Service<VerificationRepo>()("verifi
      * Closes a pending submission with a decision; None when it is not pending (any more). The status
      * condition makes two reviewers racing on one submission decide it once.
      */
-    const review = Effect.fn("VerificationRepo.review")(
+    const review = traced("VerificationRepo.review")(
       SqlSchema.findOne({
         Request: Schema.Struct({
           id: VerificationId,

@@ -19,6 +19,7 @@ import { AccessService, storeData } from "../access/Service.ts"
 import { newId } from "../platform/Ids.ts"
 import { decodeCursor, toPage } from "../platform/Pagination.ts"
 import { VerificationRepo, type VerificationRow } from "./Repo.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const toVerification = (row: VerificationRow): Verification =>
   new Verification({
@@ -41,7 +42,7 @@ export class VerificationService extends Effect.Service<VerificationService>()("
     const repo = storeData(yield* VerificationRepo)
     const access = yield* AccessService
 
-    const submit = Effect.fn("Verification.submit")(function*(input: SubmitVerification) {
+    const submit = traced("Verification.submit")(function*(input: SubmitVerification) {
       const checked = access.organizationOrFirst(input.organization_id, "verification.submit")
       return yield* access.withOrganization(checked, ({ organizationId, principal: user }) =>
         Effect.gen(function*() {
@@ -64,7 +65,7 @@ export class VerificationService extends Effect.Service<VerificationService>()("
     })
 
     /** Like submit, the user's first organization when none is named. */
-    const status = Effect.fn("Verification.status")(function*(requestedOrganizationId: OrganizationId | undefined) {
+    const status = traced("Verification.status")(function*(requestedOrganizationId: OrganizationId | undefined) {
       const checked = access.organizationOrFirst(requestedOrganizationId, "organization.read").pipe(
         // The query parameter is `org_id`; the error names it as the caller wrote it.
         Effect.catchTag("NotFound", (error) => Effect.fail(new NotFound({ message: error.message, param: "org_id" })))
@@ -83,11 +84,11 @@ export class VerificationService extends Effect.Service<VerificationService>()("
     })
 
     /** The status of the organization's latest submission, None when it never submitted one (internal: under the caller's proof). */
-    const latestStatus = Effect.fn("Verification.latestStatus")(function*(organizationId: OrganizationId) {
+    const latestStatus = traced("Verification.latestStatus")(function*(organizationId: OrganizationId) {
       return Option.map(yield* repo.latestOf(organizationId), (row): VerificationStatus => row.status)
     })
 
-    const adminList = Effect.fn("Verification.adminList")(function*(params: ListVerificationsParams) {
+    const adminList = traced("Verification.adminList")(function*(params: ListVerificationsParams) {
       return yield* access.withPlatformAdmin(() =>
         Effect.gen(function*() {
           const position = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
@@ -97,7 +98,7 @@ export class VerificationService extends Effect.Service<VerificationService>()("
         }))
     })
 
-    const review = Effect.fn("Verification.review")(function*(
+    const review = traced("Verification.review")(function*(
       id: VerificationId,
       decision: { readonly status: "approved" | "rejected"; readonly note: string | null }
     ) {

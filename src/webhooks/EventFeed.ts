@@ -18,6 +18,7 @@ import { AccessService } from "../access/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { OUTBOX_CHANNEL, outboxNotice } from "../platform/Outbox.ts"
 import { newestStoreEvent, positionOfStoreEvent, storeEventsAbove } from "../platform/OutboxReads.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** How long one subscription lasts; the client subscribes again with `after`, which authorizes afresh. */
 export const EVENT_FEED_LIFETIME = Duration.minutes(15)
@@ -57,7 +58,7 @@ export class EventFeedService extends Effect.Service<EventFeedService>()("webhoo
       execute: (input) => positionOfStoreEvent(sql, input)
     })
 
-    const feed = Effect.fn("EventFeed.feed")(function*(input: {
+    const feed = traced("EventFeed.feed")(function*(input: {
       readonly store_id: StoreId
       readonly livemode: boolean
       readonly after?: EventId | undefined

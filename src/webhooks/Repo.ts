@@ -7,6 +7,7 @@ import { Effect, Option, Schema } from "effect"
 import { EventId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { addMillis } from "../platform/Time.ts"
+import { traced } from "../platform/Traced.ts"
 
 export const EndpointRow = Schema.Struct({
   id: WebhookEndpointId,
@@ -105,7 +106,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
           RETURNING ${endpointColumns}`
     })
 
-    const insertEndpoint = Effect.fn("WebhooksRepo.insertEndpoint")((endpoint: {
+    const insertEndpoint = traced("WebhooksRepo.insertEndpoint")((endpoint: {
       readonly id: WebhookEndpointId
       readonly storeId: StoreId
       readonly url: string
@@ -130,7 +131,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       Result: EndpointRow,
       execute: (id) => sql`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${id}`
     })
-    const findEndpoint = Effect.fn("WebhooksRepo.findEndpoint")(findEndpointRow, Effect.orDie)
+    const findEndpoint = traced("WebhooksRepo.findEndpoint")(findEndpointRow, Effect.orDie)
 
     const endpointsOfStore = SqlSchema.findAll({
       Request: Schema.Struct({ storeId: StoreId, ...PageRequest.fields }),
@@ -143,7 +144,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
           LIMIT ${limit + 1}`
     })
     /** One page of a store's endpoints, newest first; `limit + 1` rows so the caller can tell if there is more. */
-    const listEndpoints = Effect.fn("WebhooksRepo.listEndpoints")(
+    const listEndpoints = traced("WebhooksRepo.listEndpoints")(
       (storeId: StoreId, limit: number, after: PagePosition | undefined) =>
         endpointsOfStore({ storeId, limit, position: after }).pipe(Effect.orDie)
     )
@@ -172,7 +173,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * Changes the fields given, at `now`. Disabling drops the endpoint's waiting jobs in the same
      * transaction, so a later enable does not replay a backlog from the time it was off.
      */
-    const updateEndpoint = Effect.fn("WebhooksRepo.updateEndpoint")((id: WebhookEndpointId, changes: {
+    const updateEndpoint = traced("WebhooksRepo.updateEndpoint")((id: WebhookEndpointId, changes: {
       readonly url?: string | undefined
       readonly events?: ReadonlyArray<string> | undefined
       readonly enabled?: boolean | undefined
@@ -196,7 +197,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       execute: (id) => sql`DELETE FROM webhook_endpoints WHERE id = ${id} RETURNING id`
     })
     /** Deletes the endpoint with its secrets, jobs and delivery records; false when there was none. */
-    const deleteEndpoint = Effect.fn("WebhooksRepo.deleteEndpoint")((id: WebhookEndpointId) =>
+    const deleteEndpoint = traced("WebhooksRepo.deleteEndpoint")((id: WebhookEndpointId) =>
       deleteEndpointRow(id).pipe(Effect.map(Option.isSome), Effect.orDie)
     )
 
@@ -209,7 +210,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
           WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`
     })
     /** The sealed secret that new rotations replace and reveal shows. */
-    const activeSecret = Effect.fn("WebhooksRepo.activeSecret")((endpointId: WebhookEndpointId) =>
+    const activeSecret = traced("WebhooksRepo.activeSecret")((endpointId: WebhookEndpointId) =>
       findActiveSecret(endpointId).pipe(Effect.map(Option.map((row) => row.secret_sealed)), Effect.orDie)
     )
 
@@ -224,7 +225,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * `overlapMillis`. Secrets whose window has passed are removed on the way. The endpoint row is locked
      * first, so two racing rotations apply one after the other and each leaves exactly one active secret.
      */
-    const rotateSecret = Effect.fn("WebhooksRepo.rotateSecret")(
+    const rotateSecret = traced("WebhooksRepo.rotateSecret")(
       (endpointId: WebhookEndpointId, secretSealed: string, overlapMillis: number, now: Date) =>
         sql.withTransaction(Effect.gen(function*() {
           const endpoint = yield* lockEndpoint(endpointId)
@@ -243,7 +244,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
     )
 
     /** Marks the endpoint as a connector's, in the transaction that makes the connector. */
-    const markConnectorEndpoint = Effect.fn("WebhooksRepo.markConnectorEndpoint")((endpointId: WebhookEndpointId) =>
+    const markConnectorEndpoint = traced("WebhooksRepo.markConnectorEndpoint")((endpointId: WebhookEndpointId) =>
       sql`UPDATE webhook_endpoints SET connector = true WHERE id = ${endpointId}`.pipe(Effect.asVoid, Effect.orDie)
     )
 
@@ -261,7 +262,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
           ORDER BY ${newestFirst(sql)}
           LIMIT ${limit + 1}`
     })
-    const listDeliveries = Effect.fn("WebhooksRepo.listDeliveries")(
+    const listDeliveries = traced("WebhooksRepo.listDeliveries")(
       (endpointId: WebhookEndpointId, limit: number, after: PagePosition | undefined) =>
         deliveriesOfEndpoint({ endpointId, limit, position: after }).pipe(Effect.orDie)
     )
@@ -279,12 +280,12 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
           ORDER BY d.created_at DESC, d.id DESC
           LIMIT ${limit}`
     })
-    const deliveriesOfPayment = Effect.fn("WebhooksRepo.deliveriesOfPayment")(
+    const deliveriesOfPayment = traced("WebhooksRepo.deliveriesOfPayment")(
       (storeId: StoreId, paymentId: string, limit: number) => deliveriesOfPaymentRows({ storeId, paymentId, limit }).pipe(Effect.orDie)
     )
 
     /** The endpoint's first attempt at delivering the event, if there was one yet (a connector's test waits for it). */
-    const firstDeliveryOfEvent = Effect.fn("WebhooksRepo.firstDeliveryOfEvent")((endpointId: WebhookEndpointId, eventId: EventId) =>
+    const firstDeliveryOfEvent = traced("WebhooksRepo.firstDeliveryOfEvent")((endpointId: WebhookEndpointId, eventId: EventId) =>
       Effect.map(
         sql<{ id: string; status_code: number | null; error: string | null; created_at: Date }>`
           SELECT id, status_code, error, created_at FROM webhook_deliveries
@@ -293,7 +294,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
       ).pipe(Effect.orDie)
     )
 
-    const findDelivery = Effect.fn("WebhooksRepo.findDelivery")(
+    const findDelivery = traced("WebhooksRepo.findDelivery")(
       SqlSchema.findOne({
         Request: WebhookDeliveryId,
         Result: DeliveryRow,
@@ -322,7 +323,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
           SELECT pg_notify(${WEBHOOK_QUEUE_CHANNEL}, endpoint_id) FROM queued`
     })
     /** Queues one event for one endpoint at `now`, behind whatever is waiting for it; answers the body queued. */
-    const enqueue = Effect.fn("WebhooksRepo.enqueue")((job: {
+    const enqueue = traced("WebhooksRepo.enqueue")((job: {
       readonly endpointId: WebhookEndpointId
       readonly eventId: EventId
       readonly eventType: string
@@ -347,7 +348,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * Queues the event of a delivery again for its endpoint at `now`, with the very same body; None if
      * it is gone.
      */
-    const enqueueAgain = Effect.fn("WebhooksRepo.enqueueAgain")((deliveryId: WebhookDeliveryId, now: Date) =>
+    const enqueueAgain = traced("WebhooksRepo.enqueueAgain")((deliveryId: WebhookDeliveryId, now: Date) =>
       requeueDelivery({ deliveryId, now }).pipe(Effect.map(Option.map((row) => row.body)), Effect.orDie)
     )
 
@@ -392,7 +393,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * it (the attempts recorded for its jobs): its events are undispatched in the outbox again, are
      * fanned out again and sent again with the same webhook-ids — at least once, as always.
      */
-    const fanOut = Effect.fn("WebhooksRepo.fanOut")((limit: number, now: Date) =>
+    const fanOut = traced("WebhooksRepo.fanOut")((limit: number, now: Date) =>
       moveOutboxToJobs({ limit, now }).pipe(Effect.map((rows) => rows.length), Effect.orDie)
     )
 
@@ -417,7 +418,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * Enabled endpoints whose oldest waiting job is due at `now`, longest-waiting first, leaving out `busy`
      * ones (already being worked on).
      */
-    const dueEndpoints = Effect.fn("WebhooksRepo.dueEndpoints")(
+    const dueEndpoints = traced("WebhooksRepo.dueEndpoints")(
       (busy: ReadonlyArray<WebhookEndpointId>, limit: number, now: Date) =>
         findDueEndpoints({ busy, limit, now }).pipe(Effect.map((rows) => rows.map((row) => row.endpoint_id)), Effect.orDie)
     )
@@ -454,12 +455,12 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * endpoint's URL and the sealed secrets that sign at `now` (the active one first, then a rotated one
      * still in its window). One query for a whole batch of deliveries.
      */
-    const pendingJobs = Effect.fn("WebhooksRepo.pendingJobs")((endpointId: WebhookEndpointId, now: Date, limit: number) =>
+    const pendingJobs = traced("WebhooksRepo.pendingJobs")((endpointId: WebhookEndpointId, now: Date, limit: number) =>
       findPendingJobs({ endpointId, now, limit }).pipe(Effect.orDie)
     )
 
     /** The endpoint's oldest waiting job (due at `now` or not); see `pendingJobs`. */
-    const nextJob = Effect.fn("WebhooksRepo.nextJob")((endpointId: WebhookEndpointId, now: Date) =>
+    const nextJob = traced("WebhooksRepo.nextJob")((endpointId: WebhookEndpointId, now: Date) =>
       Effect.map(pendingJobs(endpointId, now, 1), (jobs) => Option.fromNullable(jobs[0]))
     )
 
@@ -534,7 +535,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
      * Everything stays consistent: a lost commit is lost whole, and a later durable commit (a payment,
      * an endpoint change) flushes every commit before it.
      */
-    const recordAttempts = Effect.fn("WebhooksRepo.recordAttempts")((records: ReadonlyArray<AttemptRecord>) => {
+    const recordAttempts = traced("WebhooksRepo.recordAttempts")((records: ReadonlyArray<AttemptRecord>) => {
       if (records.length === 0) return Effect.void
       const settle = recordAndSettle({
         deliveryIds: records.map((record) => record.deliveryId),

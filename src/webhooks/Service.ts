@@ -27,6 +27,7 @@ import { checkDestination, WebhookResolver } from "./Destination.ts"
 import { type DeliveryRow, type EndpointRow, WebhooksRepo } from "./Repo.ts"
 import { EventFeedService } from "./EventFeed.ts"
 import { newSigningSecret } from "./Signing.ts"
+import { traced } from "../platform/Traced.ts"
 
 /** How long a rotated-away secret keeps signing (API.md "Webhooks"). */
 export const SECRET_OVERLAP_MILLIS = 24 * 60 * 60 * 1000
@@ -98,7 +99,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
 
     const withSecret = (row: EndpointRow, secret: string) => new WebhookEndpointWithSecret({ ...viewFields(row), secret })
 
-    const create = Effect.fn("Webhooks.create")(function*(input: CreateWebhookEndpoint) {
+    const create = traced("Webhooks.create")(function*(input: CreateWebhookEndpoint) {
       return yield* storeFor(input.store_id, "webhook.manage", (store) =>
         Effect.gen(function*() {
           yield* requireAllowedUrl(input.url)
@@ -115,7 +116,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         }))
     })
 
-    const list = Effect.fn("Webhooks.list")(function*(storeId: StoreId, params: ListParams) {
+    const list = traced("Webhooks.list")(function*(storeId: StoreId, params: ListParams) {
       return yield* storeFor(storeId, "webhook.read", (store) =>
         Effect.gen(function*() {
           const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
@@ -125,7 +126,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         }))
     })
 
-    const update = Effect.fn("Webhooks.update")(function*(id: WebhookEndpointId, changes: UpdateWebhookEndpoint) {
+    const update = traced("Webhooks.update")(function*(id: WebhookEndpointId, changes: UpdateWebhookEndpoint) {
       return yield* accessibleEndpoint(id, "webhook.manage", () =>
         Effect.gen(function*() {
           if (changes.url !== undefined) yield* requireAllowedUrl(changes.url)
@@ -139,7 +140,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         }))
     })
 
-    const remove = Effect.fn("Webhooks.delete")(function*(id: WebhookEndpointId) {
+    const remove = traced("Webhooks.delete")(function*(id: WebhookEndpointId) {
       return yield* accessibleEndpoint(id, "webhook.manage", () =>
         Effect.gen(function*() {
           if (!(yield* repo.deleteEndpoint(id))) return yield* endpointNotFound(id)
@@ -147,7 +148,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         }))
     })
 
-    const revealSecret = Effect.fn("Webhooks.revealSecret")(function*(id: WebhookEndpointId) {
+    const revealSecret = traced("Webhooks.revealSecret")(function*(id: WebhookEndpointId) {
       return yield* accessibleEndpoint(id, "webhook.manage", (endpoint) =>
         Effect.gen(function*() {
           const sealed = yield* repo.activeSecret(id)
@@ -156,7 +157,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         }))
     })
 
-    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function*(id: WebhookEndpointId) {
+    const rotateSecret = traced("Webhooks.rotateSecret")(function*(id: WebhookEndpointId) {
       return yield* accessibleEndpoint(id, "webhook.manage", () =>
         Effect.gen(function*() {
           const secret = newSigningSecret()
@@ -166,7 +167,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         }))
     })
 
-    const deliveries = Effect.fn("Webhooks.deliveries")(function*(id: WebhookEndpointId, params: ListParams) {
+    const deliveries = traced("Webhooks.deliveries")(function*(id: WebhookEndpointId, params: ListParams) {
       return yield* accessibleEndpoint(id, "webhook.read", () =>
         Effect.gen(function*() {
           const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor)
@@ -177,7 +178,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
     })
 
     /** The deliveries of the events about one payment of a store (its own and its refunds'), newest first. */
-    const deliveriesOfPayment = Effect.fn("Webhooks.deliveriesOfPayment")(function*(storeId: StoreId, paymentId: PaymentId) {
+    const deliveriesOfPayment = traced("Webhooks.deliveriesOfPayment")(function*(storeId: StoreId, paymentId: PaymentId) {
       return yield* storeFor(storeId, "webhook.read", () =>
         Effect.map(repo.deliveriesOfPayment(storeId, paymentId, MAX_LIST_LIMIT), (rows) => rows.map(toDelivery)))
     })
@@ -187,7 +188,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         ? Effect.void
         : Effect.fail(new InvalidState({ message: `Webhook endpoint ${endpoint.id} is disabled; enable it first`, param: "id" }))
 
-    const sendTest = Effect.fn("Webhooks.sendTest")(function*(id: WebhookEndpointId) {
+    const sendTest = traced("Webhooks.sendTest")(function*(id: WebhookEndpointId) {
       return yield* accessibleEndpoint(id, "webhook.manage", (endpoint) =>
         Effect.gen(function*() {
           yield* requireEnabled(endpoint)
@@ -212,7 +213,7 @@ export class WebhooksService extends Effect.Service<WebhooksService>()("webhooks
         }))
     })
 
-    const resend = Effect.fn("Webhooks.resend")(function*(deliveryId: WebhookDeliveryId) {
+    const resend = traced("Webhooks.resend")(function*(deliveryId: WebhookDeliveryId) {
       const deliveryNotFound = () =>
         new NotFound({ message: `No such webhook delivery: ${deliveryId}`, param: "deliveryId" })
       yield* access.currentUser

@@ -68,6 +68,7 @@ interface OtlpAttribute {
 interface OtlpSpan {
   readonly name: string
   readonly traceId: string
+  readonly parentSpanId?: string
   readonly attributes: ReadonlyArray<OtlpAttribute>
 }
 
@@ -153,6 +154,12 @@ describe("OTLP span export", () => {
         expect(attributeOf(span.attributes, "url.query")).toBe("token=REDACTED")
         expect(attributeOf(span.attributes, "url.full")).toMatch(/\/auth\/verify-email\?token=REDACTED$/)
         expect(collector.received.some((request) => request.body.includes(secret))).toBe(false)
+
+        // The service functions open their spans while spans are exported (src/platform/Traced.ts), inside
+        // the request's.
+        const serviceSpan = yield* waitForSpan(collector.received, (found) =>
+          found.name === "Accounts.verifyEmail" && found.traceId === span.traceId)
+        expect(serviceSpan.parentSpanId).toMatch(/^[0-9a-f]{16}$/)
       }))
   })
 })
