@@ -53,7 +53,7 @@ import { ConsoleWebLive } from "../src/console/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { httpRouteOf, unsafeRecordHttpRequest } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
-import { beginRequestLog, logAccess, type RequestLogRecord, requestIdOf } from "../src/platform/RequestLog.ts"
+import { beginRequestLog, type RequestLogRecord, requestIdOf, unsafeLogAccess } from "../src/platform/RequestLog.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, maxBodySizeOf, payloadTooLarge, routeFinder } from "./RequestGuard.ts"
 import { builtOn, builtOnFramework, withApplicationServicesOf } from "./RequestContext.ts"
 import { answerClientErrors } from "./ClientErrors.ts"
@@ -191,10 +191,8 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
                 status: response.status,
                 durationSeconds: (performance.now() - started) / 1000
               })
-              return Effect.as(
-                logAccess({ method: request.method, path, status: response.status, started, record }),
-                HttpServerResponse.setHeader(response, "x-request-id", requestId)
-              )
+              unsafeLogAccess(fiber, { method: request.method, path, status: response.status, started, record })
+              return Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
             })
           )
         )

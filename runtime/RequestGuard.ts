@@ -134,13 +134,16 @@ const readBounded = (source: IncomingMessage, maxBytes: number) =>
  * The request as the routes see it once its body has been read here: the same request, with the body
  * answered from memory (the underlying stream has been consumed).
  */
+const encoder = new TextEncoder()
+
 const withBodyRead = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest => {
-  const bytes = new TextEncoder().encode(text)
-  // Every way of reading the body answers from memory; `json` and `urlParamsBody` go through `text`.
+  // Every way of reading the body answers from memory; `json` and `urlParamsBody` go through `text`, so
+  // the bytes are made only for a handler that asks for them.
+  const bytes = () => encoder.encode(text)
   return Object.create(request, {
     text: { value: Effect.succeed(text) },
-    arrayBuffer: { value: Effect.succeed(bytes.buffer as ArrayBuffer) },
-    stream: { value: Stream.succeed(bytes) }
+    arrayBuffer: { get: () => Effect.sync(() => bytes().buffer as ArrayBuffer) },
+    stream: { get: () => Stream.suspend(() => Stream.succeed(bytes())) }
   })
 }
 
@@ -163,6 +166,8 @@ export const guardRequests = (options: RequestGuardOptions) => {
   const { maxBodyBytes, routes } = options
 
   const checkPath = (path: string, route: GuardedRoute | undefined) => {
+    // The common case at once: nothing percent-encoded, and nothing unsafe in the path as it came.
+    if (!path.includes("%") && textProblem(path) === undefined) return Option.none()
     const segments = decodeSegments(path)
     if (segments === undefined) {
       return Option.some(reject(400, "invalid_request", "The path is not valid percent-encoded UTF-8"))

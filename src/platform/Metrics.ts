@@ -77,19 +77,20 @@ export const requestsLastMinute = (): number => {
 // the metric's key and look it up in the registry on every request or payment. Bounded like the series
 // themselves (route patterns, not paths; statuses, not payments).
 const seriesLabels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
-const labelsOf = (...pairs: ReadonlyArray<readonly [name: string, value: string]>): ReadonlyArray<MetricLabel.MetricLabel> => {
-  let key = ""
-  for (const [name, value] of pairs) key += `${name}=${value} `
+/** The labels of the series `key` names (its label values, unique per metric), made by `make` the first time. */
+const labelsOf = (key: string, make: () => ReadonlyArray<readonly [name: string, value: string]>) => {
   let labels = seriesLabels.get(key)
   if (labels === undefined) {
-    labels = pairs.map(([name, value]) => MetricLabel.make(name, value))
+    labels = make().map(([name, value]) => MetricLabel.make(name, value))
     seriesLabels.set(key, labels)
   }
   return labels
 }
 
-const requestLabelsOf = (method: string, route: string, status: number): ReadonlyArray<MetricLabel.MetricLabel> =>
-  labelsOf(["method", method], ["route", route], ["status_class", statusClass(status)])
+const requestLabelsOf = (method: string, route: string, status: number): ReadonlyArray<MetricLabel.MetricLabel> => {
+  const statusLabel = statusClass(status)
+  return labelsOf(`http ${method} ${route} ${statusLabel}`, () => [["method", method], ["route", route], ["status_class", statusLabel]])
+}
 
 /** Counts a request answered and its duration; synchronous, for the HTTP layer's one step per answer. */
 export const unsafeRecordHttpRequest = (request: {
@@ -120,13 +121,16 @@ export const recordPaymentTransition = (change: {
   Effect.sync(() =>
     paymentTransitions.unsafeUpdate(
       1,
-      labelsOf(["from", change.from], ["to", change.to], ["mode", change.livemode ? "live" : "test"])
+      labelsOf(
+        `transition ${change.from} ${change.to} ${change.livemode}`,
+        () => [["from", change.from], ["to", change.to], ["mode", change.livemode ? "live" : "test"]]
+      )
     )
   )
 
 export type WebhookAttemptOutcome = "delivered" | "retrying" | "gave_up" | "gone"
 
 export const recordWebhookAttempt = (outcome: WebhookAttemptOutcome): Effect.Effect<void> =>
-  Effect.sync(() => webhookAttempts.unsafeUpdate(1, labelsOf(["outcome", outcome])))
+  Effect.sync(() => webhookAttempts.unsafeUpdate(1, labelsOf(`webhook ${outcome}`, () => [["outcome", outcome]])))
 
 export const setOutboxLag = (seconds: number): Effect.Effect<void> => Metric.set(outboxLag, seconds)

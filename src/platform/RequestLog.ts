@@ -6,7 +6,7 @@
  * rotation can then be traced to whoever asked for it from the log alone.
  */
 import { randomUUID } from "node:crypto"
-import { Cause, Effect, FiberRef, HashMap, HashSet, LogLevel } from "effect"
+import { Cause, Effect, type Fiber, FiberRef, HashMap, HashSet, LogLevel } from "effect"
 
 export interface RequestLogRecord {
   actor?: string
@@ -42,37 +42,46 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/
 export const requestIdOf = (incoming: string | undefined): string =>
   incoming !== undefined && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID()
 
-/**
- * The one access-log line of a request, written when its answer leaves: an info line with the request's
- * own fields added to the annotations in effect (the request id), handed to the loggers in effect as
- * `Effect.logInfo` hands it. Written here in one step rather than as `logInfo` inside `annotateLogs`,
- * whose fiber-ref changes and their undoing made the line a fifth of what `GET /health` cost.
- */
-export const logAccess = (line: {
+/** What a request's access-log line says. */
+export interface AccessLine {
   readonly method: string
   readonly path: string
   readonly status: number
   readonly started: number
   readonly record: RequestLogRecord
-}): Effect.Effect<void> =>
+}
+
+/**
+ * The one access-log line of a request, written when its answer leaves: an info line with the request's
+ * own fields added to the annotations in effect (the request id), handed to the loggers in effect as
+ * `Effect.logInfo` hands it. Written here in one step rather than as `logInfo` inside `annotateLogs`,
+ * whose fiber-ref changes and their undoing made the line a fifth of what `GET /health` cost. This writes it
+ * from inside a step of the request's fiber (a `withFiberRuntime`), synchronously.
+ */
+export const unsafeLogAccess = (fiber: Fiber.RuntimeFiber<unknown, unknown>, line: AccessLine): void => {
+  if (LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Info)) return
+  const loggers = fiber.getFiberRef(FiberRef.currentLoggers)
+  if (HashSet.size(loggers) === 0) return
+  const durationMs = Math.round((performance.now() - line.started) * 10) / 10
+  let annotations = HashMap.set(fiber.getFiberRef(FiberRef.currentLogAnnotations), "status", line.status as unknown)
+  annotations = HashMap.set(annotations, "duration_ms", durationMs)
+  if (line.record.actor !== undefined) annotations = HashMap.set(annotations, "actor", line.record.actor)
+  const options = {
+    fiberId: fiber.id(),
+    logLevel: LogLevel.Info,
+    message: [`${line.method} ${line.path} ${line.status} ${durationMs}ms`],
+    cause: Cause.empty,
+    context: fiber.getFiberRefs(),
+    spans: fiber.getFiberRef(FiberRef.currentLogSpan),
+    annotations,
+    date: new Date()
+  }
+  for (const logger of loggers) logger.log(options)
+}
+
+/** Writes the line as an effect of the request's fiber. */
+export const logAccess = (line: AccessLine): Effect.Effect<void> =>
   Effect.withFiberRuntime<void>((fiber) => {
-    if (LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Info)) return Effect.void
-    const loggers = fiber.getFiberRef(FiberRef.currentLoggers)
-    if (HashSet.size(loggers) === 0) return Effect.void
-    const durationMs = Math.round((performance.now() - line.started) * 10) / 10
-    let annotations = HashMap.set(fiber.getFiberRef(FiberRef.currentLogAnnotations), "status", line.status as unknown)
-    annotations = HashMap.set(annotations, "duration_ms", durationMs)
-    if (line.record.actor !== undefined) annotations = HashMap.set(annotations, "actor", line.record.actor)
-    const options = {
-      fiberId: fiber.id(),
-      logLevel: LogLevel.Info,
-      message: [`${line.method} ${line.path} ${line.status} ${durationMs}ms`],
-      cause: Cause.empty,
-      context: fiber.getFiberRefs(),
-      spans: fiber.getFiberRef(FiberRef.currentLogSpan),
-      annotations,
-      date: new Date()
-    }
-    for (const logger of loggers) logger.log(options)
+    unsafeLogAccess(fiber, line)
     return Effect.void
   })
