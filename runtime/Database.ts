@@ -26,11 +26,47 @@ export class DatabaseApplicationName extends Context.Reference<DatabaseApplicati
   { defaultValue: () => "merchant-platform" }
 ) {}
 
+const CANCEL_STATEMENT = /^SELECT pg_cancel_backend\((\d+)\)$/
+
+/**
+ * A pool whose connections are closed rather than reused once a statement of theirs has been cancelled.
+ * `@effect/sql-pg` cancels an interrupted statement (a client that went away mid-request) with
+ * `SELECT pg_cancel_backend(pid)` on another connection, then returns the connection to the pool; the
+ * backend takes that signal asynchronously and can take it after the connection's next statement has
+ * started, which is cancelled instead ("canceling statement due to user request": seen on the mail
+ * sender's claim when a load generator dropped its connections). Here the connection is released with an
+ * error, which makes the pool close it, so no later statement can meet the signal.
+ */
+export const cancelSafePool = (config: pg.PoolConfig): pg.Pool => {
+  const pool = new pg.Pool(config)
+  const byProcessId = new Map<number, pg.PoolClient>()
+  pool.on("acquire", (client) => {
+    const processId = (client as { readonly processID?: number }).processID
+    if (processId !== undefined) byProcessId.set(processId, client)
+  })
+  pool.on("remove", (client) => {
+    const processId = (client as { readonly processID?: number }).processID
+    if (processId !== undefined && byProcessId.get(processId) === client) byProcessId.delete(processId)
+  })
+  const query = pool.query.bind(pool) as (...args: Array<unknown>) => unknown
+  pool.query = ((...args: Array<unknown>) => {
+    const match = typeof args[0] === "string" ? CANCEL_STATEMENT.exec(args[0]) : null
+    const client = match === null ? undefined : byProcessId.get(Number(match[1]))
+    if (client !== undefined) {
+      // `release` is the pool's for this checkout (set again at the next one).
+      const release = client.release
+      client.release = (error?: Error | boolean) => release.call(client, error || new Error("its statement was cancelled"))
+    }
+    return query(...args)
+  }) as typeof pool.query
+  return pool
+}
+
 const clientLayer = (url: Redacted.Redacted<string>, applicationName: string) =>
   PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
       Effect.sync(() => {
-        const pool = new pg.Pool({
+        const pool = cancelSafePool({
           connectionString: Redacted.value(url),
           max: 20,
           connectionTimeoutMillis: 10_000,
