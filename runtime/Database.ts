@@ -40,12 +40,13 @@ const CANCEL_STATEMENT = /^SELECT pg_cancel_backend\((\d+)\)$/
 export const cancelSafePool = (config: pg.PoolConfig): pg.Pool => {
   const pool = new pg.Pool(config)
   const byProcessId = new Map<number, pg.PoolClient>()
+  const processIdOf = (client: pg.PoolClient) => (client as { readonly processID?: number }).processID
   pool.on("acquire", (client) => {
-    const processId = (client as { readonly processID?: number }).processID
+    const processId = processIdOf(client)
     if (processId !== undefined) byProcessId.set(processId, client)
   })
   pool.on("remove", (client) => {
-    const processId = (client as { readonly processID?: number }).processID
+    const processId = processIdOf(client)
     if (processId !== undefined && byProcessId.get(processId) === client) byProcessId.delete(processId)
   })
   const query = pool.query.bind(pool) as (...args: Array<unknown>) => unknown

@@ -141,7 +141,7 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
   Effect.gen(function*() {
     const { maxBodyBytes } = yield* AppConfig
     const guard = guardRequests({ maxBodyBytes, routes: ROUTES })
-    // The server runs requests in the framework's context (`ServeLive`); the routes outside the HttpApi
+    // The server runs requests in the framework's context (`servedInFrameworkContext`); the routes outside the HttpApi
     // read the application's services from theirs, so they get them here.
     const withApplicationServices = withApplicationServicesOf(yield* Effect.context<never>())
 
@@ -332,12 +332,12 @@ export const logListening = Effect.gen(function*() {
  * services when they were built; the other routes get them from the request middleware.
  */
 const servedInFrameworkContext = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
+  // Typed as `serve` types it: the routes' own requirements (the request, the router's) are met per request.
   Layer.unwrapScoped(
     Effect.map(HttpLayerRouter.HttpRouter, (router) => HttpServer.serve(router.asHttpEffect()).pipe(builtOnFramework()))
   ).pipe(
     Layer.provideMerge(routes),
     Layer.provide(HttpLayerRouter.layer)
-    // The routes' own requirements (the request, the router's) are met per request, as `serve` types them.
   ) as unknown as ReturnType<typeof HttpLayerRouter.serve<A, E, R, never>>
 
 /** Serves every route; requires the services the handlers use. */

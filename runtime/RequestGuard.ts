@@ -130,12 +130,12 @@ const readBounded = (source: IncomingMessage, maxBytes: number) =>
     return Effect.sync(cleanup)
   })
 
+const encoder = new TextEncoder()
+
 /**
  * The request as the routes see it once its body has been read here: the same request, with the body
  * answered from memory (the underlying stream has been consumed).
  */
-const encoder = new TextEncoder()
-
 const withBodyRead = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest => {
   // Every way of reading the body answers from memory; `json` and `urlParamsBody` go through `text`, so
   // the bytes are made only for a handler that asks for them.
