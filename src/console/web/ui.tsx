@@ -152,7 +152,10 @@ export const Dialog = (
     if (!props.open && dialog.open) dialog.close()
   }, [props.open])
   return (
-    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={props.onClose}>
+    // Escape closes the browser's dialog at once but queues its `close` event: closing the state on
+    // `cancel`, in the same keystroke, means an Enter pressed right after reopens it instead of being
+    // undone by that late event.
+    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onCancel={props.onClose} onClose={props.onClose}>
       {props.open
         ? (
           <>
