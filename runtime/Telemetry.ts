@@ -48,7 +48,9 @@ const redacting = (tracer: Tracer.Tracer): Tracer.Tracer =>
 /** The OTLP span exporter when an endpoint is configured; nothing otherwise. */
 export const TracingLive = Layer.unwrapEffect(Effect.gen(function*() {
   const { telemetry } = yield* AppConfig
-  if (Option.isNone(telemetry.otlpEndpoint)) return Layer.empty
+  // With no exporter, no span is made at all: the framework's and the SQL client's spans (a span object,
+  // its attributes and clock readings per statement and per request) reached no one.
+  if (Option.isNone(telemetry.otlpEndpoint)) return Layer.setTracerEnabled(false)
   const tracer = OtlpTracer.make({
     url: `${telemetry.otlpEndpoint.value}/v1/traces`,
     resource: { serviceName: telemetry.serviceName }

@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { AccessConsoleService } from "./Console.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const AccessHttpLive = HttpApiBuilder.group(Api, "access", (handlers) =>
+export const AccessHttpLive = apiGroup(Api, "access", (handlers) =>
   Effect.gen(function*() {
     const accessConsole = yield* AccessConsoleService
     return handlers

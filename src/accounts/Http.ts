@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Whoami } from "../../domain/Accounts.ts"
 import { Api } from "../../domain/Api.ts"
@@ -8,8 +8,9 @@ import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { renderHostedPage } from "../platform/pages/Document.tsx"
 import { resetPasswordPage } from "./ResetPage.tsx"
 import { AccountsService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
+export const AuthHttpLive = apiGroup(Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* AccountsService
     const limiter = yield* RateLimiter
@@ -36,7 +37,7 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
         withRetryAfter(Effect.zipRight(limiter.admitPageView, renderHostedPage(resetPasswordPage(urlParams.token)))))
   }))
 
-export const SessionHttpLive = HttpApiBuilder.group(Api, "session", (handlers) =>
+export const SessionHttpLive = apiGroup(Api, "session", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* AccountsService
     return handlers
@@ -65,7 +66,7 @@ export const SessionHttpLive = HttpApiBuilder.group(Api, "session", (handlers) =
         }))
   }))
 
-export const MembersHttpLive = HttpApiBuilder.group(Api, "members", (handlers) =>
+export const MembersHttpLive = apiGroup(Api, "members", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* AccountsService
     return handlers

@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { AiService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const AiHttpLive = HttpApiBuilder.group(Api, "ai", (handlers) =>
+export const AiHttpLive = apiGroup(Api, "ai", (handlers) =>
   Effect.gen(function*() {
     const ai = yield* AiService
     // A call refused by the monthly cost cap says, in Retry-After, when the next month starts.

@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { AnalyticsService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const AnalyticsHttpLive = HttpApiBuilder.group(Api, "analytics", (handlers) =>
+export const AnalyticsHttpLive = apiGroup(Api, "analytics", (handlers) =>
   Effect.gen(function*() {
     const analytics = yield* AnalyticsService
     return handlers

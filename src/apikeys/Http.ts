@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { ApiKeysService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const ApiKeysHttpLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
+export const ApiKeysHttpLive = apiGroup(Api, "apiKeys", (handlers) =>
   Effect.gen(function*() {
     const apiKeys = yield* ApiKeysService
     return handlers

@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { BillingService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const BillingHttpLive = HttpApiBuilder.group(Api, "billing", (handlers) =>
+export const BillingHttpLive = apiGroup(Api, "billing", (handlers) =>
   Effect.gen(function*() {
     const billing = yield* BillingService
     return handlers

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Option } from "effect"
 import { Api } from "../../domain/Api.ts"
@@ -9,6 +9,7 @@ import { renderHostedPage } from "../platform/pages/Document.tsx"
 import { checkoutPage, receiptPage } from "./Page.tsx"
 import { CheckoutService } from "./Service.ts"
 import { StreamSlots } from "./StreamSlots.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
 const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
 
@@ -18,7 +19,7 @@ const lastEventId = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
   return raw !== undefined && /^\d{1,12}$/.test(raw.trim()) ? Number(raw.trim()) : undefined
 })
 
-export const CheckoutHttpLive = HttpApiBuilder.group(Api, "checkout", (handlers) =>
+export const CheckoutHttpLive = apiGroup(Api, "checkout", (handlers) =>
   Effect.gen(function*() {
     const checkout = yield* CheckoutService
     const slots = yield* StreamSlots

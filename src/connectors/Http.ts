@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { ConnectorsService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const ConnectorsHttpLive = HttpApiBuilder.group(Api, "connectors", (handlers) =>
+export const ConnectorsHttpLive = apiGroup(Api, "connectors", (handlers) =>
   Effect.gen(function*() {
     const connectors = yield* ConnectorsService
     return handlers

@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
 import { CustomersService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const CustomersHttpLive = HttpApiBuilder.group(Api, "customers", (handlers) =>
+export const CustomersHttpLive = apiGroup(Api, "customers", (handlers) =>
   Effect.gen(function*() {
     const customers = yield* CustomersService
     return handlers
@@ -17,7 +17,7 @@ export const CustomersHttpLive = HttpApiBuilder.group(Api, "customers", (handler
       .handle("revokePublicLinks", ({ path }) => customers.revokePublicLinks(path.id))
   }))
 
-export const CustomerConsoleHttpLive = HttpApiBuilder.group(Api, "customerConsole", (handlers) =>
+export const CustomerConsoleHttpLive = apiGroup(Api, "customerConsole", (handlers) =>
   Effect.gen(function*() {
     const customers = yield* CustomersService
     return handlers

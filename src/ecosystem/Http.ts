@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { EcosystemService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const EcosystemHttpLive = HttpApiBuilder.group(Api, "ecosystem", (handlers) =>
+export const EcosystemHttpLive = apiGroup(Api, "ecosystem", (handlers) =>
   Effect.gen(function*() {
     const ecosystem = yield* EcosystemService
     return handlers.handle("products", ({ urlParams }) => ecosystem.products(urlParams))

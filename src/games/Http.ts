@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { prefersHtml } from "../platform/Html.ts"
@@ -9,8 +9,9 @@ import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { renderHostedPage } from "../platform/pages/Document.tsx"
 import { gamePage, playPage } from "./Page.tsx"
 import { GamesService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const GamesConsoleHttpLive = HttpApiBuilder.group(Api, "gamesConsole", (handlers) =>
+export const GamesConsoleHttpLive = apiGroup(Api, "gamesConsole", (handlers) =>
   Effect.gen(function*() {
     const games = yield* GamesService
     return handlers
@@ -27,7 +28,7 @@ export const GamesConsoleHttpLive = HttpApiBuilder.group(Api, "gamesConsole", (h
       .handle("issue", ({ path, payload }) => games.issue(path.gameId, payload.customer_id))
   }))
 
-export const GamesHttpLive = HttpApiBuilder.group(Api, "games", (handlers) =>
+export const GamesHttpLive = apiGroup(Api, "games", (handlers) =>
   Effect.gen(function*() {
     const games = yield* GamesService
     return handlers
@@ -39,7 +40,7 @@ export const GamesHttpLive = HttpApiBuilder.group(Api, "games", (handlers) =>
 
 const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
 
-export const HostedGamesHttpLive = HttpApiBuilder.group(Api, "hostedGames", (handlers) =>
+export const HostedGamesHttpLive = apiGroup(Api, "hostedGames", (handlers) =>
   Effect.gen(function*() {
     const games = yield* GamesService
     const limiter = yield* RateLimiter

@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { LedgerService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const LedgerHttpLive = HttpApiBuilder.group(Api, "ledger", (handlers) =>
+export const LedgerHttpLive = apiGroup(Api, "ledger", (handlers) =>
   Effect.gen(function*() {
     const ledger = yield* LedgerService
     return handlers

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { prefersHtml } from "../platform/Html.ts"
@@ -8,10 +8,11 @@ import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { renderHostedPage } from "../platform/pages/Document.tsx"
 import { linkPage } from "./Page.tsx"
 import { LinksService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
 const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
 
-export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
+export const LinksHttpLive = apiGroup(Api, "links", (handlers) =>
   Effect.gen(function*() {
     const links = yield* LinksService
     return handlers
@@ -21,7 +22,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
       .handle("delete", ({ path }) => links.remove(path.linkId))
   }))
 
-export const PublicLinksHttpLive = HttpApiBuilder.group(Api, "publicLinks", (handlers) =>
+export const PublicLinksHttpLive = apiGroup(Api, "publicLinks", (handlers) =>
   Effect.gen(function*() {
     const links = yield* LinksService
     const limiter = yield* RateLimiter

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { prefersHtml } from "../platform/Html.ts"
@@ -8,8 +8,9 @@ import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { renderHostedPage } from "../platform/pages/Document.tsx"
 import { walletPage } from "./Page.tsx"
 import { LoyaltyService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const LoyaltyHttpLive = HttpApiBuilder.group(Api, "loyalty", (handlers) =>
+export const LoyaltyHttpLive = apiGroup(Api, "loyalty", (handlers) =>
   Effect.gen(function*() {
     const loyalty = yield* LoyaltyService
     return handlers
@@ -21,7 +22,7 @@ export const LoyaltyHttpLive = HttpApiBuilder.group(Api, "loyalty", (handlers) =
       .handle("redemption", ({ path }) => loyalty.redemption(path.id))
   }))
 
-export const LoyaltyConsoleHttpLive = HttpApiBuilder.group(Api, "loyaltyConsole", (handlers) =>
+export const LoyaltyConsoleHttpLive = apiGroup(Api, "loyaltyConsole", (handlers) =>
   Effect.gen(function*() {
     const loyalty = yield* LoyaltyService
     return handlers
@@ -45,7 +46,7 @@ export const LoyaltyConsoleHttpLive = HttpApiBuilder.group(Api, "loyaltyConsole"
 
 const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
 
-export const WalletHttpLive = HttpApiBuilder.group(Api, "wallet", (handlers) =>
+export const WalletHttpLive = apiGroup(Api, "wallet", (handlers) =>
   Effect.gen(function*() {
     const loyalty = yield* LoyaltyService
     const limiter = yield* RateLimiter

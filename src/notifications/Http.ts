@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { NotificationsService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const NotificationsHttpLive = HttpApiBuilder.group(Api, "notifications", (handlers) =>
+export const NotificationsHttpLive = apiGroup(Api, "notifications", (handlers) =>
   Effect.gen(function*() {
     const notifications = yield* NotificationsService
     return handlers

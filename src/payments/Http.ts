@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { idempotentResponse } from "../platform/IdempotentResponse.ts"
 import { PaymentsService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const PaymentsHttpLive = HttpApiBuilder.group(Api, "payments", (handlers) =>
+export const PaymentsHttpLive = apiGroup(Api, "payments", (handlers) =>
   Effect.gen(function*() {
     const payments = yield* PaymentsService
     return handlers

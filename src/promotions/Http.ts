@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { PromotionsService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const PromotionsHttpLive = HttpApiBuilder.group(Api, "promotions", (handlers) =>
+export const PromotionsHttpLive = apiGroup(Api, "promotions", (handlers) =>
   Effect.gen(function*() {
     const promotions = yield* PromotionsService
     return handlers

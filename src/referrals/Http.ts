@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { prefersHtml } from "../platform/Html.ts"
@@ -9,8 +9,9 @@ import { withRetryAfter } from "../platform/RetryAfter.ts"
 import { renderHostedPage } from "../platform/pages/Document.tsx"
 import { invitePage } from "./Page.tsx"
 import { ReferralsService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const ReferralsHttpLive = HttpApiBuilder.group(Api, "referrals", (handlers) =>
+export const ReferralsHttpLive = apiGroup(Api, "referrals", (handlers) =>
   Effect.gen(function*() {
     const referrals = yield* ReferralsService
     return handlers
@@ -18,7 +19,7 @@ export const ReferralsHttpLive = HttpApiBuilder.group(Api, "referrals", (handler
       .handle("qr", ({ path }) => referrals.qr(path.id))
   }))
 
-export const ReferralsConsoleHttpLive = HttpApiBuilder.group(Api, "referralsConsole", (handlers) =>
+export const ReferralsConsoleHttpLive = apiGroup(Api, "referralsConsole", (handlers) =>
   Effect.gen(function*() {
     const referrals = yield* ReferralsService
     return handlers
@@ -37,7 +38,7 @@ export const ReferralsConsoleHttpLive = HttpApiBuilder.group(Api, "referralsCons
 
 const acceptHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["accept"])
 
-export const ReferralLinkHttpLive = HttpApiBuilder.group(Api, "referralLink", (handlers) =>
+export const ReferralLinkHttpLive = apiGroup(Api, "referralLink", (handlers) =>
   Effect.gen(function*() {
     const referrals = yield* ReferralsService
     const limiter = yield* RateLimiter

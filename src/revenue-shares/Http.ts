@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { RevenueSharesService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const RevenueSharesHttpLive = HttpApiBuilder.group(Api, "revenueShares", (handlers) =>
+export const RevenueSharesHttpLive = apiGroup(Api, "revenueShares", (handlers) =>
   Effect.gen(function*() {
     const shares = yield* RevenueSharesService
     return handlers

@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { RiskService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const RiskHttpLive = HttpApiBuilder.group(Api, "risk", (handlers) =>
+export const RiskHttpLive = apiGroup(Api, "risk", (handlers) =>
   Effect.gen(function*() {
     const risk = yield* RiskService
     return handlers

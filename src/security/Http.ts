@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { SecurityService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const SecurityHttpLive = HttpApiBuilder.group(Api, "security", (handlers) =>
+export const SecurityHttpLive = apiGroup(Api, "security", (handlers) =>
   Effect.gen(function*() {
     const security = yield* SecurityService
     return handlers

@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { SegmentsService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const SegmentsHttpLive = HttpApiBuilder.group(Api, "segments", (handlers) =>
+export const SegmentsHttpLive = apiGroup(Api, "segments", (handlers) =>
   Effect.gen(function*() {
     const segments = yield* SegmentsService
     return handlers

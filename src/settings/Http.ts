@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { SettingsService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const SettingsHttpLive = HttpApiBuilder.group(Api, "settings", (handlers) =>
+export const SettingsHttpLive = apiGroup(Api, "settings", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* SettingsService
     return handlers

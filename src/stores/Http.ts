@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { StoresService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const StoresHttpLive = HttpApiBuilder.group(Api, "stores", (handlers) =>
+export const StoresHttpLive = apiGroup(Api, "stores", (handlers) =>
   Effect.gen(function*() {
     const stores = yield* StoresService
     return handlers
@@ -15,7 +15,7 @@ export const StoresHttpLive = HttpApiBuilder.group(Api, "stores", (handlers) =>
       .handle("setLiveMode", ({ path, payload }) => stores.setLiveMode(path.id, payload.live_mode))
   }))
 
-export const BranchesHttpLive = HttpApiBuilder.group(Api, "branches", (handlers) =>
+export const BranchesHttpLive = apiGroup(Api, "branches", (handlers) =>
   Effect.gen(function*() {
     const stores = yield* StoresService
     return handlers

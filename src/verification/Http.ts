@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { VerificationService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const VerificationHttpLive = HttpApiBuilder.group(Api, "verification", (handlers) =>
+export const VerificationHttpLive = apiGroup(Api, "verification", (handlers) =>
   Effect.gen(function*() {
     const verification = yield* VerificationService
     return handlers

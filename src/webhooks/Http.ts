@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../domain/Api.ts"
 import { WebhooksService } from "./Service.ts"
+import { apiGroup } from "../platform/WireResponses.ts"
 
-export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+export const WebhooksHttpLive = apiGroup(Api, "webhooks", (handlers) =>
   Effect.gen(function*() {
     const webhooks = yield* WebhooksService
     return handlers
