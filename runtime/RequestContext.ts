@@ -7,8 +7,9 @@
  * layer was built in: every service of the application, about 64 entries, copied 9 to 16 times per
  * request before these measures. The copies were a large share of what a request allocates.
  *
- * 1. The server is built in the framework's context (runtime/Http.ts `servedInFrameworkContext`): a
- *    request runs without the application's services in its context. The HttpApi's handlers do not read
+ * 1. The server is built in the framework's context (runtime/Http.ts `servedInFrameworkContext`), and
+ *    of that only what handling a request reads (`isRequestEntry`: not the SQL client, the cluster or the
+ *    process-level platform services): a request runs without the application's services in its context. The HttpApi's handlers do not read
  *    them from there: an HttpApi group takes the services it uses when it is built and adds its own build
  *    context back around each of its handlers. The routes outside the HttpApi (pages, documents, the
  *    console), which read theirs per request, get them from the request middleware
@@ -20,22 +21,34 @@
  *    built in into every request's, so it is built on the framework's entries and the services named
  *    (the API's security middleware) only; the groups' handlers bring their own.
  */
-import { Context, Effect, Layer } from "effect"
+import { CommandExecutor, Terminal, Worker } from "@effect/platform"
+import { Context, Effect, Layer, Scope } from "effect"
 
 /**
- * Whether a context entry belongs to the framework (Effect, @effect/platform, @effect/sql, …) and so
- * stays in the request's context: the request, its scope and span, the body size limit, the SQL client.
+ * The framework's entries that handling a request reads from its context: the HTTP platform (responses
+ * from files, ETags, the body size limit), the router, the layer's scope, and the HttpApi's groups and
+ * router while the API is built. Everything else the application was built with — the SQL client, the
+ * cluster, the process-level platform services (commands, terminal, workers), the layer memo map — is
+ * captured by the services that use it when they are built, and kept out of the request's context, which
+ * every `provideService` of a request copies whole.
  */
-const isFrameworkEntry = (key: string): boolean => key.startsWith("@effect/") || key.startsWith("effect/")
+const notPerRequest: ReadonlySet<string> = new Set([
+  CommandExecutor.CommandExecutor.key,
+  Terminal.Terminal.key,
+  Worker.WorkerManager.key
+])
+const isRequestEntry = (key: string): boolean =>
+  key === Scope.Scope.key || (key.startsWith("@effect/platform/") && !notPerRequest.has(key))
 
 /**
  * The application's services in `built` (the context the request middleware was built in), as a function
  * that adds them to a request's handling: for the routes outside the HttpApi (pages, documents, the
- * console), which read the services they use from the request's context rather than capturing them.
+ * console), which read the services they use (the SQL client among them) from the request's context
+ * rather than capturing them.
  */
 export const withApplicationServicesOf = (built: Context.Context<never>) => {
   const application = new Map<string, unknown>()
-  for (const [key, value] of built.unsafeMap) if (!isFrameworkEntry(key)) application.set(key, value)
+  for (const [key, value] of built.unsafeMap) if (!isRequestEntry(key)) application.set(key, value)
   const services = Context.unsafeMake<never>(application)
   return <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.mapInputContext(effect, (context: Context.Context<R>) => Context.merge(context, services))
@@ -64,15 +77,15 @@ export const builtOn = <const Tags extends ReadonlyArray<Context.Tag<any, any>>>
 ): Layer.Layer<A, E, R> => builtInNarrowed(layer, (context) => Context.pick(...tags)(context) as Context.Context<R>)
 
 /**
- * Builds `layer` in its context without the application's services, but for those `tags` name: the
- * framework's entries (the router, the platform, the SQL client, the HttpApi groups' handlers) stay.
+ * Builds `layer` in its context with only the entries a request reads (`isRequestEntry`) and those `tags`
+ * name: for the server and the HttpApi, whose build contexts become part of every request's.
  */
 export const builtOnFramework = (...tags: ReadonlyArray<Context.Tag<any, any>>) =>
 <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => {
   const named = new Set(tags.map((tag) => tag.key))
   return builtInNarrowed(layer, (context) => {
     const kept = new Map<string, unknown>()
-    for (const [key, value] of context.unsafeMap) if (isFrameworkEntry(key) || named.has(key)) kept.set(key, value)
+    for (const [key, value] of context.unsafeMap) if (isRequestEntry(key) || named.has(key)) kept.set(key, value)
     return Context.unsafeMake(kept) as Context.Context<R>
   })
 }
