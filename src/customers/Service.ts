@@ -27,7 +27,7 @@ import type { ConsentActorType } from "../../domain/Customers.ts"
 import type { ListParams } from "../../domain/Lists.ts"
 import { AccessService, storeData } from "../access/Service.ts"
 import { PaymentReads } from "../payments/Reads.ts"
-import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
+import { Idempotency, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
 import { pageAfter } from "../platform/Pagination.ts"
 import { PublicLinks } from "../platform/PublicLinks.ts"
@@ -171,7 +171,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
       return yield* access.withApiKey((key) =>
         idempotency.once(
           scopeOf(key, idempotencyKey),
-          requestFingerprint("customers.create", input),
+          { operation: "customers.create", input },
           201,
           encodeCustomer,
           () => createFor(key, input)
@@ -195,7 +195,7 @@ export class CustomersService extends Effect.Service<CustomersService>()("custom
         const owner = { storeId: store.storeId, livemode }
         return idempotency.once(
           scopeOf(owner, idempotencyKey),
-          requestFingerprint("customers.create", input),
+          { operation: "customers.create", input },
           201,
           encodeCustomer,
           () => createFor(owner, input)

@@ -37,7 +37,7 @@ import { Schema } from "effect"
 import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { SecretBox } from "../platform/Crypto.ts"
-import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
+import { Idempotency, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
 import { pageAfter } from "../platform/Pagination.ts"
 import { PublicLinks } from "../platform/PublicLinks.ts"
@@ -517,7 +517,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
           yield* customerOfStore(input.customer_id, key.storeId, key.livemode, "customer_id")
           return yield* idempotency.once(
             scopeOf({ storeId: key.storeId, livemode: key.livemode }, idempotencyKey),
-            requestFingerprint("games.play", { game: gameId, ...input }),
+            { operation: "games.play", input: { game: gameId, ...input } },
             201,
             encodePlay,
             (token) =>

@@ -46,7 +46,7 @@ import {
 import { GamesService } from "../games/Service.ts"
 import { StoresService } from "../stores/Service.ts"
 import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
-import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
+import { Idempotency, scopeOf } from "../platform/Idempotency.ts"
 import { newId } from "../platform/Ids.ts"
 import { maskName } from "../platform/Text.ts"
 import { formatAmount } from "../platform/Money.ts"
@@ -155,7 +155,7 @@ export class LoyaltyService extends Effect.Service<LoyaltyService>()("loyalty/Lo
     ) =>
       idempotency.once(
         scopeOf({ storeId: wallet.store_id, livemode: wallet.livemode }, idempotencyKey),
-        requestFingerprint(operation, request),
+        { operation, input: request },
         201,
         encodeRedemption,
         // The message is keyed by the request: a retry that takes over a crashed attempt sends the same

@@ -26,7 +26,7 @@ import { AccessService, type StoreAccess, storeData } from "../access/Service.ts
 import { AccountsService } from "../accounts/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { newId } from "../platform/Ids.ts"
-import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
+import { Idempotency, scopeOf } from "../platform/Idempotency.ts"
 import { addMillis, currentDate } from "../platform/Time.ts"
 import { recordPaymentTransition } from "../platform/Metrics.ts"
 import { type Currency, formatAmount, minorUnitsOf, parseAmount } from "../platform/Money.ts"
@@ -257,7 +257,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       return yield* access.withApiKey((key) =>
         idempotency.once(
           scopeOf(key, idempotencyKey),
-          requestFingerprint("payments.create", input),
+          { operation: "payments.create", input },
           201,
           encodePayment,
           () => createFor(key, input)
@@ -278,7 +278,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       return yield* storeMode(storeId, false, "payment.write", () =>
         idempotency.once(
           scopeOf(owner, idempotencyKey),
-          requestFingerprint("payments.create", input),
+          { operation: "payments.create", input },
           201,
           encodePayment,
           () => createFor(owner, input)
@@ -492,7 +492,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         const fingerprintBody = { payment_id: id, amount: input.amount ?? null, reason: input.reason ?? null }
         return {
           scope,
-          fingerprint: requestFingerprint("payments.refund", fingerprintBody),
+          request: { operation: "payments.refund", input: fingerprintBody },
           // The refund message is keyed by the request: a retry that takes over a crashed attempt sends the
           // same message again and gets the one refund.
           operation: (requestToken: string) =>
@@ -526,7 +526,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
       return yield* accessiblePayment(id, "payment.refund", (payment) =>
         Effect.flatMap(
           prepareRefund(payment, input, idempotencyKey),
-          (prepared) => idempotency.once(prepared.scope, prepared.fingerprint, 201, encodeRefund, prepared.operation)
+          (prepared) => idempotency.once(prepared.scope, prepared.request, 201, encodeRefund, prepared.operation)
         ))
     })
 

@@ -68,6 +68,16 @@ export const IdempotentOutcome = Data.taggedEnum<IdempotentOutcomeDefinition>()
 export const requestFingerprint = (operation: string, request: unknown): string =>
   createHash("sha256").update(JSON.stringify([operation, canonical(request)])).digest("hex")
 
+/**
+ * What a request asks for, as `once` compares it between two requests with the same key: the operation
+ * and its input. Fingerprinted only when the request has a key: most requests have none, and the hash of
+ * a canonical copy of the input was a tenth of a creation's work for nothing.
+ */
+export interface IdempotentRequest {
+  readonly operation: string
+  readonly input: unknown
+}
+
 const canonical = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(canonical)
   if (value !== null && typeof value === "object") {
@@ -223,20 +233,20 @@ export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempot
     /**
      * Runs `operation` once per key (`scope`; without one, every call runs it): its answer (encoded with
      * `encode`, at `successStatus`) or its client error is remembered, and every later request with the
-     * same key and `fingerprint` is answered `Replayed` with it instead.
+     * same key and the same `request` (by its fingerprint) is answered `Replayed` with it instead.
      * `operation` gets the request token: the same for a retry that takes over an abandoned attempt, so
      * work it hands on (an entity message) can be keyed by it and happen once.
      */
     const once = <A, E extends ApiError, R>(
       scope: IdempotencyScope | undefined,
-      fingerprint: string,
+      request: IdempotentRequest,
       successStatus: number,
       encode: (value: A) => unknown,
       operation: (requestToken: string) => Effect.Effect<A, E, R>
     ): Effect.Effect<IdempotentOutcome<A>, E | IdempotencyConflict, R> =>
       Effect.gen(function*() {
         if (scope === undefined) return IdempotentOutcome.Fresh({ value: yield* operation(randomUUID()) })
-        const claimed = yield* claim(scope, fingerprint)
+        const claimed = yield* claim(scope, requestFingerprint(request.operation, request.input))
         if (claimed._tag === "Answered") return claimed.outcome
         const value = yield* operation(claimed.token).pipe(
           Effect.tap((value) => remember({ ...scope, status: successStatus, body: encode(value) })),

@@ -31,7 +31,7 @@ import {
 } from "../../domain/Referrals.ts"
 import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
 import { maskName } from "../platform/Text.ts"
-import { Idempotency, requestFingerprint, scopeOf } from "../platform/Idempotency.ts"
+import { Idempotency, scopeOf } from "../platform/Idempotency.ts"
 import { Outbox } from "../platform/Outbox.ts"
 import { pageAfter } from "../platform/Pagination.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
@@ -282,7 +282,7 @@ export class ReferralsService extends Effect.Service<ReferralsService>()("referr
           }
           return yield* idempotency.once(
             scopeOf({ storeId: store.storeId, livemode }, idempotencyKey),
-            requestFingerprint("commissions.payout", input),
+            { operation: "commissions.payout", input },
             201,
             encodePayout,
             () => payoutNow(store.storeId, livemode, input.referrer_id ?? null)

@@ -15,7 +15,6 @@ import {
   IDEMPOTENCY_RETENTION,
   type IdempotentOutcome,
   outcomeValue,
-  requestFingerprint,
   WAIT_FOR_OWNER
 } from "../../src/platform/Idempotency.ts"
 import { testConfigLayer } from "../support/TestConfig.ts"
@@ -32,7 +31,7 @@ const IdempotencyTestLive = Idempotency.Default.pipe(
 const START = Date.parse("2026-03-01T09:00:00Z")
 let keys = 0
 const newScope = () => ({ storeId: StoreId.make("str_idempotency"), livemode: false, key: `key-${++keys}` })
-const fingerprint = requestFingerprint("test.operation", { amount: "1.00" })
+const request = { operation: "test.operation", input: { amount: "1.00" } }
 const Answer = Schema.Struct({ answer: Schema.String })
 
 /** Keeps `scope` claimed and unanswered until `release` is completed, as a request still at work does. */
@@ -41,7 +40,7 @@ const holdClaim = (idempotency: Idempotency, scope: ReturnType<typeof newScope>)
     const release = yield* Deferred.make<void>()
     const token = yield* Deferred.make<string>()
     const owner = yield* Effect.forkDaemon(
-      idempotency.once(scope, fingerprint, 201, (value: { answer: string }) => value, (requestToken) =>
+      idempotency.once(scope, request, 201, (value: { answer: string }) => value, (requestToken) =>
         Effect.zipRight(Deferred.succeed(token, requestToken), Effect.as(Deferred.await(release), { answer: "owner" })))
     )
     return { owner, release, token: yield* Deferred.await(token) }
@@ -57,7 +56,7 @@ describe("idempotency keys over time", () => {
         const scope = newScope()
         const held = yield* holdClaim(idempotency, scope)
         const waiting = yield* Effect.fork(
-          idempotency.once(scope, fingerprint, 201, (value: { answer: string }) => value, () => Effect.succeed({ answer: "second" }))
+          idempotency.once(scope, request, 201, (value: { answer: string }) => value, () => Effect.succeed({ answer: "second" }))
         )
         // Just short of the wait it is still waiting…
         yield* advanceWhileRunning(waiting, Duration.subtract(WAIT_FOR_OWNER, Duration.seconds(1)), "1 second")
@@ -77,7 +76,7 @@ describe("idempotency keys over time", () => {
         const scope = newScope()
         const held = yield* holdClaim(idempotency, scope)
         const waiting = yield* Effect.fork(
-          idempotency.once(scope, fingerprint, 201, (value: { answer: string }) => value, () => Effect.succeed({ answer: "second" }))
+          idempotency.once(scope, request, 201, (value: { answer: string }) => value, () => Effect.succeed({ answer: "second" }))
         )
         yield* advanceWhileRunning(waiting, "2 seconds", "1 second")
         yield* Deferred.succeed(held.release, undefined)
@@ -93,7 +92,7 @@ describe("idempotency keys over time", () => {
         const scope = newScope()
         const held = yield* holdClaim(idempotency, scope)
         const run = (label: string) =>
-          idempotency.once(scope, fingerprint, 201, (value: { answer: string; token: string }) => value, (token) =>
+          idempotency.once(scope, request, 201, (value: { answer: string; token: string }) => value, (token) =>
             Effect.succeed({ answer: label, token }))
         // Within the lease, the owner is presumed alive: a retry waits and is told to retry.
         const early = yield* Effect.fork(run("early"))
@@ -113,7 +112,7 @@ describe("idempotency keys over time", () => {
         const scope = newScope()
         const refused = new InvalidRequest({ message: "amount must be greater than zero", param: "amount" })
         let runs = 0
-        const run = idempotency.once(scope, fingerprint, 201, (value: { answer: string }) => value, () =>
+        const run = idempotency.once(scope, request, 201, (value: { answer: string }) => value, () =>
           Effect.suspend(() => (runs++ === 0 ? Effect.fail(refused) : Effect.succeed({ answer: "ran again" }))))
 
         expect(yield* Effect.flip(run)).toStrictEqual(refused)
