@@ -2,8 +2,8 @@
  * Traces out of the process. With `OTEL_EXPORTER_OTLP_ENDPOINT` set, every span — each HTTP request
  * (`http.server GET`, with its route), each service and repo call written with `Effect.fn`, SQL
  * statements, cluster messages, outgoing webhook requests — is sent over OTLP/HTTP to
- * `<endpoint>/v1/traces`, in batches every 5 seconds and once more at shutdown. Unset, no tracer is
- * installed: spans stay Effect's in-memory default and nothing is sent anywhere.
+ * `<endpoint>/v1/traces`, in batches every 5 seconds and once more at shutdown. Unset, tracing is
+ * switched off: no span is made, and nothing is sent anywhere.
  */
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
