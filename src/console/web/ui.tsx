@@ -1,5 +1,5 @@
 /** The console's building blocks: buttons, fields that show their error, badges, dialogs, amounts. */
-import { type ReactNode, useEffect, useId, useRef } from "react"
+import { type ReactNode, type SyntheticEvent, useEffect, useId, useRef } from "react"
 import type { ConsoleFailure } from "./rpc.ts"
 
 // Formatters are made once and kept: making an Intl formatter costs far more than formatting with it, and a
@@ -151,11 +151,17 @@ export const Dialog = (
     if (props.open && !dialog.open) dialog.showModal()
     if (!props.open && dialog.open) dialog.close()
   }, [props.open])
+  const closeOnCancel = (event: SyntheticEvent<HTMLDialogElement>) => {
+    event.preventDefault()
+    props.onClose()
+  }
   return (
-    // Escape closes the browser's dialog at once but queues its `close` event: closing the state on
-    // `cancel`, in the same keystroke, means an Enter pressed right after reopens it instead of being
-    // undone by that late event.
-    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onCancel={props.onClose} onClose={props.onClose}>
+    // Escape asks to close (`cancel`); the browser's own closing is prevented and the state closes the
+    // dialog instead (the effect above), so the dialog is never closed while the state still says open.
+    // Left to the browser, it closed at once and the state followed a task later (with its `close`
+    // event): an Enter on the opener in between found the state already open and did nothing, and the
+    // late event then closed the state too.
+    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onCancel={closeOnCancel} onClose={props.onClose}>
       {props.open
         ? (
           <>
