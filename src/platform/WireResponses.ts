@@ -10,7 +10,7 @@
  * exactly that and nothing else, and the handler's value is answered with it. A schema with any real
  * transformation (a Date to a string, a default, a rename) or an endpoint with several success schemas
  * keeps HttpApi's own encoding. The schemas stay the one description of every response: the OpenAPI
- * document, the projection and the fallback all read them (test/rules/WireResponses.test.ts checks the
+ * document, the projection and the fallback all read them (test/platform/WireResponses.test.ts checks the
  * projection against Schema.encode on generated values of every endpoint it serves).
  */
 import { HttpApiBuilder, HttpApiSchema, HttpServerResponse } from "@effect/platform"
@@ -21,7 +21,6 @@ import { Chunk, Effect, Option, SchemaAST } from "effect"
 export type Projection = (value: unknown) => unknown
 
 const identity: Projection = (value) => value
-const hasOwn = (value: object, key: PropertyKey) => Object.prototype.hasOwnProperty.call(value, key)
 
 /**
  * The projection equal to `Schema.encode` on every valid value of `ast`, or none where encoding does more
@@ -70,14 +69,13 @@ const compile = (ast: SchemaAST.AST, recursive: Map<SchemaAST.AST, Projection>):
 
 /**
  * A Schema.Class: its encoding is the identity from the instance to its fields' struct (Schema.ts
- * `makeClass`), which then encodes as any struct. Recognised by its shape: a final transformation from a
- * struct to the class's declaration, carrying the surrogate the class gives its transformation.
+ * `makeClass`), which then encodes as its fields' schema does. Recognised by its shape: a final
+ * transformation to the class's declaration, carrying the surrogate the class gives its transformation.
  */
 const isClass = (ast: SchemaAST.Transformation): boolean =>
   ast.transformation._tag === "FinalTransformation" &&
   ast.to._tag === "Declaration" &&
-  Option.isSome(SchemaAST.getSurrogateAnnotation(ast)) &&
-  (ast.from._tag === "TypeLiteral" || ast.from._tag === "Transformation" || ast.from._tag === "Refinement")
+  Option.isSome(SchemaAST.getSurrogateAnnotation(ast))
 
 const compileObject = (ast: SchemaAST.TypeLiteral, recursive: Map<SchemaAST.AST, Projection>): Projection | undefined => {
   const fields: Array<{ readonly name: PropertyKey; readonly optional: boolean; readonly project: Projection }> = []
@@ -101,7 +99,7 @@ const compileObject = (ast: SchemaAST.TypeLiteral, recursive: Map<SchemaAST.AST,
     const input = value as Record<PropertyKey, unknown>
     const output: Record<PropertyKey, unknown> = {}
     for (const field of fields) {
-      if (!hasOwn(input, field.name) && field.optional) continue
+      if (!Object.hasOwn(input, field.name) && field.optional) continue
       output[field.name] = field.project(input[field.name])
     }
     if (rest !== undefined) {
@@ -118,7 +116,7 @@ const compileArray = (ast: SchemaAST.TupleType, recursive: Map<SchemaAST.AST, Pr
     if (project === undefined) return undefined
     elements.push(project)
   }
-  // Only a plain array (`Schema.Array`) or a tuple without a rest; a rest followed by elements is rare enough to leave to encoding.
+  // Elements, then at most a rest (`Schema.Array` is a rest alone); elements after a rest are rare enough to leave to encoding.
   if (ast.rest.length > 1) return undefined
   const rest = ast.rest.length === 1 ? compile(ast.rest[0]!.type, recursive) : identity
   if (rest === undefined) return undefined
