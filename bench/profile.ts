@@ -96,5 +96,7 @@ runBench(async () => {
   const largest = profiles.sort((a, b) => statSync(b).size - statSync(a).size)[0]
   if (largest === undefined) throw new Error(`no CPU profile was written to ${profileDir}`)
   log(`profile: ${largest}`)
+  // The profile's times over this count are per request (a profile's own tools show totals).
+  log(`requests answered while profiling: ${result["2xx"]}`)
   summarise(JSON.parse(readFileSync(largest, "utf8")) as CpuProfile)
 })

@@ -12,6 +12,7 @@ import pg from "pg"
 import { ChangeFeed, makeChangeFeed } from "../src/platform/ChangeFeed.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { lockDataDirectory } from "./DataDirectoryLock.ts"
+import { executeStatementsDirectly } from "./DirectStatements.ts"
 import { serveEmbeddedDatabase } from "./EmbeddedPostgres.ts"
 
 export { EmbeddedDatabaseError } from "./EmbeddedPostgres.ts"
@@ -64,6 +65,12 @@ export const cancelSafePool = (config: pg.PoolConfig): pg.Pool => {
 }
 
 const clientLayer = (url: Redacted.Redacted<string>, applicationName: string) =>
+  pgClientLayer(url, applicationName).pipe(
+    // Statements without a span or a scope of their own while no one receives spans (runtime/DirectStatements.ts).
+    Layer.tap((context) => Effect.sync(() => executeStatementsDirectly(Context.get(context, SqlClient.SqlClient))))
+  )
+
+const pgClientLayer = (url: Redacted.Redacted<string>, applicationName: string) =>
   PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
       Effect.sync(() => {

@@ -25,6 +25,9 @@ export const exportingSpans: Effect.Effect<void, never, Scope.Scope> = Effect.ac
     })
 )
 
+/** Whether a tracer exports spans now: those who would make spans for no one ask (runtime/DirectStatements.ts). */
+export const spansExported = (): boolean => exporters > 0
+
 const GeneratorFunction = Object.getPrototypeOf(function*() {}).constructor
 
 type AnyFunction = (...args: Array<any>) => any
@@ -54,6 +57,6 @@ export const traced = (name: string, options?: Tracer.SpanOptions): Effect.fn.Ge
     const withSpan: AnyFunction = (Effect.fn(name, options) as AnyFunction)(body, ...pipeables)
     const withoutSpan = untraced(body, pipeables)
     return function(this: unknown, ...args: Array<unknown>) {
-      return exporters > 0 ? withSpan.apply(this, args) : withoutSpan.apply(this, args)
+      return spansExported() ? withSpan.apply(this, args) : withoutSpan.apply(this, args)
     }
   }) as unknown as Effect.fn.Gen & Effect.fn.NonGen

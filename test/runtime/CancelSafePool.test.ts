@@ -5,24 +5,12 @@
  * default alike.
  */
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
-import { cancelSafePool } from "../../runtime/Database.ts"
-import { serveEmbeddedDatabase } from "../../runtime/EmbeddedPostgres.ts"
-import { TestDatabase } from "../support/TestDatabase.ts"
+import { Effect, Option } from "effect"
+import { suitePoolClient } from "../support/SuitePool.ts"
 
 /** The suite's database with a pool of two connections: one for the statement, one for its cancel. */
-const twoConnections = Layer.unwrapScoped(Effect.gen(function*() {
-  const database = yield* TestDatabase
-  const url = Option.isSome(database.url) ? database.url.value : yield* serveEmbeddedDatabase(database.dataDir)
-  return PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
-      Effect.sync(() => cancelSafePool({ connectionString: Redacted.value(url), max: 2 })),
-      (pool) => Effect.promise(() => pool.end())
-    )
-  })
-})).pipe(Layer.provide(TestDatabase.layer))
+const twoConnections = suitePoolClient(2)
 
 describe("a cancelled statement's connection", () => {
   layer(twoConnections, { timeout: 120_000, excludeTestServices: true })("in a cancel-safe pool", (it) => {

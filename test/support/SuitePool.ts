@@ -1,0 +1,22 @@
+/**
+ * A PgClient on the suite's own database (TestDatabase: PostgreSQL, or the embedded server it starts)
+ * through the service's cancel-safe pool (runtime/Database.ts) of `max` connections, for the tests of the
+ * database client itself.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { cancelSafePool } from "../../runtime/Database.ts"
+import { serveEmbeddedDatabase } from "../../runtime/EmbeddedPostgres.ts"
+import { TestDatabase } from "./TestDatabase.ts"
+
+export const suitePoolClient = (max: number) =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const database = yield* TestDatabase
+    const url = Option.isSome(database.url) ? database.url.value : yield* serveEmbeddedDatabase(database.dataDir)
+    return PgClient.layerFromPool({
+      acquire: Effect.acquireRelease(
+        Effect.sync(() => cancelSafePool({ connectionString: Redacted.value(url), max })),
+        (pool) => Effect.promise(() => pool.end())
+      )
+    })
+  })).pipe(Layer.provide(TestDatabase.layer))
