@@ -24,7 +24,8 @@
  * The proof says that a check ran for this request; which store's rows a query touches is still decided by
  * the ids the method passes, taken from what the check returned.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Context, Effect, Option, Schema } from "effect"
 import { type ApiKeyPrincipal, CurrentPrincipal, type UserPrincipal } from "../../domain/Auth.ts"
 import { Forbidden, NotFound } from "../../domain/Errors.ts"

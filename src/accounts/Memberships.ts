@@ -7,7 +7,8 @@
  * runs in the caller's transaction, and is named for what it answers; every read dies on SQL failures: they are
  * the infrastructure's, not the caller's.
  */
-import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { type SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { RoleSchema } from "../../domain/Access.ts"
 import { OrganizationId, UserId } from "../../domain/Ids.ts"

@@ -2,7 +2,8 @@
  * SQL of accounts: users, sessions, organizations and memberships, invitations, password resets,
  * e-mail verification and changes, MFA state.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { type Role, RoleSchema } from "../../domain/Access.ts"
 import { InvitationId } from "../../domain/console/Account.ts"

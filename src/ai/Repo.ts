@@ -4,7 +4,8 @@
  * payments area's reports, and what they read of customers and stores those areas' reads. Every query is
  * parameterized; nothing a model answers ever reaches SQL.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { AiFeature } from "../../domain/Ai.ts"
 import { customerNames, marketingReachOfStore, pointsHeldInStore } from "../customers/Reads.ts"

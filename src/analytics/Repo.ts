@@ -4,7 +4,8 @@
  * the refunds' time, through covering indexes, migration 0014); the rollup's days are zero-filled with
  * `generate_series`.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { pointsHeldInOrganization } from "../customers/Reads.ts"

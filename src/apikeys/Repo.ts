@@ -2,7 +2,8 @@
  * SQL of API keys. Secrets are never stored: only their SHA-256 hash, which is what a presented key
  * is looked up by.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { ApiKeyId, OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"

@@ -12,7 +12,8 @@
  * row that the loyalty and referrals areas write and read in their own statements; the sums of points here
  * only read the wallet, for the reports of areas that have no wallet of their own.
  */
-import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { type SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { CustomerId, OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { joinableStores } from "../stores/Reads.ts"

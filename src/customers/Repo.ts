@@ -2,7 +2,8 @@
  * SQL of customers, their preferences and consent events. A customer's lifetime figures and recent
  * payments are read from its payments (as a payment link's are), so they can never disagree with them.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { ConsentActorType, ConsentPurpose } from "../../domain/Customers.ts"
 import { ConsentRecordId, CustomerId, StoreId, TierId } from "../../domain/Ids.ts"

@@ -4,7 +4,8 @@
  * taken with a guarded UPDATE (and `awarded <= inventory` is a CHECK), and a customer's plays are counted
  * under that lock, so neither inventory nor `max_plays_per_customer` can be overrun whatever races.
  */
-import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlError } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { GameType, PlayStatus, PrizeKind } from "../../domain/Games.ts"
 import { CustomerId, GameId, PlayId, PrizeId, StoreId } from "../../domain/Ids.ts"

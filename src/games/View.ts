@@ -70,12 +70,11 @@ export const toGame = (row: GameRow, prizes: ReadonlyArray<PrizeRow>, seed: stri
   })
 
 /**
- * A play is built from rows the repo has already decoded and is checked against its schema as it is
- * encoded (the HTTP answer, the play notice, the event), so its constructors skip a first check (the
+ * A play is built from rows the repo has already decoded, so its constructors skip checking it again (the
  * `true` below), as the payment's do (src/payments/View.ts): on the play path that check cost more than
  * the draw.
  */
-const CHECKED_ON_ENCODE = true
+const DECODED_ALREADY = true
 
 /** The play as the merchant sees it, with the `card_url` to give its customer (under `links`). */
 export const toPlay = (row: PlayViewRow, links: LinkUrls): Play =>
@@ -98,13 +97,13 @@ export const toPlay = (row: PlayViewRow, links: LinkUrls): Play =>
         awarded: row.prize_awarded ?? 0,
         active: row.prize_active ?? false,
         created_at: row.prize_created_at?.toISOString() ?? row.created_at.toISOString()
-      }, CHECKED_ON_ENCODE),
+      }, DECODED_ALREADY),
     ...(row.voucher_code === null ? {} : { voucher_code: row.voucher_code }),
-    proof: new PlayProof({ seed_commitment: row.seed_commitment, nonce: row.id }, CHECKED_ON_ENCODE),
+    proof: new PlayProof({ seed_commitment: row.seed_commitment, nonce: row.id }, DECODED_ALREADY),
     card_url: links.card(row.id, row.customer_link_version),
     created_at: row.created_at.toISOString(),
     revealed_at: row.revealed_at?.toISOString() ?? null
-  }, CHECKED_ON_ENCODE)
+  }, DECODED_ALREADY)
 
 export const encodePlay = Schema.encodeSync(Play)
 

@@ -8,7 +8,8 @@
  * would be reported without its entry), and the payments area's columns they read are those the journal
  * records. Every other figure of payments comes from the payments area's reports.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { LedgerAccount } from "../../domain/Ledger.ts"
 import { JournalId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"

@@ -3,7 +3,8 @@
  * read from the payments started through it (the payments area's reports over the link's `link_payments`
  * rows), so they can never disagree with the payments.
  */
-import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlError } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { PaymentId, StoreId } from "../../domain/Ids.ts"
 import { LinkId } from "../../domain/Links.ts"

@@ -4,7 +4,8 @@
  * (src/loyalty/Entity.ts); a reward's stock is taken with a guarded UPDATE, so redemptions of different
  * customers racing for the last unit cannot both get it.
  */
-import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlError, type Statement } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { PointsEntryType, RedemptionStatus } from "../../domain/Loyalty.ts"
 import {

@@ -53,10 +53,9 @@ export const toReward = (row: RewardRow): Reward =>
 
 /**
  * Redemptions and points entries are built from rows the repo has already decoded, on every change of a
- * wallet, and are checked against their schema as they are encoded (the answer, the event, the entry's
- * notice), so their constructors skip a first check, as the payment's do (src/payments/View.ts).
+ * wallet, so their constructors skip checking them again, as the payment's do (src/payments/View.ts).
  */
-const CHECKED_ON_ENCODE = true
+const DECODED_ALREADY = true
 
 export const toRedemption = (row: RedemptionRow): Redemption =>
   new Redemption({
@@ -70,7 +69,7 @@ export const toRedemption = (row: RedemptionRow): Redemption =>
     created_at: row.created_at.toISOString(),
     fulfilled_at: iso(row.fulfilled_at),
     cancelled_at: iso(row.cancelled_at)
-  }, CHECKED_ON_ENCODE)
+  }, DECODED_ALREADY)
 
 export const toPointsEntry = (row: PointsEntryRow): PointsEntry =>
   new PointsEntry({
@@ -85,7 +84,7 @@ export const toPointsEntry = (row: PointsEntryRow): PointsEntry =>
     ...(row.reason === null ? {} : { reason: row.reason }),
     ...(row.type === "reverse" ? { shortfall: row.shortfall } : {}),
     created_at: row.created_at.toISOString()
-  }, CHECKED_ON_ENCODE)
+  }, DECODED_ALREADY)
 
 /**
  * What each kind of entry says to the customer. The entry's own `reason` is the merchant's note (or names

@@ -3,7 +3,8 @@
  * claim lasts, how old a mail is — is the database's clock, so the sender on any runner and the request
  * that queued the mail agree on it.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import type { PagePosition } from "../platform/Pagination.ts"
 import { MAIL_QUEUE_CHANNEL } from "./Names.ts"

@@ -5,7 +5,8 @@
  * (customers, plan limits), or without a merchant's credential (the hosted checkout). Each is named for what
  * it answers; every method dies on SQL failures.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { CustomerId, type OrganizationId, PaymentId, StoreId } from "../../domain/Ids.ts"
 import { Currency, parseAmount } from "../platform/Money.ts"

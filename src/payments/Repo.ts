@@ -3,7 +3,8 @@
  * (see Entity.ts), with its outbox event (src/platform/Outbox.ts) and journal entry (src/ledger/Journal.ts);
  * reads go straight here.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { BranchId, CustomerId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
 import type { PaymentStatus } from "../../domain/Payments.ts"
@@ -145,7 +146,8 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         branchId: Schema.NullOr(BranchId),
         customerId: Schema.NullOr(CustomerId),
         livemode: Schema.Boolean,
-        amount: Schema.BigInt,
+        // The bigint itself: the driver sends its decimal digits, so the request passes to the statement unchanged.
+        amount: Schema.BigIntFromSelf,
         currency: Currency,
         referenceId: Schema.NullOr(Schema.String),
         description: Schema.NullOr(Schema.String),

@@ -9,7 +9,8 @@
  * database still answers in one statement over one snapshot, with the plan the single query had.
  * Every method dies on SQL failures: they are the infrastructure's, not the caller's.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { OrganizationId, PaymentId, type RefundId, StoreId } from "../../domain/Ids.ts"
 import { OpenStatuses } from "../../domain/Payments.ts"

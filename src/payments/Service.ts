@@ -42,7 +42,7 @@ import { PaymentEntity } from "./Entity.ts"
 import { buildKhqr, TEST_MERCHANT } from "./Khqr.ts"
 import type { PaymentAction } from "./Lifecycle.ts"
 import { PaymentsRepo, type PaymentRow } from "./Repo.ts"
-import { CHECKED_ON_ENCODE, toPayment, toRefund } from "./View.ts"
+import { DECODED_ALREADY, toPayment, toRefund } from "./View.ts"
 import { traced } from "../platform/Traced.ts"
 
 /** The store and mode a payment belongs to. */
@@ -303,7 +303,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
         const rows = yield* repo.list(storeId, livemode, filters, params.limit, position)
         const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
         const baseUrl = yield* publicUrl.get
-        return new PaymentList({ ...page, data: page.data.map((row) => toPayment(row, baseUrl)) }, CHECKED_ON_ENCODE)
+        return new PaymentList({ ...page, data: page.data.map((row) => toPayment(row, baseUrl)) }, DECODED_ALREADY)
       })
 
     /**
@@ -537,7 +537,7 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
           (position) => repo.listRefunds(id, params.limit, position)
         ))
       const page = toPage(rows, params.limit, (row) => ({ createdAt: row.created_at, id: row.id }))
-      return new RefundList({ ...page, data: page.data.map(toRefund) }, CHECKED_ON_ENCODE)
+      return new RefundList({ ...page, data: page.data.map(toRefund) }, DECODED_ALREADY)
     })
 
     return {

@@ -9,11 +9,12 @@ import type { PaymentRow, RefundRow } from "./Repo.ts"
 const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
 /**
- * Wire objects are built from rows the repo has already decoded, and the HTTP layer checks them against
- * their schema again as it encodes the answer; checking in the constructor as well (the `true` below
- * turns that off) cost more than the rest of a list request's own work.
+ * Wire objects are built from rows the repo has already decoded, by code the compiler types; checking
+ * every field again in the constructor (the `true` below turns that off) cost more than the rest of a list
+ * request's own work. Events that carry them are encoded through their schema; HTTP answers are written
+ * by projection of the schema's fields (src/platform/WireResponses.ts), which copies without checking.
  */
-export const CHECKED_ON_ENCODE = true
+export const DECODED_ALREADY = true
 
 /** Where a payer pays a payment: its hosted checkout page. */
 export const checkoutUrlOf = (baseUrl: string, paymentId: PaymentId) => `${baseUrl}/checkout/${paymentId}`
@@ -36,10 +37,10 @@ export const toPayment = (row: PaymentRow, baseUrl: string): Payment =>
     expires_at: row.expires_at.toISOString(),
     paid_at: iso(row.paid_at),
     checkout_url: checkoutUrlOf(baseUrl, row.id),
-    qr: new PaymentQr({ payload: row.qr_payload, md5: row.qr_md5 }, CHECKED_ON_ENCODE),
+    qr: new PaymentQr({ payload: row.qr_payload, md5: row.qr_md5 }, DECODED_ALREADY),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString()
-  }, CHECKED_ON_ENCODE)
+  }, DECODED_ALREADY)
 
 export const toRefund = (row: RefundRow): Refund =>
   new Refund({
@@ -51,4 +52,4 @@ export const toRefund = (row: RefundRow): Refund =>
     reason: row.reason,
     status: row.status,
     created_at: row.created_at.toISOString()
-  }, CHECKED_ON_ENCODE)
+  }, DECODED_ALREADY)

@@ -12,7 +12,8 @@
  * what it speaks — the REST handlers into the stored response (src/platform/IdempotentResponse.ts), the
  * console RPC into the value or the error again (`outcomeValue`).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "./SqlSchema.ts"
 import { Cause, Clock, Data, Duration, Effect, Exit, Option, Schema } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import {

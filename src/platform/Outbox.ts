@@ -8,7 +8,8 @@
  * queue applies it again, so `apply` must be idempotent (a primary or unique key on what it writes).
  */
 import { Singleton } from "@effect/cluster"
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "./SqlSchema.ts"
 import { Array as Arr, Deferred, Duration, Effect, FiberRef, Queue, Schema, Stream } from "effect"
 import { EventId, StoreId } from "../../domain/Ids.ts"
 import { ChangeFeed } from "./ChangeFeed.ts"

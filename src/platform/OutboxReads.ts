@@ -5,7 +5,8 @@
  * transaction, and is named for what it answers. The statements that a caller decodes with a schema of its own
  * (the feed's events, the purge's counted rows) are handed back as statements.
  */
-import { type SqlClient, SqlSchema } from "@effect/sql"
+import { type SqlClient } from "@effect/sql"
+import * as SqlSchema from "./SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 
 type Sql = SqlClient.SqlClient

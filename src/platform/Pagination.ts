@@ -13,7 +13,8 @@
  * `created_at` columns must hold no more than that — `timestamptz(3)` — or objects created in the same
  * millisecond as a page's last object could be skipped.
  */
-import { SqlSchema, type Statement } from "@effect/sql"
+import { type Statement } from "@effect/sql"
+import * as SqlSchema from "./SqlSchema.ts"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Either, Schema } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"

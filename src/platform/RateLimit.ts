@@ -11,7 +11,8 @@
  *   failure is counted afterwards, and reaching the limit blocks the counter for the rule's block.
  */
 import { HttpServerRequest } from "@effect/platform"
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "./SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { RateLimited } from "../../domain/Errors.ts"
 import { AppConfig } from "./Config.ts"

@@ -3,7 +3,8 @@
  * status the machine allows, so two racing moves cannot both apply); the simulation and the promotions
  * a paid payment may earn, each one query.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { PaymentId, PromotionId, SegmentId, StoreId, UserId } from "../../domain/Ids.ts"
 import { PromotionActions, PromotionStatus, type RuleSet, SIMULATION_WINDOW_DAYS } from "../../domain/Promotions.ts"

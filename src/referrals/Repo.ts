@@ -3,7 +3,8 @@
  * commissions. Summaries and reports are SQL aggregates. Every method dies on SQL or decode failures: they
  * are the infrastructure's, not the caller's.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { CommissionId, CustomerId, PaymentId, ReferralId, StoreId, UserId } from "../../domain/Ids.ts"
 import { CommissionStatus, ReferralFlags, ReferralStatus } from "../../domain/Referrals.ts"

@@ -5,7 +5,8 @@
  * checks percents in). Each read takes the SQL client in scope, so it runs in the caller's transaction, and dies
  * on SQL failures: they are the infrastructure's, not the caller's.
  */
-import { type SqlClient, SqlSchema } from "@effect/sql"
+import { type SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { StoreId } from "../../domain/Ids.ts"
 

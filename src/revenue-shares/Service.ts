@@ -4,7 +4,8 @@
  * change that could raise the sum locks the store's row first and sums inside the same transaction, so
  * two concurrent creates are checked one after the other and the second sees the first.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import type { CreateRevenueShare, RevenueShare, UpdateRevenueShare } from "../../domain/RevenueShares.ts"
 import { InvalidState, NotFound } from "../../domain/Errors.ts"

@@ -3,7 +3,8 @@
  * when an open (or investigating) case of the same store, mode, kind and subject exists: the partial
  * unique index of migration 0014 makes that hold under races, so a rule firing twice opens one case.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { RiskKind, RiskStatus } from "../../domain/Risk.ts"
 import { RiskCaseId, StoreId } from "../../domain/Ids.ts"

@@ -1,7 +1,8 @@
 /**
  * Segments' rows, and the one-query preview and membership test compiled from their rules (Rules.ts).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { Match, Rule, type RuleSet, SAMPLE_SIZE } from "../../domain/Promotions.ts"
 import { CustomerId, SegmentId, StoreId } from "../../domain/Ids.ts"

@@ -1,7 +1,8 @@
 /**
  * SQL of platform settings. Values arrive here already sealed: this table never holds a plaintext.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { traced } from "../platform/Traced.ts"
 

@@ -3,7 +3,8 @@
  * opened only for the payments engine) and as a masked summary (`credentials_summary`), so showing a
  * store never needs the master key.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { type Role, Roles } from "../../domain/Access.ts"
 import { BranchId, OrganizationId, StoreId, UserId } from "../../domain/Ids.ts"

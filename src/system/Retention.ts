@@ -13,7 +13,8 @@
  */
 import { ClusterCron } from "@effect/cluster"
 import { Snowflake } from "@effect/cluster"
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Cron, Effect, Layer, Schema } from "effect"
 import { clearFinishedMailBodies, purgeFinishedMail } from "../mail/Retention.ts"
 import { AppConfig } from "../platform/Config.ts"

@@ -1,7 +1,8 @@
 /**
  * SQL of merchant verification submissions and their review.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { OrganizationId, UserId, VerificationId } from "../../domain/Ids.ts"
 import { VerificationStatus } from "../../domain/Verification.ts"

@@ -8,7 +8,8 @@
  * the feed re-reads from a floor that trails the newest position it sent until the events above it are
  * old enough that no earlier transaction can still be open, and skips the events it sent already.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Duration, Effect, Option, Schedule, Schema, Stream } from "effect"
 import { EventFeedSynced, EventOccurred } from "../../domain/console/Developer.ts"
 import { NotFound } from "../../domain/Errors.ts"

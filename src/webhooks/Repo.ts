@@ -2,7 +2,8 @@
  * SQL of webhooks: endpoints and their sealed secrets for the service, and the delivery queue for the
  * dispatcher. Secrets come and go sealed; only the service and the dispatcher open them.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { EventId, StoreId, WebhookDeliveryId, WebhookEndpointId } from "../../domain/Ids.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
