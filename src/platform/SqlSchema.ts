@@ -15,7 +15,8 @@ import { Cause, Effect, type Option, type ParseResult, Schema, SchemaAST } from 
 
 /**
  * Whether encoding a valid value of `ast` answers the same values (undeclared keys aside, which a
- * statement never reads): no transformation anywhere, only checks.
+ * statement never reads, and an own `__proto__` key, which decoding at the API's edge has already
+ * dropped): no transformation anywhere, only checks.
  */
 export const encodesUnchanged = (ast: SchemaAST.AST): boolean => {
   switch (ast._tag) {
