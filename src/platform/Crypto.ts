@@ -158,13 +158,16 @@ export class SecretBox extends Effect.Service<SecretBox>()("platform/SecretBox",
  */
 export const randomToken = (bytes = 32): string => randomBase62(Math.ceil((bytes * 8) / Math.log2(62)))
 
-/** The SHA-256 hex digest under which a token is stored; the token itself is never stored. */
-// The one-shot `hash` (Node 20.12+) where there is one: a third of a Hash object's cost for an input this short,
-// and every API request hashes its key. Runtimes without it (older Node, Deno) make the Hash object.
-const sha256Hex: (text: string) => string = typeof nodeCrypto.hash === "function"
+/**
+ * The SHA-256 hex digest of a text (as UTF-8). The one-shot `hash` (Node 20.12+) where there is one: a
+ * third of a Hash object's cost for a short input, and every API request hashes its key. Runtimes without
+ * it (older Node, Deno) make the Hash object.
+ */
+export const sha256Hex: (text: string) => string = typeof nodeCrypto.hash === "function"
   ? (text) => nodeCrypto.hash("sha256", text, "hex")
   : (text) => nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex")
 
+/** The SHA-256 hex digest under which a token is stored; the token itself is never stored. */
 export const hashToken = (token: string): string => sha256Hex(token)
 
 /** Whether `token` is the one whose `hashToken` is `storedHash`, compared in constant time. */

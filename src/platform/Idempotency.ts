@@ -15,7 +15,8 @@
 import { SqlClient } from "@effect/sql"
 import * as SqlSchema from "./SqlSchema.ts"
 import { Cause, Clock, Data, Duration, Effect, Exit, Option, Schema } from "effect"
-import { createHash, randomUUID } from "node:crypto"
+import { randomUUID } from "node:crypto"
+import { sha256Hex } from "./Crypto.ts"
 import {
   type ApiError,
   ErrorEnvelope,
@@ -67,7 +68,7 @@ export const IdempotentOutcome = Data.taggedEnum<IdempotentOutcomeDefinition>()
  * the console RPC that do the same thing share keys.
  */
 const requestFingerprint = (operation: string, request: unknown): string =>
-  createHash("sha256").update(JSON.stringify([operation, canonical(request)])).digest("hex")
+  sha256Hex(JSON.stringify([operation, canonical(request)]))
 
 /**
  * What a request asks for, as `once` compares it between two requests with the same key: the operation
