@@ -53,10 +53,8 @@ const reject = (status: number, code: ErrorCode, message: string, param?: string
 
 type Checked =
   | { readonly _tag: "Refuse"; readonly response: HttpServerResponse.HttpServerResponse }
-  /** The request goes on as it came (or with its body read here and given to it, answered from memory). */
+  /** The request goes on as it came, or with the body read here given to it (`giveBodyRead`). */
   | { readonly _tag: "PassOn" }
-  /** The request goes on as this one: its body read here, answered from memory. */
-  | { readonly _tag: "BodyRead"; readonly request: HttpServerRequest.HttpServerRequest }
 
 const refuse = (response: HttpServerResponse.HttpServerResponse): Checked => ({ _tag: "Refuse", response })
 
@@ -133,35 +131,22 @@ const readBounded = (source: IncomingMessage, maxBytes: number) =>
 const encoder = new TextEncoder()
 
 /**
- * Every way of reading a body once it has been read here (the underlying stream has been consumed) answers
+ * Gives the request itself the body read here (the underlying stream has been consumed): its own
+ * properties then shadow the platform's readers of the stream, and every way of reading the body answers
  * from memory; `json` and `urlParamsBody` go through `text`, so the bytes are made only for a handler that
- * asks for them.
+ * asks for them. The request in the context stays the one the routes read, so nothing is provided again (a
+ * copy of the request's context and a fiber-ref change each way), and the routes read an object of the
+ * shape every request has rather than one inheriting from it.
  */
-const bodyFromMemory = (text: string): PropertyDescriptorMap => {
+const giveBodyRead = (request: HttpServerRequest.HttpServerRequest, text: string): Checked => {
   const bytes = () => encoder.encode(text)
-  return {
+  Object.defineProperties(request, {
     text: { value: Effect.succeed(text), configurable: true },
     arrayBuffer: { get: () => Effect.sync(() => bytes().buffer as ArrayBuffer), configurable: true },
     stream: { get: () => Stream.suspend(() => Stream.succeed(bytes())), configurable: true }
-  }
+  })
+  return PASS_ON
 }
-
-/**
- * Gives the request itself its body from memory: the request's own properties then shadow the platform's
- * readers of the consumed stream. The request in the context stays the one the routes read, so nothing is
- * provided again (a copy of the request's context and a fiber-ref change each way), and the routes read an
- * object of the shape every request has rather than one inheriting from it. False when the request does not
- * take properties of its own (frozen), and nothing is changed then.
- */
-const giveBodyRead = (request: HttpServerRequest.HttpServerRequest, text: string): boolean => {
-  if (!Object.isExtensible(request)) return false
-  Object.defineProperties(request, bodyFromMemory(text))
-  return true
-}
-
-/** A request answering its body from memory in place of `request`, for one that takes no properties of its own. */
-const withBodyRead = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest =>
-  Object.create(request, bodyFromMemory(text))
 
 /** The path's segments decoded, or undefined when one is not valid percent-encoded UTF-8. */
 const decodeSegments = (path: string): ReadonlyArray<string> | undefined => {
@@ -217,7 +202,7 @@ export const guardRequests = (options: RequestGuardOptions) => {
       const read = yield* readBounded(NodeHttpServerRequest.toIncomingMessage(request), maxBodyBytes)
       if (read._tag === "TooLarge") return refuse(tooLarge(maxBodyBytes))
       if (read._tag === "Unreadable") return refuse(reject(400, "invalid_request", "The request body could not be read"))
-      if (read.text.trim() === "") return route.hasPayload ? refuse(notAnObject) : bodyRead(request, read.text)
+      if (read.text.trim() === "") return route.hasPayload ? refuse(notAnObject) : giveBodyRead(request, read.text)
       let body: unknown
       try {
         body = JSON.parse(read.text)
@@ -230,12 +215,8 @@ export const guardRequests = (options: RequestGuardOptions) => {
         const param = paramOf(unsafe.path)
         return refuse(reject(400, "invalid_request", `${param ?? "The request body"} ${unsafe.problem}`, param))
       }
-      return bodyRead(request, read.text)
+      return giveBodyRead(request, read.text)
     })
-
-  /** The request, to go on with `text` as its body. */
-  const bodyRead = (request: HttpServerRequest.HttpServerRequest, text: string): Checked =>
-    giveBodyRead(request, text) ? PASS_ON : { _tag: "BodyRead", request: withBodyRead(request, text) }
 
   /**
    * What to do with the request: `Refuse` it, `PassOn` as it came, or check its JSON body (`ReadBody`).
@@ -281,11 +262,7 @@ export const guardRequests = (options: RequestGuardOptions) => {
     // Providing the request again would copy the whole request context for nothing.
     if (checked._tag !== "ReadBody") return httpEffect
     return Effect.flatMap(checkJsonBody(request, checked.route), (read): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-      read._tag === "Refuse"
-        ? Effect.succeed(read.response)
-        : read._tag === "BodyRead"
-        ? Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, read.request)
-        : httpEffect)
+      read._tag === "Refuse" ? Effect.succeed(read.response) : httpEffect)
   }
 }
 
