@@ -9,6 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { resolve } from "node:path"
 import pg from "pg"
+import { runAfterCommit } from "../src/platform/AfterCommit.ts"
 import { ChangeFeed, makeChangeFeed } from "../src/platform/ChangeFeed.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { lockDataDirectory } from "./DataDirectoryLock.ts"
@@ -66,8 +67,15 @@ export const cancelSafePool = (config: pg.PoolConfig): pg.Pool => {
 
 const clientLayer = (url: Redacted.Redacted<string>, applicationName: string) =>
   pgClientLayer(url, applicationName).pipe(
-    // Statements without a span or a scope of their own while no one receives spans (runtime/DirectStatements.ts).
-    Layer.tap((context) => Effect.sync(() => executeStatementsDirectly(Context.get(context, SqlClient.SqlClient))))
+    Layer.tap((context) =>
+      Effect.sync(() => {
+        const sql = Context.get(context, SqlClient.SqlClient)
+        // Statements without a span or a scope of their own while no one receives spans (runtime/DirectStatements.ts).
+        executeStatementsDirectly(sql)
+        // Transactions that run what they were given to do once committed (src/platform/AfterCommit.ts).
+        runAfterCommit(sql)
+      })
+    )
   )
 
 const pgClientLayer = (url: Redacted.Redacted<string>, applicationName: string) =>
@@ -218,6 +226,6 @@ export const DatabaseLive: Layer.Layer<
     const applicationName = yield* DatabaseApplicationName
     // Acquired after the database, so closed before it stops.
     const listen = yield* makeListener(url, applicationName)
-    return Layer.merge(makeChangeFeed({ listen }), clientLayer(url, applicationName))
+    return makeChangeFeed({ listen }).pipe(Layer.provideMerge(clientLayer(url, applicationName)))
   })
 )

@@ -10,10 +10,12 @@
  * Order and completeness are those of API.md "Live status": a stream is registered before the current
  * status is read, so no change falls between the two; a frame goes out only for a version newer than the
  * last one sent (or than `Last-Event-ID`), so a resync or a duplicate notice repeats nothing; after a
- * terminal status the stream ends.
+ * terminal status the stream ends. Every followed payment is also read again with each ping (a batch of
+ * them in one statement): a notice lost with the process that made the change, between its commit and
+ * the notice's send (platform/ChangeFeed.ts), is late by a ping interval, never missing.
  */
 import * as Sse from "@effect/experimental/Sse"
-import { Duration, Effect, Option, Stream } from "effect"
+import { Array as Arr, Duration, Effect, Option, Schedule, Stream } from "effect"
 import { Readable } from "node:stream"
 import type { PaymentId } from "../../domain/Ids.ts"
 import { type PaymentStatus, TerminalStatuses } from "../../domain/Payments.ts"
@@ -27,8 +29,8 @@ const TERMINAL: ReadonlySet<PaymentStatus> = new Set(TerminalStatuses)
 
 export const PING_INTERVAL = Duration.seconds(15)
 const RECONNECT_AFTER = Duration.millis(3000)
-/** Re-reads after a resync run this many at a time, so a reconnect does not flood the pool. */
-const RESYNC_CONCURRENCY = 8
+/** Followed payments are read again this many to a statement. */
+const REREAD_BATCH = 500
 
 /** One Server-Sent Events frame (API.md "Live status"). */
 export const statusFrame = (change: PaymentChange): string =>
@@ -89,21 +91,28 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
     const readCurrent = (paymentId: PaymentId) =>
       Effect.map(payments.paymentById(paymentId), Option.map(paymentChangeOf))
 
-    /** After a reconnect of the listener, every followed payment is read again: notices may have been lost. */
-    const resyncAll = Effect.forEach(
-      [...watchersByPayment.keys()],
-      (paymentId) =>
-        Effect.map(readCurrent(paymentId), Option.match({
-          onNone: () => undefined,
-          onSome: (change) => watchersByPayment.get(paymentId)?.forEach((watcher) => deliver(watcher, change))
-        })),
-      { concurrency: RESYNC_CONCURRENCY, discard: true }
-    ).pipe(Effect.catchAllCause((cause) => Effect.logWarning("re-reading followed payments after a resync failed", cause)))
+    /**
+     * Every followed payment read again and sent where it is news: after a reconnect of the listener
+     * (notices may have been lost meanwhile) and with every ping.
+     */
+    const rereadAll = Effect.suspend(() =>
+      Effect.forEach(
+        Arr.chunksOf([...watchersByPayment.keys()], REREAD_BATCH),
+        (ids) =>
+          Effect.map(payments.paymentsByIds(ids), (rows) => {
+            for (const row of rows) {
+              const change = paymentChangeOf(row)
+              watchersByPayment.get(row.id)?.forEach((watcher) => deliver(watcher, change))
+            }
+          }),
+        { discard: true }
+      )
+    ).pipe(Effect.catchAllCause((cause) => Effect.logWarning("re-reading followed payments failed", cause)))
 
     const notices = yield* subscribePaymentChanges(feed, (change) => watchersByPayment.has(change.id))
     yield* Stream.runForEach(notices, (notice) =>
       notice._tag === "Resync"
-        ? resyncAll
+        ? rereadAll
         : Effect.sync(() => watchersByPayment.get(notice.change.id)?.forEach((watcher) => deliver(watcher, notice.change)))).pipe(
         Effect.forkScoped
       )
@@ -112,6 +121,7 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
       for (const watchers of watchersByPayment.values()) for (const watcher of watchers) watcher.body.push(PING)
     }, Duration.toMillis(PING_INTERVAL))
     pinger.unref()
+    yield* Effect.forkScoped(Effect.schedule(rereadAll, Schedule.spaced(PING_INTERVAL)))
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         clearInterval(pinger)

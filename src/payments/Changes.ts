@@ -1,14 +1,50 @@
 /**
- * Live payment changes, from the change notices the payments engine sends on PAYMENT_CHANNEL inside
- * each change's transaction and the process-wide LISTEN/NOTIFY fan-out (platform/ChangeFeed). The
- * checkout's status stream (one payment) and the console's payment feed (one store) both read them here.
+ * Live payment changes: the notices the payments engine announces once each change of a payment has
+ * committed (its creation, every status change, every refund), through the process-wide change feed
+ * (platform/ChangeFeed: LISTEN/NOTIFY). The checkout's status stream (one payment) and the console's
+ * payment feed (one store) both read them here.
  */
 import { Effect, Option, Schema, Stream } from "effect"
-import type { PaymentId, StoreId } from "../../domain/Ids.ts"
+import { PaymentId, StoreId } from "../../domain/Ids.ts"
+import { PaymentStatus } from "../../domain/Payments.ts"
 import type { ChangeFeed } from "../platform/ChangeFeed.ts"
-import { PAYMENT_CHANNEL, PaymentChange } from "./Repo.ts"
+import { Currency, formatAmount } from "../platform/Money.ts"
+import type { PaymentRow } from "./Repo.ts"
 
-export { PaymentChange, paymentChangeOf } from "./Repo.ts"
+/** The LISTEN/NOTIFY channel on which payment changes are announced. */
+export const PAYMENT_CHANNEL = "payment_changes"
+
+/** What a change notice says: enough for a live status frame without reading the payment again. */
+export const PaymentChange = Schema.Struct({
+  id: PaymentId,
+  store_id: StoreId,
+  livemode: Schema.Boolean,
+  version: Schema.Number,
+  status: PaymentStatus,
+  amount: Schema.String,
+  currency: Currency,
+  amount_refunded: Schema.String
+})
+export type PaymentChange = typeof PaymentChange.Type
+
+export const paymentChangeOf = (payment: PaymentRow): PaymentChange => ({
+  id: payment.id,
+  store_id: payment.store_id,
+  livemode: payment.livemode,
+  version: payment.version,
+  status: payment.status,
+  amount: formatAmount(payment.amount, payment.currency),
+  currency: payment.currency,
+  amount_refunded: formatAmount(payment.amount_refunded, payment.currency)
+})
+
+/**
+ * Tells every process following `payment` that it is now as given, once the transaction that made it
+ * so commits (at once outside one). The notice is PaymentChange's JSON, which `subscribePaymentChanges`
+ * parses on the other side.
+ */
+export const announcePaymentChange = (feed: ChangeFeed["Type"], payment: PaymentRow): Effect.Effect<void> =>
+  feed.announce(PAYMENT_CHANNEL, JSON.stringify(paymentChangeOf(payment)))
 
 /** A change of a followed payment, or word that some may have been missed (the listener reconnected). */
 export type PaymentNotice =

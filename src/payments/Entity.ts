@@ -4,8 +4,8 @@
  * however many requests race. Messages are persisted with a primary key: a retry, or a replay after a
  * crash, is answered once.
  *
- * Each change is one SQL transaction: the new state, the refund row, the journal entry, the outbox event
- * and the change notification commit together or not at all. Within it the handler also records the
+ * Each change is one SQL transaction: the new state, the refund row, the journal entry and the outbox
+ * event commit together or not at all, and the change notice goes out once they have. Within it the handler also records the
  * message's key, so a message replayed after its transaction committed (but before the reply was
  * stored) finds its own work and answers with it instead of applying it again.
  */
@@ -17,9 +17,11 @@ import { Forbidden, InvalidRequest, InvalidState, NotFound } from "../../domain/
 import { BranchId, CustomerId, PaymentId, RefundId } from "../../domain/Ids.ts"
 import { JournalPostings } from "../ledger/Journal.ts"
 import { recordPaymentTransition } from "../platform/Metrics.ts"
+import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { Outbox } from "../platform/Outbox.ts"
 import { PublicBaseUrl } from "../platform/PublicUrl.ts"
 import { currentDate } from "../platform/Time.ts"
+import { announcePaymentChange } from "./Changes.ts"
 import { eventTypeOf, nextStatus, type PaymentAction, PaymentActions, refundOutcome } from "./Lifecycle.ts"
 import { PaymentRow, PaymentsRepo, RefundRow } from "./Repo.ts"
 import { toPayment } from "./View.ts"
@@ -81,6 +83,7 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
     const sql = yield* SqlClient.SqlClient
     const repo = yield* PaymentsRepo
     const outbox = yield* Outbox
+    const changeFeed = yield* ChangeFeed
     const journal = yield* JournalPostings
     const publicUrl = yield* PublicBaseUrl
     // The cluster addresses the entity by the payment's id: the one string here that arrives unbranded.
@@ -93,12 +96,12 @@ export const PaymentEntityLive = PaymentEntity.toLayer(
       Option.match({ onNone: () => Effect.fail(notFound()), onSome: Effect.succeed })
     )
 
-    /** The outbox event and the change notification of a payment that just changed. */
+    /** The outbox event of a payment that just changed, and its change notice once that commits. */
     const announce = (payment: PaymentRow, type: string, at: Date) =>
       Effect.gen(function*() {
         const view = toPayment(payment, yield* publicUrl.get)
         yield* outbox.emit({ storeId: payment.store_id, livemode: payment.livemode, type, object: view, at })
-        yield* repo.notifyChange(payment)
+        yield* announcePaymentChange(changeFeed, payment)
       })
 
     /** A message's answer, and the status change it made (none when a replay found its own earlier work). */

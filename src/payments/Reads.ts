@@ -176,11 +176,14 @@ export class PaymentReads extends Effect.Service<PaymentReads>()("payments/Payme
      * checkout page and the live status streams show it to whoever holds its link.
      */
     const paymentById = repo.find
+    /** Those of the payments `ids` that exist, for the live status streams' re-reads. */
+    const paymentsByIds = repo.findMany
     /** The payment's newest refunds, at most `limit` of them (and one more, telling there are more). */
     const refundsOf = (paymentId: PaymentId, limit: number) => repo.listRefunds(paymentId, limit)
 
     return {
       paymentById,
+      paymentsByIds,
       refundsOf,
       factsOf,
       customerFigures,

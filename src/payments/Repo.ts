@@ -9,37 +9,10 @@ import { Effect, Option, Schema } from "effect"
 import { BranchId, CustomerId, PaymentId, RefundId, StoreId } from "../../domain/Ids.ts"
 import type { PaymentStatus } from "../../domain/Payments.ts"
 import { OpenStatuses, PaymentStatus as PaymentStatusSchema } from "../../domain/Payments.ts"
-import { Currency, formatAmount } from "../platform/Money.ts"
+import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { transactionOf } from "../platform/Transaction.ts"
 import { traced } from "../platform/Traced.ts"
-
-/** The LISTEN/NOTIFY channel on which payment changes are announced. */
-export const PAYMENT_CHANNEL = "payment_changes"
-
-/** What a change notice says: enough for a live status frame without reading the payment again. */
-export const PaymentChange = Schema.Struct({
-  id: PaymentId,
-  store_id: StoreId,
-  livemode: Schema.Boolean,
-  version: Schema.Number,
-  status: PaymentStatusSchema,
-  amount: Schema.String,
-  currency: Currency,
-  amount_refunded: Schema.String
-})
-export type PaymentChange = typeof PaymentChange.Type
-
-export const paymentChangeOf = (payment: PaymentRow): PaymentChange => ({
-  id: payment.id,
-  store_id: payment.store_id,
-  livemode: payment.livemode,
-  version: payment.version,
-  status: payment.status,
-  amount: formatAmount(payment.amount, payment.currency),
-  currency: payment.currency,
-  amount_refunded: formatAmount(payment.amount_refunded, payment.currency)
-})
 
 const Timestamp = Schema.DateFromSelf
 const NullableTimestamp = Schema.NullOr(Schema.DateFromSelf)
@@ -159,25 +132,16 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         createdAt: Schema.DateFromSelf
       }),
       Result: PaymentRow,
-      // The new payment is announced on PAYMENT_CHANNEL in the same statement (a store's live feed shows it
-      // when it commits), as every later change of it is; the notice is PaymentChange's JSON.
+      // Its change notice goes out once the insert commits (payments/Changes.ts announcePaymentChange).
       execute: (payment) =>
         sql`
-          WITH inserted AS (
-            INSERT INTO payments (id, store_id, branch_id, customer_id, livemode, status, amount, currency, reference_id,
-              description, metadata, provider, qr_payload, qr_md5, expires_at, created_at, updated_at)
-            VALUES (${payment.id}, ${payment.storeId}, ${payment.branchId}, ${payment.customerId}, ${payment.livemode}, 'pending',
-              ${payment.amount}, ${payment.currency}, ${payment.referenceId}, ${payment.description},
-              ${JSON.stringify(payment.metadata)}::jsonb, ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
-              ${payment.createdAt})
-            RETURNING *
-          )
-          SELECT inserted.*, pg_notify(${PAYMENT_CHANNEL}, json_build_object(
-            'id', id, 'store_id', store_id, 'livemode', livemode, 'version', version, 'status', status,
-            'amount', ${formatAmount(BigInt(payment.amount), payment.currency)}::text, 'currency', currency,
-            'amount_refunded', ${formatAmount(0n, payment.currency)}::text
-          )::text) AS announced
-          FROM inserted`
+          INSERT INTO payments (id, store_id, branch_id, customer_id, livemode, status, amount, currency, reference_id,
+            description, metadata, provider, qr_payload, qr_md5, expires_at, created_at, updated_at)
+          VALUES (${payment.id}, ${payment.storeId}, ${payment.branchId}, ${payment.customerId}, ${payment.livemode}, 'pending',
+            ${payment.amount}, ${payment.currency}, ${payment.referenceId}, ${payment.description},
+            ${JSON.stringify(payment.metadata)}::jsonb, ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
+            ${payment.createdAt})
+          RETURNING *`
     })
     const insert = traced("PaymentsRepo.insert")((payment: NewPayment) => insertPayment(payment).pipe(Effect.orDie))
 
@@ -189,6 +153,16 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         Request: PaymentId,
         Result: PaymentRow,
         execute: (id) => sql`SELECT * FROM payments WHERE id = ${id}`
+      }),
+      Effect.orDie
+    )
+
+    /** The payments of `ids` that exist, in no particular order. */
+    const findMany = traced("PaymentsRepo.findMany")(
+      SqlSchema.findAll({
+        Request: Schema.NonEmptyArray(PaymentId),
+        Result: PaymentRow,
+        execute: (ids) => sql`SELECT * FROM payments WHERE id IN ${sql.in(ids)}`
       }),
       Effect.orDie
     )
@@ -368,19 +342,6 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         refundsOfPayment({ paymentId, limit, position }).pipe(Effect.orDie)
     )
 
-    // The notice travels as the JSON of PaymentChange, which is what Changes.ts parses on the other side.
-    const notify = SqlSchema.void({
-      Request: Schema.parseJson(PaymentChange),
-      execute: (notice) => sql`SELECT pg_notify(${PAYMENT_CHANNEL}, ${notice})`
-    })
-    /**
-     * Tells every process listening on PAYMENT_CHANNEL that a payment changed; sent inside the change's
-     * transaction, so it is delivered exactly when the change commits.
-     */
-    const notifyChange = traced("PaymentsRepo.notifyChange")((payment: PaymentRow) =>
-      notify(paymentChangeOf(payment)).pipe(Effect.orDie)
-    )
-
     // Expiry is judged at `now` from the caller's Clock, not the database's now(), so it is tested under
     // TestClock. Nodes keep NTP time; the sweep runs every second anyway.
     const LimitAt = Schema.Struct({ limit: Schema.Number, now: Schema.DateFromSelf })
@@ -419,6 +380,7 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       insert,
       inTransaction,
       find,
+      findMany,
       findForUpdate,
       list,
       summary,
@@ -429,7 +391,6 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
       insertRefund,
       findRefundByRequestKey,
       listRefunds,
-      notifyChange,
       overdue,
       openLive
     } as const

@@ -37,7 +37,7 @@ import { StoresService } from "../stores/Service.ts"
 import { PlanLimits } from "../limits/Service.ts"
 import { PaymentReads } from "./Reads.ts"
 import { CustomersService } from "../customers/Service.ts"
-import { ofStore, subscribePaymentChanges } from "./Changes.ts"
+import { announcePaymentChange, ofStore, subscribePaymentChanges } from "./Changes.ts"
 import { PaymentEntity } from "./Entity.ts"
 import { buildKhqr, TEST_MERCHANT } from "./Khqr.ts"
 import type { PaymentAction } from "./Lifecycle.ts"
@@ -248,7 +248,9 @@ export class PaymentsService extends Effect.Service<PaymentsService>()("payments
             return yield* repo.insert(payment)
           })
         )
-        // Counted once inserted: an enclosing transaction (a payment link's) rolls back only on a defect.
+        // Announced and counted once inserted: an enclosing transaction (a payment link's) holds the
+        // notice until it commits, and rolls back only on a defect.
+        yield* announcePaymentChange(changeFeed, row)
         yield* recordPaymentTransition({ from: "none", to: row.status, livemode: row.livemode })
         return yield* view(row)
       })

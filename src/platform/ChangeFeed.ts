@@ -6,8 +6,19 @@
  * On PostgreSQL a dedicated connection LISTENs; if it drops, it is re-established and subscribers get a
  * `Resync` so they can re-read what they follow (notifications sent meanwhile are lost with the
  * connection). The embedded database is a PostgreSQL server too, so the same holds there.
+ *
+ * A change is announced after its transaction commits (src/platform/AfterCommit.ts says why not inside
+ * it): `announce` queues the notice once the commit is done, and one sender sends whatever has queued
+ * in one statement, the next batch while the previous is on its way, so a burst of changes costs a few
+ * statements rather than one each. That statement's own commit does not wait for its WAL flush: it
+ * writes nothing but the notices, which PostgreSQL delivers at commit and never keeps. A notice is
+ * lost if this process dies between the change's commit and the send (a millisecond or so): who follows
+ * a change must not depend on every notice — the live status re-reads what it follows now and then
+ * (src/checkout/LiveStatus.ts).
  */
-import { Context, Duration, Effect, Layer, PubSub, RcMap, Schedule, Scope, Stream } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Chunk, Context, Duration, Effect, Layer, PubSub, Queue, RcMap, Schedule, Scope, Stream } from "effect"
+import { afterCommit } from "./AfterCommit.ts"
 
 export type ChangeNotice =
   | { readonly _tag: "Notice"; readonly payload: string }
@@ -16,7 +27,18 @@ export type ChangeNotice =
 export class ChangeFeed extends Context.Tag("platform/ChangeFeed")<ChangeFeed, {
   /** Every notice on `channel` from now on, and a `Resync` whenever some may have been missed. */
   readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<ChangeNotice>, never, Scope.Scope>
+  /**
+   * Sends `payload` to every process's subscribers of `channel` once the caller's transaction has
+   * committed (never, if it rolls back); outside a transaction, right away. Does not wait for the send.
+   */
+  readonly announce: (channel: string, payload: string) => Effect.Effect<void>
 }>() {}
+
+/** At most this many notices go in one statement; more wait for the next. */
+const NOTICES_PER_STATEMENT = 1000
+
+/** A send that failed (the database restarting) is tried again a few times before its notices are dropped. */
+const RESEND = Schedule.exponential(Duration.millis(50)).pipe(Schedule.compose(Schedule.recurs(5)))
 
 const RELISTEN = Schedule.exponential(Duration.millis(100)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
 
@@ -29,6 +51,25 @@ export const makeChangeFeed = (source: ChangeSource) =>
   Layer.scoped(
     ChangeFeed,
     Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const outgoing = yield* Queue.unbounded<readonly [channel: string, payload: string]>()
+
+      // The notices in the order queued (the array's). `synchronous_commit` off for this statement's transaction only:
+      // PostgreSQL holds its cluster-wide notify lock from before the commit until after it, and a commit
+      // that writes nothing durable need not wait for the disk.
+      const send = (notices: Chunk.Chunk<readonly [string, string]>) =>
+        sql`
+          WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+          SELECT pg_notify(n.notice->>0, n.notice->>1)
+          FROM relaxed, jsonb_array_elements(${JSON.stringify(Chunk.toReadonlyArray(notices))}::jsonb) AS n(notice)`.pipe(
+          Effect.retry(RESEND),
+          Effect.catchAllCause((cause) => Effect.logWarning(`${notices.length} change notices could not be sent`, cause))
+        )
+      const sendQueued = Effect.flatMap(Queue.takeBetween(outgoing, 1, NOTICES_PER_STATEMENT), send)
+      yield* Effect.forkScoped(Effect.forever(sendQueued))
+      // What is queued when the process stops still goes (the client closes after this layer).
+      yield* Effect.addFinalizer(() => Effect.flatMap(Queue.takeAll(outgoing), (notices) => notices.length === 0 ? Effect.void : send(notices)))
+
       const channels = yield* RcMap.make({
         lookup: (channel: string) =>
           Effect.gen(function*() {
@@ -60,7 +101,8 @@ export const makeChangeFeed = (source: ChangeSource) =>
             const hub = yield* RcMap.get(channels, channel)
             const subscription = yield* PubSub.subscribe(hub)
             return Stream.fromQueue(subscription)
-          })
+          }),
+        announce: (channel, payload) => afterCommit(Queue.offer(outgoing, [channel, payload]))
       }
     })
   )

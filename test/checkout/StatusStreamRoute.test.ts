@@ -4,8 +4,10 @@
  * route like any other: the request id echoed, one access-log line with status and duration, errors in
  * the shared envelope, and the methods it does not take still answered by the HttpApi.
  */
+import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
+import { PING_INTERVAL } from "../../src/checkout/LiveStatus.ts"
 import { createPayment, newMerchant, simulate } from "../support/Merchant.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
@@ -60,5 +62,35 @@ describe("live status route", () => {
         expect(head.status).toBe(200)
         expect(head.headers.get("content-type")).toBe("text/event-stream")
       }))
+
+    // A change's notice is sent after its commit, so it is lost if the process that made it dies in
+    // between (src/platform/ChangeFeed.ts): the stream's re-read with each ping still brings it.
+    it.effect("a change whose notice never came reaches the stream with the next ping's re-read", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const sql = yield* SqlClient.SqlClient
+        const { key } = yield* newMerchant(app)
+        const payment = yield* createPayment(app, key)
+        const controller = new AbortController()
+        const response = yield* Effect.promise(() => app.fetch(`/checkout/${payment.id}/events`, { signal: controller.signal }))
+        const reader = response.body!.getReader()
+        let received = ""
+        const readUntil = (text: string) =>
+          Effect.promise(async () => {
+            while (!received.includes(text)) {
+              const chunk = await reader.read()
+              if (chunk.done) break
+              received += new TextDecoder().decode(chunk.value)
+            }
+            return received.includes(text)
+          })
+        expect(yield* readUntil(`"status":"pending"`)).toBe(true)
+        // Paid behind the engine's back: no entity, no notice.
+        yield* sql`UPDATE payments SET status = 'paid', paid_at = now(), version = version + 1 WHERE id = ${payment.id}`
+        const started = Date.now()
+        expect(yield* readUntil(`"status":"paid"`).pipe(Effect.timeout(Duration.sum(PING_INTERVAL, Duration.seconds(5))))).toBe(true)
+        expect(Date.now() - started).toBeLessThanOrEqual(Duration.toMillis(PING_INTERVAL) + 5_000)
+        controller.abort()
+      }), 60_000)
   })
 })
