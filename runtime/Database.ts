@@ -6,7 +6,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Context, Deferred, Effect, Layer, Option, Redacted } from "effect"
 import { resolve } from "node:path"
 import pg from "pg"
 import { runAfterCommit } from "../src/platform/AfterCommit.ts"
@@ -182,14 +182,18 @@ const makeListener = (url: Redacted.Redacted<string>, applicationName: string) =
       })
     )
 
-    return (channel: string): Stream.Stream<string, Error> =>
-      Stream.suspend(() =>
-        closed ? Stream.never : Stream.asyncPush<string, Error>((emit) =>
-          Effect.acquireRelease(
+    return (channel: string, onPayload: (payload: string) => void): Effect.Effect<never, Error> =>
+      Effect.suspend(() =>
+        closed ? Effect.never : Effect.scoped(Effect.gen(function*() {
+          const lost = yield* Deferred.make<never, Error>()
+          yield* Effect.acquireRelease(
             Effect.tryPromise({
               try: async () => {
                 const connection = current ??= open()
-                const subscriber: ListenSubscriber = { emit: (payload) => void emit.single(payload), fail: (error) => void emit.fail(error) }
+                const subscriber: ListenSubscriber = {
+                  emit: onPayload,
+                  fail: (error) => void Deferred.unsafeDone(lost, Effect.fail(error))
+                }
                 let subscribers = connection.channels.get(channel)
                 const first = subscribers === undefined
                 if (subscribers === undefined) connection.channels.set(channel, subscribers = new Set())
@@ -212,7 +216,8 @@ const makeListener = (url: Redacted.Redacted<string>, applicationName: string) =
                 if (current === connection) await statement(connection, `UNLISTEN ${connection.client.escapeIdentifier(channel)}`).catch(() => undefined)
               })
           )
-        )
+          return yield* Deferred.await(lost)
+        }))
       )
   })
 

@@ -2,8 +2,9 @@
  * Live status streams (`GET /checkout/{id}/events`), many thousands per process: one plain Node
  * `Readable` per connection, fed from one process-wide subscription to the payment change notices.
  *
- * Each notice is parsed once and handed to the streams that follow its payment (a map from payment id
- * to streams); one timer pings every stream; a stream is forgotten when it ends or its client goes
+ * Each notice is parsed once, as it is read (a function call: the process hears every payment's change),
+ * and handed to the streams that follow its payment (a map from payment id to streams); one timer pings
+ * every stream; a stream is forgotten when it ends or its client goes
  * away. An Effect stream pipeline per connection (a PubSub subscription, a merge with a ticker, the
  * frames' fibers) held ~200 KiB per connection; this holds a small object and the frames in flight.
  *
@@ -15,12 +16,12 @@
  * the notice's send (platform/ChangeFeed.ts), is late by a ping interval, never missing.
  */
 import * as Sse from "@effect/experimental/Sse"
-import { Array as Arr, Duration, Effect, Option, Schedule, Stream } from "effect"
+import { Array as Arr, Duration, Effect, Option, Runtime, Schedule } from "effect"
 import { Readable } from "node:stream"
 import type { PaymentId } from "../../domain/Ids.ts"
 import { type PaymentStatus, TerminalStatuses } from "../../domain/Payments.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
-import { type PaymentChange, paymentChangeOf, subscribePaymentChanges } from "../payments/Changes.ts"
+import { followPaymentChanges, type PaymentChange, paymentChangeOf } from "../payments/Changes.ts"
 import { PaymentReads } from "../payments/Reads.ts"
 import { traced } from "../platform/Traced.ts"
 
@@ -109,13 +110,12 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
       )
     ).pipe(Effect.catchAllCause((cause) => Effect.logWarning("re-reading followed payments failed", cause)))
 
-    const notices = yield* subscribePaymentChanges(feed, (change) => watchersByPayment.has(change.id))
-    yield* Stream.runForEach(notices, (notice) =>
-      notice._tag === "Resync"
-        ? rereadAll
-        : Effect.sync(() => watchersByPayment.get(notice.change.id)?.forEach((watcher) => deliver(watcher, notice.change)))).pipe(
-        Effect.forkScoped
-      )
+    // Called as each notice is read; a resync's re-read runs on a fiber of its own.
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    yield* followPaymentChanges(feed, (change) => watchersByPayment.has(change.id), (notice) => {
+      if (notice._tag === "Resync") runFork(rereadAll)
+      else watchersByPayment.get(notice.change.id)?.forEach((watcher) => deliver(watcher, notice.change))
+    })
 
     const pinger = setInterval(() => {
       for (const watchers of watchersByPayment.values()) for (const watcher of watchers) watcher.body.push(PING)

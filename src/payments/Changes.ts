@@ -7,7 +7,7 @@
 import { Effect, Option, Schema, Stream } from "effect"
 import { PaymentId, StoreId } from "../../domain/Ids.ts"
 import { PaymentStatus } from "../../domain/Payments.ts"
-import type { ChangeFeed } from "../platform/ChangeFeed.ts"
+import type { ChangeFeed, ChangeNotice } from "../platform/ChangeFeed.ts"
 import { Currency, formatAmount } from "../platform/Money.ts"
 import type { PaymentRow } from "./Repo.ts"
 
@@ -51,7 +51,30 @@ export type PaymentNotice =
   | { readonly _tag: "Change"; readonly change: PaymentChange }
   | { readonly _tag: "Resync" }
 
-const decodeChange = Schema.decodeUnknownOption(Schema.parseJson(PaymentChange))
+const decodeChange = Schema.decodeUnknownOption(PaymentChange)
+
+/** The notice's JSON, or undefined when it is not JSON. */
+const parseNotice = (payload: string): unknown => {
+  try {
+    return JSON.parse(payload)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * What a notice on PAYMENT_CHANNEL means to whoever follows the payments `follows` selects: a change of
+ * one of them, a `Resync`, or nothing (undefined). Every process hears every payment's change, and most
+ * are not followed there: `follows` is asked of the notice's JSON as parsed, and only a followed change
+ * is checked against PaymentChange. `follows` reads the fields it needs and must not take them for checked.
+ */
+const paymentNoticeOf = (notice: ChangeNotice, follows: (change: PaymentChange) => boolean): PaymentNotice | undefined => {
+  if (notice._tag === "Resync") return notice
+  const parsed = parseNotice(notice.payload)
+  if (typeof parsed !== "object" || parsed === null || !follows(parsed as PaymentChange)) return undefined
+  const change = decodeChange(parsed)
+  return Option.isSome(change) ? { _tag: "Change", change: change.value } : undefined
+}
 
 /**
  * The changes of the payments `follows` selects, from the moment this runs: it subscribes in the
@@ -63,13 +86,21 @@ export const subscribePaymentChanges = (
   follows: (change: PaymentChange) => boolean
 ) =>
   Effect.map(feed.subscribe(PAYMENT_CHANNEL), (notices) =>
-    Stream.filterMap(notices, (notice): Option.Option<PaymentNotice> =>
-      notice._tag === "Resync"
-        ? Option.some(notice)
-        : decodeChange(notice.payload).pipe(
-          Option.filter(follows),
-          Option.map((change) => ({ _tag: "Change", change }) as const)
-        )))
+    Stream.filterMap(notices, (notice) => Option.fromNullable(paymentNoticeOf(notice, follows))))
+
+/**
+ * As `subscribePaymentChanges`, with `onNotice` called as each notice is read (ChangeFeed `follow`), for
+ * the process-wide subscriber of the live status streams.
+ */
+export const followPaymentChanges = (
+  feed: ChangeFeed["Type"],
+  follows: (change: PaymentChange) => boolean,
+  onNotice: (notice: PaymentNotice) => void
+) =>
+  feed.follow(PAYMENT_CHANNEL, (notice) => {
+    const meant = paymentNoticeOf(notice, follows)
+    if (meant !== undefined) onNotice(meant)
+  })
 
 /** Follows one payment. */
 export const ofPayment = (id: PaymentId) => (change: PaymentChange): boolean => change.id === id

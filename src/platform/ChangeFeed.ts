@@ -1,7 +1,8 @@
 /**
- * Database change notifications (`pg_notify` sent inside the transaction that makes a change), fanned
- * out in memory: however many subscribers a process has — thousands of checkout pages — it holds one
- * database listener per channel.
+ * Database change notifications (`pg_notify`), fanned out in memory: however many subscribers a process
+ * has — thousands of checkout pages — it holds one database listener per channel, and a notice read from
+ * it is handed to each subscriber as it is read (a function call, not a fiber's turn: every process reads
+ * every payment's change, and most are nobody's here).
  *
  * On PostgreSQL a dedicated connection LISTENs; if it drops, it is re-established and subscribers get a
  * `Resync` so they can re-read what they follow (notifications sent meanwhile are lost with the
@@ -17,7 +18,7 @@
  * (src/checkout/LiveStatus.ts).
  */
 import { SqlClient } from "@effect/sql"
-import { Chunk, Context, Duration, Effect, Layer, PubSub, Queue, RcMap, Schedule, Scope, Stream } from "effect"
+import { Chunk, Context, Duration, Effect, Layer, Queue, RcMap, Schedule, Scope, Stream } from "effect"
 import { afterCommit } from "./AfterCommit.ts"
 
 export type ChangeNotice =
@@ -27,6 +28,12 @@ export type ChangeNotice =
 export class ChangeFeed extends Context.Tag("platform/ChangeFeed")<ChangeFeed, {
   /** Every notice on `channel` from now on, and a `Resync` whenever some may have been missed. */
   readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<ChangeNotice>, never, Scope.Scope>
+  /**
+   * `onNotice` called with every notice on `channel` (and every `Resync`), from now on until the scope
+   * closes: synchronously, as the notice is read, for a subscriber that hears every change of the
+   * process and keeps few (the live status streams). It must not throw.
+   */
+  readonly follow: (channel: string, onNotice: (notice: ChangeNotice) => void) => Effect.Effect<void, never, Scope.Scope>
   /**
    * Sends `payload` to every process's subscribers of `channel` once the caller's transaction has
    * committed (never, if it rolls back); outside a transaction, right away. Does not wait for the send.
@@ -42,10 +49,17 @@ const RESEND = Schedule.exponential(Duration.millis(50)).pipe(Schedule.compose(S
 
 const RELISTEN = Schedule.exponential(Duration.millis(100)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
 
-/** How notifications reach this process: a dedicated LISTEN connection per channel streams them. */
+/** How notifications reach this process: a dedicated LISTEN connection. */
 export interface ChangeSource {
-  readonly listen: (channel: string) => Stream.Stream<string, unknown>
+  /**
+   * Listens on `channel`, calling `onPayload` with each notice as it is read, until interrupted; fails
+   * when the connection is lost (notices may have been missed).
+   */
+  readonly listen: (channel: string, onPayload: (payload: string) => void) => Effect.Effect<never, unknown>
 }
+
+/** A stream subscriber this many notices behind misses the next ones. */
+const STREAM_BUFFER = 4096
 
 export const makeChangeFeed = (source: ChangeSource) =>
   Layer.scoped(
@@ -70,37 +84,51 @@ export const makeChangeFeed = (source: ChangeSource) =>
       // What is queued when the process stops still goes (the client closes after this layer).
       yield* Effect.addFinalizer(() => Effect.flatMap(Queue.takeAll(outgoing), (notices) => notices.length === 0 ? Effect.void : send(notices)))
 
+      // Per channel: its subscribers, called as each notice is read, and the one listener behind them.
       const channels = yield* RcMap.make({
         lookup: (channel: string) =>
           Effect.gen(function*() {
-            const hub = yield* Effect.acquireRelease(PubSub.sliding<ChangeNotice>(4096), PubSub.shutdown)
-            const listen = source.listen
+            const subscribers = new Set<(notice: ChangeNotice) => void>()
+            const tell = (notice: ChangeNotice) => {
+              for (const subscriber of subscribers) {
+                try {
+                  subscriber(notice)
+                } catch {
+                  // One subscriber's mistake must not keep the notice from the others.
+                }
+              }
+            }
             let connectedBefore = false
             const listenOnce = Effect.suspend(() => {
               // After a reconnect, notices may have been missed while the connection was down.
-              const resync = connectedBefore ? PubSub.publish(hub, { _tag: "Resync" } as const) : Effect.void
+              if (connectedBefore) tell({ _tag: "Resync" })
               connectedBefore = true
-              return Effect.zipRight(
-                resync,
-                Stream.runForEach(listen(channel), (payload) => PubSub.publish(hub, { _tag: "Notice", payload }))
-              )
+              return source.listen(channel, (payload) => tell({ _tag: "Notice", payload }))
             })
             yield* listenOnce.pipe(
               Effect.tapErrorCause((cause) => Effect.logWarning(`listening on ${channel} failed; retrying`, cause)),
               Effect.retry(RELISTEN),
               Effect.forkScoped
             )
-            return hub
+            return subscribers
           }),
         idleTimeToLive: Duration.seconds(30)
       })
 
+      const follow = (channel: string, onNotice: (notice: ChangeNotice) => void) =>
+        Effect.flatMap(RcMap.get(channels, channel), (subscribers) =>
+          Effect.acquireRelease(
+            Effect.sync(() => subscribers.add(onNotice)),
+            () => Effect.sync(() => subscribers.delete(onNotice))
+          ))
+
       return {
+        follow,
         subscribe: (channel) =>
           Effect.gen(function*() {
-            const hub = yield* RcMap.get(channels, channel)
-            const subscription = yield* PubSub.subscribe(hub)
-            return Stream.fromQueue(subscription)
+            const queue = yield* Effect.acquireRelease(Queue.dropping<ChangeNotice>(STREAM_BUFFER), Queue.shutdown)
+            yield* follow(channel, (notice) => void queue.unsafeOffer(notice))
+            return Stream.fromQueue(queue)
           }),
         announce: (channel, payload) => afterCommit(Queue.offer(outgoing, [channel, payload]))
       }
