@@ -39,13 +39,14 @@ import { draw, drawKey, type DrawKey } from "../../domain/GameFairness.ts"
 import { Play, PlayStatus, PrizeKind } from "../../domain/Games.ts"
 import { CustomerId, GameId, PlayId, PrizeId } from "../../domain/Ids.ts"
 import { CustomerWalletEntity } from "../loyalty/Entity.ts"
+import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { makeEntityQueue, type Pending } from "../platform/EntityQueue.ts"
 import { newVoucherCode } from "../platform/Voucher.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { PublicLinks } from "../platform/PublicLinks.ts"
 import { Outbox, OutboxConsumer, type OutboxEvent } from "../platform/Outbox.ts"
 import { currentDate } from "../platform/Time.ts"
-import { type GameRow, GamesRepo, type PlayRow, PlayViewRow, type PrizeRow } from "./Repo.ts"
+import { type GameRow, GamesRepo, type PlayRow, PlayViewRow, PLAYS_CHANNEL, type PrizeRow } from "./Repo.ts"
 import { encodePlay, notPlayableReason, toPlay } from "./View.ts"
 
 /** A play as it committed, as a reply carries it (its dates encoded for storage). */
@@ -155,6 +156,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
   Effect.gen(function*() {
     const repo = yield* GamesRepo
     const outbox = yield* Outbox
+    const changeFeed = yield* ChangeFeed
     const secrets = yield* SecretBox
     const publicLinks = yield* PublicLinks
     // The cluster addresses the entity by the game's id: the one string here that arrives unbranded.
@@ -227,7 +229,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
     const announce = (view: PlayViewRow, at: Date) =>
       Effect.gen(function*() {
         const play = encodePlay(toPlay(view, yield* publicLinks.urls))
-        yield* repo.notifyPlay(JSON.stringify(play))
+        yield* changeFeed.announce(PLAYS_CHANNEL, JSON.stringify(play))
         if (view.prize_kind !== null && view.prize_kind !== "nothing") {
           yield* outbox.emit({ storeId: view.store_id, livemode: view.livemode, type: "game.prize_awarded", object: play, at })
         }
@@ -395,7 +397,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
             wire.push(encodePlay(toPlay(view, links)))
             exits[play.index] = Exit.succeed(outcomeOf(view))
           }
-          yield* repo.notifyPlays(wire.map((play) => JSON.stringify(play)))
+          yield* Effect.forEach(wire, (play) => changeFeed.announce(PLAYS_CHANNEL, JSON.stringify(play)), { discard: true })
           yield* outbox.emitMany(made.flatMap((play, at) =>
             play.prize !== null && play.prize.kind !== "nothing"
               ? [{ storeId: game.store_id, livemode: play.row.livemode, type: "game.prize_awarded", object: wire[at], at: now }]

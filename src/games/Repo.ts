@@ -84,7 +84,7 @@ export const DrawnPlayRow = Schema.Struct({ id: PlayId, prize_id: Schema.NullOr(
 
 export const GameStatsRow = Schema.Struct({ plays: Schema.Number, issued: Schema.Number, wins: Schema.Number })
 
-/** The LISTEN/NOTIFY channel on which every recorded play (issued or drawn) is announced as it commits. */
+/** The LISTEN/NOTIFY channel on which every recorded play (issued or drawn) is announced once it commits. */
 export const PLAYS_CHANNEL = "game_plays"
 
 export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
@@ -518,22 +518,6 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
     /** The player as a play checks it: its store and mode, whether it was erased, its links' version. */
     const findCustomer = (id: string) => standingOfCustomer(sql, id)
 
-    /** Tells every process listening on PLAYS_CHANNEL of a play; sent inside the play's transaction. */
-    const notifyPlay = traced("GamesRepo.notifyPlay")(
-      SqlSchema.void({ Request: Schema.String, execute: (notice) => sql`SELECT pg_notify(${PLAYS_CHANNEL}, ${notice})` }),
-      Effect.orDie
-    )
-
-    /** Tells every process listening on PLAYS_CHANNEL of each play, in order, in one statement. */
-    const notifyPlays = traced("GamesRepo.notifyPlays")(
-      SqlSchema.void({
-        Request: Schema.Array(Schema.String),
-        execute: (notices) =>
-          sql`SELECT pg_notify(${PLAYS_CHANNEL}, n) FROM jsonb_array_elements_text(${JSON.stringify(notices)}::jsonb) AS n`
-      }),
-      Effect.orDie
-    )
-
     return {
       inTransaction,
       insertGame,
@@ -548,7 +532,6 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       playsOfCustomers,
       awardUnits,
       insertPlays,
-      notifyPlays,
       prizesOf,
       findPrize,
       insertPrize,
@@ -567,8 +550,7 @@ export class GamesRepo extends Effect.Service<GamesRepo>()("games/GamesRepo", {
       listGamePlays,
       listCustomerPlays,
       stats,
-      findCustomer,
-      notifyPlay
+      findCustomer
     } as const
   })
 }) {}

@@ -21,12 +21,13 @@ import { Array as Arr, Cause, Deferred, Effect, Exit, Option, Schema } from "eff
 import { InvalidState, NotFound } from "../../domain/Errors.ts"
 import { CustomerId, EventId, PaymentId, RedemptionId, RewardId, StoreId } from "../../domain/Ids.ts"
 import { MAX_POINTS, PointsEntry, type PointsEntryType, Redemption } from "../../domain/Loyalty.ts"
+import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { makeEntityQueue, type Pending } from "../platform/EntityQueue.ts"
 import { newId } from "../platform/Ids.ts"
 import { currentDate } from "../platform/Time.ts"
 import { Outbox, type OutboxEventInput } from "../platform/Outbox.ts"
 import { pointsFor, reversalFor } from "./Points.ts"
-import { LoyaltyRepo, PointsEntryRow, ProgramRow, RedemptionRow, TierRow, type WalletRow } from "./Repo.ts"
+import { LoyaltyRepo, PointsEntryRow, POINTS_CHANNEL, ProgramRow, RedemptionRow, TierRow, type WalletRow } from "./Repo.ts"
 import { newVoucherCode } from "../platform/Voucher.ts"
 import { Currency } from "../platform/Money.ts"
 import { tierOf, toPointsEntry, toRedemption } from "./View.ts"
@@ -155,6 +156,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
   Effect.gen(function*() {
     const repo = yield* LoyaltyRepo
     const outbox = yield* Outbox
+    const changeFeed = yield* ChangeFeed
     // The cluster addresses the entity by the customer's id: the one string here that arrives unbranded.
     const customerId = CustomerId.make((yield* Entity.CurrentAddress).entityId)
 
@@ -190,6 +192,13 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      */
     let known: WalletRow | undefined
 
+    /**
+     * Tells every process's wallet feeds of the entries (`notices`, encoded) once they commit; each notice
+     * stays well under PostgreSQL's 8000-byte payload limit (an entry's free text is at most 500 characters).
+     */
+    const announceEntries = (notices: ReadonlyArray<string>) =>
+      Effect.forEach(notices, (notice) => changeFeed.announce(POINTS_CHANNEL, notice), { discard: true })
+
     /** Sends what the pass holds back: its redemptions, its entries with the balance they leave, its events. */
     const flush = Effect.gen(function*() {
       const pass = yield* thePass
@@ -204,9 +213,9 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
           customerId,
           balance: pass.wallet.points_balance,
           lifetime: pass.wallet.lifetime_points,
-          entries,
-          notices
+          entries
         })
+        yield* announceEntries(notices)
       }
       if (events.length > 0) yield* outbox.emitMany(events)
     })
@@ -534,16 +543,18 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
         const pass = startPass(was)
         const exits = yield* eachChange(changes, (change) => change.apply(pass.wallet))
         if (Arr.isNonEmptyReadonlyArray(pass.entries)) {
+          const events = outbox.writtenWith(pass.events)
           const written = yield* repo.postEntriesIfUnchanged({
             customerId,
             was: { balance: was.points_balance, lifetime: was.lifetime_points, erased: was.erased_at !== null },
             balance: pass.wallet.points_balance,
             lifetime: pass.wallet.lifetime_points,
             entries: pass.entries,
-            notices: pass.notices,
-            events: outbox.writtenWith(pass.events)
+            events
           })
           if (!written) return undefined
+          yield* announceEntries(pass.notices)
+          yield* events.announce
         }
         known = pass.wallet
         return exits

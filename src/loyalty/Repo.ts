@@ -119,7 +119,7 @@ export const WalletVoucherRow = Schema.Struct({
 })
 export type WalletVoucherRow = typeof WalletVoucherRow.Type
 
-/** The LISTEN/NOTIFY channel on which every new points entry is announced, as it commits (WalletFeed). */
+/** The LISTEN/NOTIFY channel on which every new points entry is announced once it commits (WalletFeed). */
 export const POINTS_CHANNEL = "points_entries"
 
 export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyRepo", {
@@ -422,32 +422,21 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    /**
-     * Posts a pass's entries to a locked wallet in one statement: the balance and lifetime points they leave,
-     * the entries in order, and a notice on POINTS_CHANNEL for each (`notices`, the encoded entries). The
-     * notices are sent inside the entries' transaction, so listeners hear of them exactly when they commit;
-     * each stays well under PostgreSQL's 8000-byte payload limit (an entry's free text is at most 500
-     * characters).
-     */
+    /** Posts a pass's entries to a locked wallet in one statement: the balance and lifetime points they leave, the entries in order. */
     const postEntries = traced("LoyaltyRepo.postEntries")(
       SqlSchema.void({
         Request: Schema.Struct({
           customerId: Schema.String,
           balance: Schema.Number,
           lifetime: Schema.Number,
-          entries: Schema.NonEmptyArray(PointsEntryRow),
-          notices: Schema.Array(Schema.String)
+          entries: Schema.NonEmptyArray(PointsEntryRow)
         }),
-        execute: ({ balance, customerId, entries, lifetime, notices }) =>
+        execute: ({ balance, customerId, entries, lifetime }) =>
           sql`
             WITH wallet AS (
               UPDATE customers SET points_balance = ${balance}, lifetime_points = ${lifetime} WHERE id = ${customerId}
-            ), written AS (
-              INSERT INTO points_entries ${sql.insert(entries.map((entry) => ({ ...entry })))} RETURNING id
-            ), notices AS (
-              SELECT pg_notify(${POINTS_CHANNEL}, n) FROM jsonb_array_elements_text(${JSON.stringify(notices)}::jsonb) AS n
             )
-            SELECT (SELECT count(*) FROM written) AS written, (SELECT count(*) FROM notices) AS notified`
+            INSERT INTO points_entries ${sql.insert(entries.map((entry) => ({ ...entry })))}`
       }),
       Effect.orDie
     )
@@ -455,9 +444,8 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
     /**
      * A pass's entries and events written in one statement without a transaction around it, if the wallet
      * is still as the pass found it (`was`: the balance, the lifetime points and whether it is erased, all
-     * a change reads of it): the balance and lifetime points the entries leave, the entries in order, a
-     * notice on POINTS_CHANNEL for each, and the events with their notices (`events`, from
-     * Outbox.writtenWith). The statement is atomic: it writes all of it or nothing. Answers whether it
+     * a change reads of it): the balance and lifetime points the entries leave, the entries in order, and
+     * the events (`events`, from Outbox.writtenWith). The statement is atomic: it writes all of it or nothing. Answers whether it
      * wrote: not when the wallet changed, nor when an entry's key was applied already (the key is unique
      * per customer, so the statement fails and nothing is written).
      */
@@ -467,11 +455,7 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       readonly balance: number
       readonly lifetime: number
       readonly entries: ReadonlyArray<PointsEntryRow>
-      readonly notices: ReadonlyArray<string>
-      readonly events: {
-        readonly insert: (guard: string) => Statement.Fragment
-        readonly notify: (inserted: string) => Statement.Fragment
-      }
+      readonly events: { readonly insert: (guard: string) => Statement.Fragment }
     }) {
       const { customerId, was } = input
       const rows = yield* sql<{ readonly written: number }>`
@@ -487,16 +471,10 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
           WHERE EXISTS (SELECT 1 FROM wallet)
           ORDER BY e.ordinality
           RETURNING id
-        ), notices AS (
-          SELECT pg_notify(${POINTS_CHANNEL}, n) FROM jsonb_array_elements_text(${JSON.stringify(input.notices)}::jsonb) AS n
-          WHERE EXISTS (SELECT 1 FROM wallet)
         ), events AS (
           ${input.events.insert("wallet")}
-        ), announced AS (
-          ${input.events.notify("events")}
         )
-        SELECT (SELECT count(*) FROM written)::int AS written, (SELECT count(*) FROM notices) AS notified,
-          (SELECT count(*) FROM announced) AS announced`.pipe(
+        SELECT (SELECT count(*) FROM written)::int AS written`.pipe(
           Effect.catchIf(isUniqueViolation, () => Effect.succeed([{ written: 0 }]))
         )
       return rows[0] !== undefined && rows[0].written > 0

@@ -18,8 +18,9 @@ import { currentDate } from "./Time.ts"
 import { traced } from "./Traced.ts"
 
 /**
- * The LISTEN/NOTIFY channel on which a new outbox event is announced, by the statement that writes it:
- * its dispatchers and consumers start on it when it commits rather than at their next poll. The notice
+ * The LISTEN/NOTIFY channel on which a new outbox event is announced once it commits (ChangeFeed
+ * `announce`): its dispatchers and consumers start on it then rather than at their next poll (a notice
+ * lost with a process that died after the commit leaves the event to that poll). The notice
  * says the event's store and type (`outboxNotice`), so a consumer wakes only for the types it handles:
  * a game's prize event does not send the payment consumers to read their empty queues.
  */
@@ -66,6 +67,7 @@ export interface OutboxEventInput {
 export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const changes = yield* ChangeFeed
 
     const insertMany = SqlSchema.void({
       Request: Schema.NonEmptyArray(Schema.Struct({
@@ -75,14 +77,12 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
         type: Schema.String,
         payload: Schema.String
       })),
-      execute: (rows) =>
-        sql`
-          WITH written AS (
-            INSERT INTO outbox ${sql.insert(rows.map((row) => ({ ...row })))}
-            RETURNING store_id, type
-          )
-          SELECT pg_notify(${OUTBOX_CHANNEL}, store_id || ' ' || type) FROM written`
+      execute: (rows) => sql`INSERT INTO outbox ${sql.insert(rows.map((row) => ({ ...row })))}`
     })
+
+    /** Announces `events` on OUTBOX_CHANNEL once the transaction that wrote them commits. */
+    const announce = (events: ReadonlyArray<{ readonly store_id: string; readonly type: string }>) =>
+      Effect.forEach(events, (event) => changes.announce(OUTBOX_CHANNEL, outboxNotice.of(event.store_id, event.type)), { discard: true })
 
     /** The outbox rows of `events`, each with a fresh id, in the order given; the payload is the envelope. */
     const rowsOf = (events: ReadonlyArray<OutboxEventInput>) =>
@@ -103,30 +103,31 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
      */
     const emitMany = traced("Outbox.emitMany")(function*(events: ReadonlyArray<OutboxEventInput>) {
       const rows = rowsOf(events).map((row) => ({ ...row, payload: JSON.stringify(row.payload) }))
-      if (Arr.isNonEmptyReadonlyArray(rows)) yield* insertMany(rows).pipe(Effect.orDie)
+      if (Arr.isNonEmptyReadonlyArray(rows)) {
+        yield* insertMany(rows).pipe(Effect.orDie)
+        yield* announce(rows)
+      }
       return rows.map((row) => row.event_id)
     })
 
     /**
      * For a change written in one statement without a transaction around it (a wallet's pass, in
-     * src/loyalty/Repo.ts): the parts of that statement that write its events with it. `insert` is the body
-     * of a CTE that inserts the events, in the order given, only when the CTE named `guard` has a row (the
-     * change itself matched), answering each event's store and type; `notify` is the body of a CTE that
-     * announces what the CTE named `inserted` answered. The statement must read the `notify` CTE, or
-     * PostgreSQL does not run it.
+     * src/loyalty/Repo.ts): `insert` is the body of a CTE that inserts the events, in the order given,
+     * only when the CTE named `guard` has a row (the change itself matched); `announce` announces them,
+     * to run once the statement has written them.
      */
     const writtenWith = (events: ReadonlyArray<OutboxEventInput>) => {
-      const rows = JSON.stringify(rowsOf(events))
+      const rows = rowsOf(events)
+      const json = JSON.stringify(rows)
       return {
         insert: (guard: string) =>
           sql`
             INSERT INTO outbox (event_id, store_id, livemode, type, payload)
             SELECT e.event_id, e.store_id, e.livemode, e.type, e.payload
-            FROM jsonb_populate_recordset(NULL::outbox, ${rows}::jsonb) WITH ORDINALITY AS e
+            FROM jsonb_populate_recordset(NULL::outbox, ${json}::jsonb) WITH ORDINALITY AS e
             WHERE EXISTS (SELECT 1 FROM ${sql(guard)})
-            ORDER BY e.ordinality
-            RETURNING store_id, type`,
-        notify: (inserted: string) => sql`SELECT pg_notify(${OUTBOX_CHANNEL}, store_id || ' ' || type) FROM ${sql(inserted)}`
+            ORDER BY e.ordinality`,
+        announce: announce(rows)
       }
     }
 
@@ -299,7 +300,7 @@ export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R
 export const OutboxConsumer = {
   /**
    * The consumer `name` as a cluster singleton: one runner of the cluster applies its events, woken by
-   * the notice each outbox write sends as it commits, and polling for what a notice misses.
+   * the notice each outbox write announces once it commits, and polling for what a notice misses.
    */
   make: <R>(name: string, options: OutboxConsumerOptions<R>) =>
     Singleton.make(

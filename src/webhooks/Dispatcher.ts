@@ -29,8 +29,8 @@
  * new connections go only to the addresses that check approved.
  *
  * The dispatcher looks at the outbox and the queue when an event commits — it LISTENs for the notices
- * sent in the transactions that write outbox rows or queue jobs — and every `pollInterval` besides, for
- * anything a notice misses.
+ * announced once outbox rows commit, and sent by the statements that queue jobs — and every
+ * `pollInterval` besides, for anything a notice misses.
  *
  * Endpoints are independent: each has its own worker fiber, up to `concurrency` at once, and a slow or
  * dead endpoint holds only its own worker. A worker gives its slot back after `jobsPerTurn` jobs or
@@ -388,9 +388,9 @@ const run = Effect.gen(function*() {
     for (const endpointId of [...fresh, ...again].slice(0, free)) yield* startWorker(endpointId)
   })
 
-  // Wake on commit: an outbox event is announced by the statement that writes it, and a job queued
-  // directly (a test event, a resend) by the statement that queues it. The poll stays, for anything a
-  // notice misses (a listener reconnecting, a row written some other way).
+  // Wake on commit: an outbox event is announced once it commits, and a job queued directly (a test
+  // event, a resend) by the statement that queues it. The poll stays, for anything a notice misses (a
+  // listener reconnecting, a process that died between a commit and its notice, a row written some other way).
   for (const channel of [OUTBOX_CHANNEL, WEBHOOK_QUEUE_CHANNEL]) {
     const notices = yield* feed.subscribe(channel)
     yield* Stream.runForEach(notices, () => Queue.offer(wake, undefined)).pipe(Effect.forkScoped)

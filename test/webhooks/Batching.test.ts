@@ -214,7 +214,7 @@ describe("Batched webhook delivery", () => {
           yield* api.webhooks.sendTest({ path: { id: endpoint.id } })
           yield* receiver.waitFor(route.path, 1, 30_000)
 
-          const afterCommit = <E>(count: number, commit: Effect.Effect<unknown, E>) =>
+          const afterCommit = <E, R>(count: number, commit: Effect.Effect<unknown, E, R>) =>
             Effect.gen(function*() {
               const before = receiver.requests(route.path).length
               yield* commit

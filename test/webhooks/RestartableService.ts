@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { ServiceLive } from "../../runtime/App.ts"
+import { ChangeFeed } from "../../src/platform/ChangeFeed.ts"
 import { WebhookDeliverySettings, type WebhookDeliverySettingsShape } from "../../src/webhooks/Dispatcher.ts"
 import { clientAt } from "../support/Client.ts"
 import type { TestAppShape } from "../support/TestApp.ts"
@@ -24,7 +25,8 @@ export const restartableService = (settings: Partial<WebhookDeliverySettingsShap
     Layer.provide(WebhookDeliverySettings.layer(settings)),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
   )
-  return <A, E>(use: (app: TestAppShape, sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
+  // `use` runs with the service's change feed, which writing to its outbox announces on.
+  return <A, E>(use: (app: TestAppShape, sql: SqlClient.SqlClient) => Effect.Effect<A, E, ChangeFeed>) =>
     Effect.scoped(Effect.gen(function*() {
       const context = yield* Layer.build(serviceLayer)
       const server = Context.get(context, HttpServer.HttpServer)
@@ -36,6 +38,6 @@ export const restartableService = (settings: Partial<WebhookDeliverySettingsShap
         client: yield* clientAt(baseUrl),
         fetch: (path: string, init?: RequestInit) => fetch(new URL(path, baseUrl), init)
       } as unknown as TestAppShape
-      return yield* use(app, Context.get(context, SqlClient.SqlClient))
+      return yield* use(app, Context.get(context, SqlClient.SqlClient)).pipe(Effect.provideService(ChangeFeed, Context.get(context, ChangeFeed)))
     }))
 }
