@@ -2,7 +2,7 @@
  * Live status across processes: a runner and two API nodes on one PostgreSQL. A checkout page holds
  * `GET /checkout/:id/events` on API node A while the payment is scanned and paid through API node B (and
  * changed on the runner): the frames arrive on A, because each process LISTENs on PostgreSQL
- * (platform/ChangeFeed.ts) and the runner's transaction NOTIFYs.
+ * (platform/ChangeFeed.ts) and the runner NOTIFYs once each change commits.
  *
  * Skipped without a PostgreSQL server (or with TEST_DATABASE=embedded).
  */
