@@ -397,7 +397,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
             wire.push(encodePlay(toPlay(view, links)))
             exits[play.index] = Exit.succeed(outcomeOf(view))
           }
-          yield* Effect.forEach(wire, (play) => changeFeed.announce(PLAYS_CHANNEL, JSON.stringify(play)), { discard: true })
+          yield* changeFeed.announceAll(PLAYS_CHANNEL, wire.map((play) => JSON.stringify(play)))
           yield* outbox.emitMany(made.flatMap((play, at) =>
             play.prize !== null && play.prize.kind !== "nothing"
               ? [{ storeId: game.store_id, livemode: play.row.livemode, type: "game.prize_awarded", object: wire[at], at: now }]

@@ -197,7 +197,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      * stays well under PostgreSQL's 8000-byte payload limit (an entry's free text is at most 500 characters).
      */
     const announceEntries = (notices: ReadonlyArray<string>) =>
-      Effect.forEach(notices, (notice) => changeFeed.announce(POINTS_CHANNEL, notice), { discard: true })
+      changeFeed.announceAll(POINTS_CHANNEL, notices)
 
     /** Sends what the pass holds back: its redemptions, its entries with the balance they leave, its events. */
     const flush = Effect.gen(function*() {

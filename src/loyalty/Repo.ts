@@ -422,7 +422,10 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
       Effect.orDie
     )
 
-    /** Posts a pass's entries to a locked wallet in one statement: the balance and lifetime points they leave, the entries in order. */
+    /**
+     * Posts a pass's entries to a locked wallet in one statement: the balance and lifetime points they
+     * leave, the entries in order.
+     */
     const postEntries = traced("LoyaltyRepo.postEntries")(
       SqlSchema.void({
         Request: Schema.Struct({
@@ -445,8 +448,8 @@ export class LoyaltyRepo extends Effect.Service<LoyaltyRepo>()("loyalty/LoyaltyR
      * A pass's entries and events written in one statement without a transaction around it, if the wallet
      * is still as the pass found it (`was`: the balance, the lifetime points and whether it is erased, all
      * a change reads of it): the balance and lifetime points the entries leave, the entries in order, and
-     * the events (`events`, from Outbox.writtenWith). The statement is atomic: it writes all of it or nothing. Answers whether it
-     * wrote: not when the wallet changed, nor when an entry's key was applied already (the key is unique
+     * the events (`events`, from Outbox.writtenWith). The statement is atomic: it writes all of it or
+     * nothing. Answers whether it wrote: not when the wallet changed, nor when an entry's key was applied already (the key is unique
      * per customer, so the statement fails and nothing is written).
      */
     const postEntriesIfUnchanged = traced("LoyaltyRepo.postEntriesIfUnchanged")(function*(input: {

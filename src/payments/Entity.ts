@@ -5,9 +5,9 @@
  * crash, is answered once.
  *
  * Each change is one SQL transaction: the new state, the refund row, the journal entry and the outbox
- * event commit together or not at all, and the change notice goes out once they have. Within it the handler also records the
- * message's key, so a message replayed after its transaction committed (but before the reply was
- * stored) finds its own work and answers with it instead of applying it again.
+ * event commit together or not at all, and the change notice goes out once they have. Within it the
+ * handler also records the message's key, so a message replayed after its transaction committed (but
+ * before the reply was stored) finds its own work and answers with it instead of applying it again.
  */
 import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"

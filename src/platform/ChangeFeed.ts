@@ -39,6 +39,8 @@ export class ChangeFeed extends Context.Tag("platform/ChangeFeed")<ChangeFeed, {
    * committed (never, if it rolls back); outside a transaction, right away. Does not wait for the send.
    */
   readonly announce: (channel: string, payload: string) => Effect.Effect<void>
+  /** `announce` of each of `payloads` on `channel`, in order, held for the commit together. */
+  readonly announceAll: (channel: string, payloads: ReadonlyArray<string>) => Effect.Effect<void>
 }>() {}
 
 /** At most this many notices go in one statement; more wait for the next. */
@@ -130,7 +132,11 @@ export const makeChangeFeed = (source: ChangeSource) =>
             yield* follow(channel, (notice) => void queue.unsafeOffer(notice))
             return Stream.fromQueue(queue)
           }),
-        announce: (channel, payload) => afterCommit(Queue.offer(outgoing, [channel, payload]))
+        announce: (channel, payload) => afterCommit(Queue.offer(outgoing, [channel, payload])),
+        announceAll: (channel, payloads) =>
+          payloads.length === 0
+            ? Effect.void
+            : afterCommit(Queue.offerAll(outgoing, payloads.map((payload) => [channel, payload] as const)))
       }
     })
   )

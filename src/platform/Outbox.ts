@@ -82,7 +82,7 @@ export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
 
     /** Announces `events` on OUTBOX_CHANNEL once the transaction that wrote them commits. */
     const announce = (events: ReadonlyArray<{ readonly store_id: string; readonly type: string }>) =>
-      Effect.forEach(events, (event) => changes.announce(OUTBOX_CHANNEL, outboxNotice.of(event.store_id, event.type)), { discard: true })
+      changes.announceAll(OUTBOX_CHANNEL, events.map((event) => outboxNotice.of(event.store_id, event.type)))
 
     /** The outbox rows of `events`, each with a fresh id, in the order given; the payload is the envelope. */
     const rowsOf = (events: ReadonlyArray<OutboxEventInput>) =>

@@ -44,7 +44,11 @@ const listening = Effect.gen(function*() {
     Effect.forkScoped
   )
   yield* waitFor(() => ready, feed.announce(channel, "ready"))
-  return { received, announce: (payload: string) => feed.announce(channel, payload) } as const
+  return {
+    received,
+    announce: (payload: string) => feed.announce(channel, payload),
+    announceAll: (payloads: ReadonlyArray<string>) => feed.announceAll(channel, payloads)
+  } as const
 })
 
 describe("after commit", () => {
@@ -129,9 +133,12 @@ describe("after commit", () => {
 
     it.scoped("many notices at once arrive, all of them and in the order announced", () =>
       Effect.gen(function*() {
-        const { announce, received } = yield* listening
+        const sql = yield* SqlClient.SqlClient
+        const { announce, announceAll, received } = yield* listening
         const payloads = Array.from({ length: 2_500 }, (_, index) => `notice ${index}`)
-        yield* Effect.forEach(payloads, (payload) => announce(payload), { discard: true })
+        // One at a time, then the rest together from one transaction.
+        yield* Effect.forEach(payloads.slice(0, 1_000), (payload) => announce(payload), { discard: true })
+        yield* sql.withTransaction(announceAll(payloads.slice(1_000)))
         yield* waitFor(() => received.length >= payloads.length)
         expect(received).toEqual(payloads)
       }))
