@@ -6,7 +6,7 @@
 import { HttpApi, HttpLayerRouter, HttpMiddleware, HttpServer, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Context, Effect, Layer, Option, Predicate, Tracer } from "effect"
-import { Server } from "node:http"
+import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import { Api } from "../domain/Api.ts"
 import { CONSOLE_PATH, CONSOLE_REGISTER_PATH, CONSOLE_RPC_PATH, CONSOLE_SESSION_PATH } from "../domain/Console.ts"
 import type { ErrorCode } from "../domain/Errors.ts"
@@ -51,9 +51,10 @@ import { GamesConsoleHttpLive, GamesHttpLive, HostedGamesHttpLive } from "../src
 import { PromotionsHttpLive } from "../src/promotions/Http.ts"
 import { ConsoleWebLive } from "../src/console/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
-import { httpRouteOf, unsafeRecordHttpRequest } from "../src/platform/Metrics.ts"
+import { spanRouteOf } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
-import { beginRequestLog, type RequestLogRecord, requestIdOf, unsafeLogAccess } from "../src/platform/RequestLog.ts"
+import { annotateRequestId, type RequestLogRecord, requestIdOf } from "../src/platform/RequestLog.ts"
+import * as AccessLog from "./AccessLog.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, maxBodySizeOf, payloadTooLarge, routeFinder } from "./RequestGuard.ts"
 import { builtOn, builtOnFramework, withApplicationServicesOf } from "./RequestContext.ts"
 import { answerClientErrors } from "./ClientErrors.ts"
@@ -96,50 +97,60 @@ export const knownRoutes = (api: HttpApi.HttpApi.Any): ReadonlyArray<GuardedRout
   return routes
 }
 
-/** Every route the server answers, and the lookup of a request's, made once per request and remembered for it. */
+/** Every route the server answers, and the lookup of a request's, made once when it arrives (runtime/AccessLog.ts). */
 const ROUTES = knownRoutes(Api)
 const findRoute = routeFinder(ROUTES)
-const routesOfRequests = new WeakMap<HttpServerRequest.HttpServerRequest, GuardedRoute | null>()
 
-/** A request's URL as its path and its query string (without the `?`). */
-const partsOf = (url: string) => {
-  const question = url.indexOf("?")
-  return question === -1 ? { path: url, query: "" } : { path: url.slice(0, question), query: url.slice(question + 1) }
-}
+/** The server's requests, each with its id, path, route and access-log record from its arrival. */
+export class RequestTracker extends Context.Tag("runtime/RequestTracker")<RequestTracker, AccessLog.RequestTracker<GuardedRoute>>() {}
 
-/**
- * The route `request` selects among the known ones (none for an unknown path or method), looked up once:
- * the tracer's predicate asks first (`untracedRequests`), the request middleware after.
- */
-const routeOfRequest = (request: HttpServerRequest.HttpServerRequest): GuardedRoute | undefined => {
-  const seen = routesOfRequests.get(request)
-  if (seen !== undefined) return seen ?? undefined
-  const route = findRoute(request.method, partsOf(request.url).path)
-  routesOfRequests.set(request, route ?? null)
-  return route
+const RequestTrackerLive = Layer.effect(RequestTracker, AccessLog.makeRequestTracker({ findRoute, patternOf: (route) => route.path }))
+
+/** What the server found of `request` when it arrived; found now for a request that did not come through it. */
+const trackedOf = (tracker: AccessLog.RequestTracker<GuardedRoute>, request: HttpServerRequest.HttpServerRequest) => {
+  const tracked = tracker.trackedOf(request.source)
+  if (tracked !== undefined) return tracked
+  const { path, query } = AccessLog.partsOf(request.url)
+  return { id: requestIdOf(request.headers["x-request-id"]), path, query, route: findRoute(request.method, path), record: {} }
 }
 
 /**
  * Which requests get no span of their own from the HTTP server: those of the API's routes, when no tracer
  * exports spans (runtime/Telemetry.ts). Such a span then reached no one, and made a third of what `/health`
  * cost (the URL parsed, the headers copied and redacted, a span with its attributes, the request's context
- * copied): the request middleware knows the route for the metric without it. Pages, documents and the
- * console keep theirs: the router names their route on it.
+ * copied): the server knows the route for the metric without it. Pages, documents and the console keep
+ * theirs: the router names their route on it.
  */
-const untracedRequests = (tracesExported: boolean) => (request: HttpServerRequest.HttpServerRequest): boolean =>
-  !tracesExported && routeOfRequest(request)?.servedByApi === true
+const untracedRequests = (tracker: AccessLog.RequestTracker<GuardedRoute>, tracesExported: boolean) =>
+(request: HttpServerRequest.HttpServerRequest): boolean =>
+  !tracesExported && trackedOf(tracker, request).route?.servedByApi === true
 
 const errorResponse = (status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.unsafeJson({ error: { code, message } }, { status, headers })
 
 /**
- * The outermost middleware. It gives each request an id (echoing a sane `x-request-id`), renders every
- * failure the handlers did not render themselves in the shared envelope — unknown route, wrong method,
- * unreadable body, defect — and writes one access-log line per request.
+ * For a request outside the HttpApi, the route pattern the router matched (it writes it on the request's
+ * span, which middleware around the router runs in) for the request's metric: the server's own lookup
+ * knows the API's routes and the few pages only.
+ */
+const nameRouterRoute = (record: RequestLogRecord) => () =>
+  Effect.withFiberRuntime<void>((fiber) => {
+    const span = fiber.currentContext.unsafeMap.get(Tracer.ParentSpan.key) as Tracer.AnySpan | undefined
+    const route = spanRouteOf(span)
+    if (route !== undefined) record.route = route
+    return Effect.void
+  })
+
+/**
+ * The outermost middleware. It annotates the request's log lines with the id the server gave it
+ * (runtime/AccessLog.ts, which also writes its access line), guards what the routes read
+ * (runtime/RequestGuard.ts), and renders every failure the handlers did not render themselves in the
+ * shared envelope — unknown route, wrong method, unreadable body, defect.
  */
 export const RequestMiddlewareLive = HttpLayerRouter.middleware(
   Effect.gen(function*() {
     const { maxBodyBytes } = yield* AppConfig
+    const tracker = yield* RequestTracker
     const guard = guardRequests({ maxBodyBytes, routes: ROUTES })
     // The server runs requests in the framework's context (`servedInFrameworkContext`); the routes outside the HttpApi
     // read the application's services from theirs, so they get them here.
@@ -171,31 +182,13 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
 
     return (httpEffect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        const requestId = requestIdOf(request.headers["x-request-id"])
-        const { path, query } = partsOf(request.url)
-        const route = routeOfRequest(request)
-        const started = performance.now()
-        const record: RequestLogRecord = {}
+        const { id, path, query, route, record } = trackedOf(tracker, request)
         const guarded = guard(httpEffect, request, path, query, route)
-        return beginRequestLog(record, requestId).pipe(
-          Effect.zipRight(route?.servedByApi === true ? guarded : withApplicationServices(guarded)),
-          Effect.catchAllCause(renderFailure(request, path)),
-          Effect.flatMap((response) =>
-            Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse>((fiber) => {
-              // The route pattern the router wrote on the request's span (the span this runs in), or, for a
-              // request without one (`untracedRequests`), the route found here.
-              const span = fiber.currentContext.unsafeMap.get(Tracer.ParentSpan.key) as Tracer.AnySpan | undefined
-              unsafeRecordHttpRequest({
-                method: request.method,
-                route: httpRouteOf(span, route?.path),
-                status: response.status,
-                durationSeconds: (performance.now() - started) / 1000
-              })
-              unsafeLogAccess(fiber, { method: request.method, path, status: response.status, started, record })
-              return Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
-            })
-          )
-        )
+        const answered = Effect.zipRight(
+          annotateRequestId(id),
+          route?.servedByApi === true ? guarded : withApplicationServices(guarded)
+        ).pipe(Effect.catchAllCause(renderFailure(request, path)))
+        return route?.servedByApi === true ? answered : Effect.tap(answered, nameRouterRoute(record))
       })
   }),
   { global: true }
@@ -274,14 +267,18 @@ export class NodeServer extends Context.Tag("runtime/NodeServer")<NodeServer, Ro
 export class RoutingServer extends Server implements DirectRoutes {
   direct: DirectRoute | undefined = undefined
 
-  constructor() {
+  constructor(private readonly tracker: AccessLog.RequestTracker<GuardedRoute>) {
     super()
     answerClientErrors(this)
   }
 
   override emit(event: string | symbol, ...args: Array<any>): boolean {
-    if (event === "request") args[1].setHeader(API_VERSION_HEADER, API_VERSION)
-    if (event === "request" && this.direct !== undefined && this.direct(args[0], args[1])) return true
+    if (event === "request") {
+      const [request, response] = args as [IncomingMessage, ServerResponse]
+      response.setHeader(API_VERSION_HEADER, API_VERSION)
+      this.tracker.track(request, response)
+      if (this.direct !== undefined && this.direct(request, response)) return true
+    }
     return super.emit(event as string, ...args)
   }
 }
@@ -289,12 +286,12 @@ export class RoutingServer extends Server implements DirectRoutes {
 export const NodeServerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const server = new RoutingServer()
+    const server = new RoutingServer(yield* RequestTracker)
     return Layer.succeed(NodeServer, server).pipe(
       Layer.provideMerge(NodeHttpServer.layer(() => server, { port: config.port, host: config.host }))
     )
   })
-)
+).pipe(Layer.provideMerge(RequestTrackerLive))
 
 /**
  * Graceful shutdown. Built after the routes, so released before them: the server stops accepting at
@@ -341,12 +338,14 @@ const servedInFrameworkContext = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
   ) as unknown as ReturnType<typeof HttpLayerRouter.serve<A, E, R, never>>
 
 /** Serves every route; requires the services the handlers use. */
-export const HttpLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ maxBodyBytes, telemetry }) =>
-  Layer.merge(
+export const HttpLive = Layer.unwrapEffect(Effect.gen(function*() {
+  const { maxBodyBytes, telemetry } = yield* AppConfig
+  const tracker = yield* RequestTracker
+  return Layer.merge(
     servedInFrameworkContext(RoutesLive).pipe(
-      HttpMiddleware.withTracerDisabledWhen(untracedRequests(Option.isSome(telemetry.otlpEndpoint))),
+      HttpMiddleware.withTracerDisabledWhen(untracedRequests(tracker, Option.isSome(telemetry.otlpEndpoint))),
       Layer.provide(maxBodySizeOf(maxBodyBytes))
     ),
-    Layer.unwrapEffect(Effect.map(NodeServer, statusStreamsOn))
+    Layer.unwrapEffect(Effect.map(NodeServer, (server) => statusStreamsOn(server, tracker)))
   )
-)).pipe(Layer.provide(ServicesLive))
+})).pipe(Layer.provide(ServicesLive))

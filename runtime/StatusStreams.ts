@@ -4,21 +4,22 @@
  * A live status stream is open for minutes, thousands at a time. Served by the Effect handler, each one
  * kept its request fiber waiting for the body to end — the fiber's continuation of every middleware and
  * its context, some 35 KiB of heap per stream, more than the stream itself. Here a short fiber does what
- * the request needs (the address's slot, the one read of the payment, the access-log line, the metric,
- * the error in the shared envelope) and ends; the body (a plain Readable fed by LiveStatus) is then piped
- * to the Node response with nothing of Effect held for it.
+ * the request needs (the address's slot, the one read of the payment, the error in the shared envelope)
+ * and ends; the body (a plain Readable fed by LiveStatus) is then piped to the Node response with nothing
+ * of Effect held for it. The server gave the request its id and writes its access line and metric when
+ * the stream is over (runtime/AccessLog.ts), as for every request.
  *
  * The route stays declared in the HttpApi (domain/Checkout.ts): the OpenAPI document describes it, and
  * the Effect handler answers the requests this does not take (HEAD, and anything before it is installed).
  */
-import { Cause, Effect, Layer, Option, Runtime, Schema } from "effect"
+import { Effect, Layer, Option, Runtime, Schema } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { type ApiError, errorStatus, toErrorEnvelope } from "../domain/Errors.ts"
 import { PaymentId } from "../domain/Ids.ts"
 import { CheckoutService } from "../src/checkout/Service.ts"
 import { StreamSlots } from "../src/checkout/StreamSlots.ts"
-import { recordHttpRequest } from "../src/platform/Metrics.ts"
-import { logAccess, requestIdOf } from "../src/platform/RequestLog.ts"
+import { requestIdOf } from "../src/platform/RequestLog.ts"
+import type { RequestTracker } from "./AccessLog.ts"
 
 export const STATUS_STREAM_ROUTE = "/checkout/:id/events"
 const STATUS_STREAM_PATH = /^\/checkout\/([^/]+)\/events\/?$/
@@ -65,15 +66,13 @@ const sendError = (response: ServerResponse, error: ApiError, requestId: string)
 
 const INTERNAL_ERROR = JSON.stringify({ error: { code: "internal_error", message: "An internal error occurred; it has been logged" } })
 
-export const makeStatusStreamRoute = Effect.gen(function*() {
+export const makeStatusStreamRoute = (tracker: RequestTracker<unknown>) => Effect.gen(function*() {
   const checkout = yield* CheckoutService
   const slots = yield* StreamSlots
   const runFork = Runtime.runFork(yield* Effect.runtime<never>())
 
   const serve = (request: IncomingMessage, response: ServerResponse, paymentId: PaymentId) => {
-    const started = performance.now()
-    const requestId = requestIdOf(headerOf(request, "x-request-id"))
-    const path = (request.url ?? "").split("?")[0]!
+    const requestId = tracker.trackedOf(request)?.id ?? requestIdOf(headerOf(request, "x-request-id"))
 
     const answer = Effect.gen(function*() {
       const release = yield* slots.take(request.socket.remoteAddress ?? "unknown")
@@ -88,31 +87,17 @@ export const makeStatusStreamRoute = Effect.gen(function*() {
         response.writeHead(200, { ...STREAM_HEADERS, "x-request-id": requestId })
         body.pipe(response)
       }
-      return 200
     }).pipe(
       // Too many streams from the address (429), or no such payment (404).
-      Effect.catchAll((error) => Effect.sync(() => (sendError(response, error, requestId), errorStatus(error)))),
+      Effect.catchAll((error) => Effect.sync(() => sendError(response, error, requestId))),
       Effect.catchAllCause((cause) =>
-        Effect.as(
-          Effect.zipRight(
-            Effect.logError("request failed", cause),
-            Effect.sync(() => {
-              if (!response.headersSent) {
-                response.writeHead(500, { "content-type": "application/json", "x-request-id": requestId })
-                response.end(INTERNAL_ERROR)
-              } else response.destroy()
-            })
-          ),
-          Cause.isInterruptedOnly(cause) ? 499 : 500
-        )),
-      Effect.tap((status) =>
         Effect.zipRight(
-          logAccess({ method: "GET", path, status, started, record: {} }),
-          recordHttpRequest({
-            method: "GET",
-            route: STATUS_STREAM_ROUTE,
-            status,
-            durationSeconds: (performance.now() - started) / 1000
+          Effect.logError("request failed", cause),
+          Effect.sync(() => {
+            if (!response.headersSent) {
+              response.writeHead(500, { "content-type": "application/json", "x-request-id": requestId })
+              response.end(INTERNAL_ERROR)
+            } else response.destroy()
           })
         )),
       Effect.withSpan(`GET ${STATUS_STREAM_ROUTE}`, { kind: "server", attributes: { "http.route": STATUS_STREAM_ROUTE } }),
@@ -137,8 +122,8 @@ export interface DirectRoutes {
 }
 
 /** Installs the status stream route on `server` for as long as the layer lives. */
-export const statusStreamsOn = (server: DirectRoutes) =>
+export const statusStreamsOn = (server: DirectRoutes, tracker: RequestTracker<unknown>) =>
   Layer.scopedDiscard(Effect.gen(function*() {
-    server.direct = yield* makeStatusStreamRoute
+    server.direct = yield* makeStatusStreamRoute(tracker)
     yield* Effect.addFinalizer(() => Effect.sync(() => (server.direct = undefined)))
   }))

@@ -34,19 +34,14 @@ const outboxLag = Metric.gauge("outbox_oldest_undispatched_age_seconds", {
     "did not answer); measured at each scrape"
 })
 
-/** The route label of a request no route matched: its path would make a series per probe of a scanner. */
-const UNMATCHED_ROUTE = "unmatched"
-
 /**
- * The route pattern (`/v1/payments/:id`) of the request being answered, read off the request's span. The
- * router writes it on that span as `http.route`; middleware around the router cannot see the router's own
- * context, but it runs inside that span. Effect keeps spans (and their attributes) whether or not a tracer
- * exports them. A request without a span of its own (runtime/Http.ts, `untracedRequests`) is named by
- * `otherwise`, the route the request middleware found.
+ * The route pattern (`/v1/payments/:id`) the router wrote on a request's span as `http.route`, if it did.
+ * Middleware around the router cannot see the router's own context, but it runs inside that span; Effect
+ * keeps spans (and their attributes) whether or not a tracer exports them.
  */
-export const httpRouteOf = (span: Tracer.AnySpan | undefined, otherwise: string | undefined): string => {
+export const spanRouteOf = (span: Tracer.AnySpan | undefined): string | undefined => {
   const route = span?._tag === "Span" ? span.attributes.get("http.route") : undefined
-  return typeof route === "string" ? route : otherwise ?? UNMATCHED_ROUTE
+  return typeof route === "string" ? route : undefined
 }
 
 /** `2xx`, `4xx`, …: the status class keeps one series per outcome kind rather than one per code. */
@@ -104,13 +99,6 @@ export const unsafeRecordHttpRequest = (request: {
   httpRequests.unsafeUpdate(1, labels)
   httpRequestDuration.unsafeUpdate(request.durationSeconds, labels)
 }
-
-export const recordHttpRequest = (request: {
-  readonly method: string
-  readonly route: string
-  readonly status: number
-  readonly durationSeconds: number
-}): Effect.Effect<void> => Effect.sync(() => unsafeRecordHttpRequest(request))
 
 /** A payment moved from `from` to `to` (`from` is `"none"` for a payment just created). */
 export const recordPaymentTransition = (change: {

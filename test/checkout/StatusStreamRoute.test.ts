@@ -1,12 +1,13 @@
 /**
  * The live status stream is answered by the Node server itself (runtime/StatusStreams.ts), not by the
  * Effect handler, so its request fiber does not live as long as the stream. From outside it must be a
- * route like any other: the request id echoed, one access-log line with status and duration, errors in
- * the shared envelope, and the methods it does not take still answered by the HttpApi.
+ * route like any other: the request id echoed, one access-log line with status and duration when the
+ * stream is over (499 when the client left first), errors in the shared envelope, and the methods it does
+ * not take still answered by the HttpApi.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import { PING_INTERVAL } from "../../src/checkout/LiveStatus.ts"
 import { createPayment, newMerchant, simulate } from "../support/Merchant.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
@@ -15,7 +16,7 @@ const logs: Array<string> = []
 
 describe("live status route", () => {
   layer(testAppLayer({}, { logs }), { timeout: 60_000, excludeTestServices: true })("served by the Node server", (it) => {
-    it.effect("echoes the request id, logs one line when the stream starts, and streams until the end", () =>
+    it.effect("echoes the request id, streams until the end, and logs one line when the stream is over", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const { key } = yield* newMerchant(app)
@@ -34,6 +35,32 @@ describe("live status route", () => {
         expect(lines).toHaveLength(1)
         expect(lines[0]).toContain(`GET /checkout/${payment.id}/events 200`)
         expect(lines[0]).toMatch(/duration_ms=[\d.]+/)
+      }))
+
+    it.effect("logs a stream the client left before its end as 499, once", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const { key } = yield* newMerchant(app)
+        const payment = yield* createPayment(app, key)
+        const controller = new AbortController()
+        const response = yield* Effect.promise(() =>
+          app.fetch(`/checkout/${payment.id}/events`, { headers: { "x-request-id": "stream-left-1" }, signal: controller.signal })
+        )
+        expect(response.status).toBe(200)
+        const reader = response.body!.getReader()
+        yield* Effect.promise(() => reader.read())
+        expect(logs.filter((line) => line.includes("request_id=stream-left-1"))).toEqual([])
+        controller.abort()
+        const logged = Effect.sync(() => logs.filter((line) => line.includes("request_id=stream-left-1")))
+        yield* logged.pipe(
+          Effect.repeat({ until: (lines) => lines.length > 0, schedule: Schedule.spaced(Duration.millis(20)) }),
+          Effect.timeout(Duration.seconds(10))
+        )
+        yield* Effect.sleep(Duration.millis(100))
+        const lines = yield* logged
+        expect(lines).toHaveLength(1)
+        expect(lines[0]).toContain(`GET /checkout/${payment.id}/events 499`)
+        expect(lines[0]).toContain("status=499")
       }))
 
     it.effect("gives a fresh request id when the client's is not a sane one, and 404 in the envelope for an unknown payment", () =>

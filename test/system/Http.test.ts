@@ -1,6 +1,10 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect, Schedule } from "effect"
+import { signUp } from "../support/Accounts.ts"
+import { newMerchant } from "../support/Merchant.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
+
+const logs: Array<string> = []
 
 const json = (response: Response) => response.json() as Promise<any>
 
@@ -56,6 +60,65 @@ describe("HTTP platform", () => {
         expect(echoed.headers.get("x-request-id")).toBe("req-123")
         const unsafe = yield* Effect.promise(() => fetch("/health", { headers: { "x-request-id": "bad id\twith spaces" } }))
         expect(unsafe.headers.get("x-request-id")).not.toContain("bad")
+      }))
+  })
+
+  // One line per request, written by the server when the response is over (runtime/AccessLog.ts): the
+  // request id the response carries, the status, the duration and, once authenticated, who asked; and the
+  // same id on every other line logged while the request was handled.
+  layer(testAppLayer({}, { logs }), { timeout: 120_000, excludeTestServices: true })("the access log", (it) => {
+    const linesOf = (requestId: string) => logs.filter((line) => line.includes(`request_id=${requestId}`))
+
+    it.effect("writes one line per request with its id, status, duration and actor", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const health = yield* Effect.promise(() => app.fetch("/health", { headers: { "x-request-id": "access-health" } }))
+        expect(health.status).toBe(200)
+        expect(linesOf("access-health")).toHaveLength(1)
+        expect(linesOf("access-health")[0]).toMatch(/level=INFO .*message="GET \/health 200 [\d.]+ms" .*status=200/)
+        expect(linesOf("access-health")[0]).toMatch(/duration_ms=[\d.]+/)
+        expect(linesOf("access-health")[0]).not.toContain("actor=")
+
+        const missing = yield* Effect.promise(() => app.fetch("/no/such/path?x=1", { headers: { "x-request-id": "access-missing" } }))
+        expect(missing.status).toBe(404)
+        expect(linesOf("access-missing")).toHaveLength(1)
+        expect(linesOf("access-missing")[0]).toContain(`message="GET /no/such/path 404`)
+
+        const { key } = yield* newMerchant(app)
+        const listed = yield* Effect.promise(() =>
+          app.fetch("/v1/payments?limit=1", { headers: { authorization: `Bearer ${key}`, "x-request-id": "access-list" } })
+        )
+        expect(listed.status).toBe(200)
+        expect(linesOf("access-list")).toHaveLength(1)
+        expect(linesOf("access-list")[0]).toMatch(/actor=key_\w+/)
+
+        const generated = yield* Effect.promise(() => app.fetch("/docs"))
+        expect(generated.status).toBe(200)
+        const id = generated.headers.get("x-request-id")!
+        expect(linesOf(id)).toHaveLength(1)
+        expect(linesOf(id)[0]).toContain(`message="GET /docs 200`)
+      }))
+
+    it.effect("gives the request's id to what is logged while it is handled", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const owner = yield* Effect.promise(() => signUp(app))
+        const response = yield* Effect.promise(() =>
+          app.fetch("/auth/forgot-password", {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-request-id": "access-mail" },
+            body: JSON.stringify({ email: owner.email })
+          })
+        )
+        expect(response.status).toBe(201)
+        // The reset mail is queued by a fiber the request forks (the answer takes the same time either way).
+        const queued = Effect.sync(() => linesOf("access-mail").filter((line) => line.includes(`message="mail queued"`)))
+        yield* queued.pipe(
+          Effect.repeat({ until: (lines) => lines.length > 0, schedule: Schedule.spaced(Duration.millis(20)) }),
+          Effect.timeout(Duration.seconds(10))
+        )
+        expect(yield* queued).toHaveLength(1)
+        expect(linesOf("access-mail").filter((line) => line.includes("message=\"POST /auth/forgot-password 201"))).toHaveLength(1)
       }))
   })
 })
