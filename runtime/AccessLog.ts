@@ -11,7 +11,7 @@
  * loggers, a step after the answer, a response copied to add a header); here it is plain code at the
  * edges of the request.
  */
-import { Cause, Effect, FiberRef, HashMap, HashSet, List, LogLevel } from "effect"
+import { Cause, Effect, FiberRef, HashMap, HashSet, List, Logger, LogLevel } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { unsafeRecordHttpRequest } from "../src/platform/Metrics.ts"
 import { openRequestLogRecord, type RequestLogRecord, requestIdOf } from "../src/platform/RequestLog.ts"
@@ -49,7 +49,8 @@ export const makeRequestTracker = <Route>(options: {
   readonly patternOf: (route: Route) => string
 }) =>
   Effect.gen(function*() {
-    const loggers = yield* FiberRef.get(FiberRef.currentLoggers)
+    // Effect's tracer logger adds a line to the span it runs in; the server writes the line outside any.
+    const loggers = HashSet.remove(yield* FiberRef.get(FiberRef.currentLoggers), Logger.tracerLogger)
     const logs = HashSet.size(loggers) > 0 &&
       !LogLevel.greaterThan(yield* FiberRef.get(FiberRef.currentMinimumLogLevel), LogLevel.Info)
     const context = yield* Effect.getFiberRefs
@@ -82,7 +83,7 @@ export const makeRequestTracker = <Route>(options: {
       const method = request.method ?? "GET"
       const { path, query } = partsOf(request.url ?? "/")
       const route = options.findRoute(method, path)
-      const tracked: TrackedRequest<Route> = { id, path, query, route, record: openRequestLogRecord(request) }
+      const tracked: TrackedRequest<Route> = { id, path, query, route, record: openRequestLogRecord(request, id) }
       trackedRequests.set(request, tracked)
       response.setHeader("x-request-id", id)
       // `close` comes once per response: after it was sent in full, or when the connection ended first.

@@ -53,7 +53,7 @@ import { ConsoleWebLive } from "../src/console/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
 import { spanRouteOf } from "../src/platform/Metrics.ts"
 import { AppConfig } from "../src/platform/Config.ts"
-import { annotateRequestId, type RequestLogRecord, requestIdOf } from "../src/platform/RequestLog.ts"
+import { type RequestLogRecord, requestIdOf } from "../src/platform/RequestLog.ts"
 import * as AccessLog from "./AccessLog.ts"
 import { type GuardedRoute, guardRequests, isBodyTooLarge, maxBodySizeOf, payloadTooLarge, routeFinder } from "./RequestGuard.ts"
 import { builtOn, builtOnFramework, withApplicationServicesOf } from "./RequestContext.ts"
@@ -111,7 +111,8 @@ const trackedOf = (tracker: AccessLog.RequestTracker<GuardedRoute>, request: Htt
   const tracked = tracker.trackedOf(request.source)
   if (tracked !== undefined) return tracked
   const { path, query } = AccessLog.partsOf(request.url)
-  return { id: requestIdOf(request.headers["x-request-id"]), path, query, route: findRoute(request.method, path), record: {} }
+  const id = requestIdOf(request.headers["x-request-id"])
+  return { id, path, query, route: findRoute(request.method, path), record: { id } }
 }
 
 /**
@@ -142,10 +143,10 @@ const nameRouterRoute = (record: RequestLogRecord) => () =>
   })
 
 /**
- * The outermost middleware. It annotates the request's log lines with the id the server gave it
- * (runtime/AccessLog.ts, which also writes its access line), guards what the routes read
- * (runtime/RequestGuard.ts), and renders every failure the handlers did not render themselves in the
- * shared envelope — unknown route, wrong method, unreadable body, defect.
+ * The outermost middleware. It guards what the routes read (runtime/RequestGuard.ts) and renders every
+ * failure the handlers did not render themselves in the shared envelope — unknown route, wrong method,
+ * unreadable body, defect. The server gave the request its id and writes its access line
+ * (runtime/AccessLog.ts); the loggers give the id to the request's other lines (`withRequestIds`).
  */
 export const RequestMiddlewareLive = HttpLayerRouter.middleware(
   Effect.gen(function*() {
@@ -182,13 +183,11 @@ export const RequestMiddlewareLive = HttpLayerRouter.middleware(
 
     return (httpEffect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        const { id, path, query, route, record } = trackedOf(tracker, request)
+        const { path, query, route, record } = trackedOf(tracker, request)
         const guarded = guard(httpEffect, request, path, query, route)
-        const answered = Effect.zipRight(
-          annotateRequestId(id),
-          route?.servedByApi === true ? guarded : withApplicationServices(guarded)
-        ).pipe(Effect.catchAllCause(renderFailure(request, path)))
-        return route?.servedByApi === true ? answered : Effect.tap(answered, nameRouterRoute(record))
+        return route?.servedByApi === true
+          ? Effect.catchAllCause(guarded, renderFailure(request, path))
+          : withApplicationServices(guarded).pipe(Effect.catchAllCause(renderFailure(request, path)), Effect.tap(nameRouterRoute(record)))
       })
   }),
   { global: true }

@@ -9,6 +9,7 @@
  * so no line is lost except to a `kill -9` that lands inside the turn that logged it.
  */
 import { Array as Arr, Cause, Effect, FiberId, Inspectable, Logger, LogSpan, type Scope } from "effect"
+import { withRequestIds } from "../src/platform/RequestLog.ts"
 
 const TEXT_ONLY = /^[^\s"=]*$/
 const UNSAFE_IN_LABEL = /[\s="]/g
@@ -67,8 +68,11 @@ export const turnBatchedLogger = <Message>(
     })
   })
 
-/** logfmt lines to standard output, batched per event-loop turn; replaces Effect's default logger. */
+/**
+ * logfmt lines to standard output, batched per event-loop turn, each line logged while a request was
+ * handled with the request's id; replaces Effect's default logger.
+ */
 export const LoggingLive = Logger.replaceScoped(
   Logger.defaultLogger,
-  turnBatchedLogger(logfmtLogger, (text) => process.stdout.write(text))
+  Effect.map(turnBatchedLogger(logfmtLogger, (text) => process.stdout.write(text)), withRequestIds)
 )

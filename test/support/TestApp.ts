@@ -10,6 +10,7 @@ import { type ApiClient, makeApiClient } from "../../domain/Client.ts"
 import { ServiceLive } from "../../runtime/App.ts"
 import { type AppConfigOverrides } from "../../src/platform/Config.ts"
 import { decryptSecret, MasterKey } from "../../src/platform/Crypto.ts"
+import { withRequestIds } from "../../src/platform/RequestLog.ts"
 import { testConfigLayer } from "./TestConfig.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
@@ -54,12 +55,13 @@ const makeTestApp = Effect.gen(function*() {
 })
 
 /**
- * Collects every log line (logfmt, all levels) of a service, for tests that check what is logged;
- * without one, only warnings and errors reach the console.
+ * Collects every log line (logfmt, all levels) of a service, each with the id of the request it was logged
+ * for as the process's own logger gives it, for tests that check what is logged; without one, only
+ * warnings and errors reach the console.
  */
 export const collectLogs = (sink: Array<string>) =>
   Layer.merge(
-    Logger.replace(Logger.defaultLogger, Logger.map(Logger.logfmtLogger, (line) => void sink.push(line))),
+    Logger.replace(Logger.defaultLogger, withRequestIds(Logger.map(Logger.logfmtLogger, (line) => void sink.push(line)))),
     Logger.minimumLogLevel(LogLevel.All)
   )
 
