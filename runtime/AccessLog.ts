@@ -53,16 +53,17 @@ export const makeRequestTracker = <Route>(options: {
     const loggers = HashSet.remove(yield* FiberRef.get(FiberRef.currentLoggers), Logger.tracerLogger)
     const logs = HashSet.size(loggers) > 0 &&
       !LogLevel.greaterThan(yield* FiberRef.get(FiberRef.currentMinimumLogLevel), LogLevel.Info)
+    // The log annotations in effect where the server is built (none as the service stands), which a request's
+    // fiber inherited when it wrote the line.
+    const baseAnnotations = yield* FiberRef.get(FiberRef.currentLogAnnotations)
     const context = yield* Effect.getFiberRefs
     const fiberId = yield* Effect.fiberId
     const trackedRequests = new WeakMap<IncomingMessage, TrackedRequest<Route>>()
 
     const writeLine = (request: IncomingMessage, tracked: TrackedRequest<Route>, status: number, durationMs: number) => {
-      let annotations = HashMap.make<[[string, unknown], [string, unknown], [string, unknown]]>(
-        ["request_id", tracked.id],
-        ["status", status],
-        ["duration_ms", durationMs]
-      )
+      let annotations = HashMap.set(baseAnnotations, "request_id", tracked.id as unknown)
+      annotations = HashMap.set(annotations, "status", status)
+      annotations = HashMap.set(annotations, "duration_ms", durationMs)
       if (tracked.record.actor !== undefined) annotations = HashMap.set(annotations, "actor", tracked.record.actor)
       const entry = {
         fiberId,
