@@ -65,8 +65,8 @@ export const cancelSafePool = (config: pg.PoolConfig): pg.Pool => {
   return pool
 }
 
-const clientLayer = (url: Redacted.Redacted<string>, applicationName: string) =>
-  pgClientLayer(url, applicationName).pipe(
+const clientLayer = (url: Redacted.Redacted<string>, applicationName: string, poolSize: number) =>
+  pgClientLayer(url, applicationName, poolSize).pipe(
     Layer.tap((context) =>
       Effect.sync(() => {
         const sql = Context.get(context, SqlClient.SqlClient)
@@ -78,13 +78,13 @@ const clientLayer = (url: Redacted.Redacted<string>, applicationName: string) =>
     )
   )
 
-const pgClientLayer = (url: Redacted.Redacted<string>, applicationName: string) =>
+const pgClientLayer = (url: Redacted.Redacted<string>, applicationName: string, poolSize: number) =>
   PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
       Effect.sync(() => {
         const pool = cancelSafePool({
           connectionString: Redacted.value(url),
-          max: 20,
+          max: poolSize,
           connectionTimeoutMillis: 10_000,
           idleTimeoutMillis: 30_000,
           application_name: applicationName
@@ -231,6 +231,7 @@ export const DatabaseLive: Layer.Layer<
     const applicationName = yield* DatabaseApplicationName
     // Acquired after the database, so closed before it stops.
     const listen = yield* makeListener(url, applicationName)
-    return makeChangeFeed({ listen }).pipe(Layer.provideMerge(clientLayer(url, applicationName)))
+    const { databasePoolSize } = yield* AppConfig
+    return makeChangeFeed({ listen }).pipe(Layer.provideMerge(clientLayer(url, applicationName, databasePoolSize)))
   })
 )

@@ -67,6 +67,13 @@ export const appConfig = Config.all({
   ),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  // Connections each process may hold at once: every runner and API node keeps its own pool, and together
+  // they must stay under the server's max_connections (100 by default), with room for the LISTEN connection
+  // each process adds.
+  databasePoolSize: Config.integer("DATABASE_POOL_SIZE").pipe(
+    Config.validate({ message: "expected a number of connections from 1 to 1000", validation: (n) => n >= 1 && n <= 1000 }),
+    Config.withDefault(20)
+  ),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   masterKey,
   publicBaseUrl: Config.url("PUBLIC_BASE_URL").pipe(
