@@ -98,7 +98,7 @@ describe.skipIf(!enabled)("game draws across a killed runner", () => {
           if (answer.retried.length > 0) retried++
           if (Either.isRight(answer.outcome)) answers.set(idempotencyKey, answer.outcome.right.id)
           else if (answer.outcome.left._tag === "InvalidState") answers.set(idempotencyKey, "refused")
-          else unexpected.push(`${idempotencyKey}: ${answer.outcome.left._tag}`)
+          else unexpected.push(`${idempotencyKey}: ${answer.outcome.left._tag} (retried after: ${answer.retried.join(" | ") || "none"})`)
         }
       })
     ))

@@ -9,7 +9,7 @@
  * `pg_stat_activity` says which runner holds which shard; `cluster_runners` says which runners are
  * registered and healthy.
  */
-import { HttpClient } from "@effect/platform"
+import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { Effect, Either, FiberRef } from "effect"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -125,6 +125,9 @@ export class LocalCluster {
       MASTER_KEY,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
       SHUTDOWN_GRACE_SECONDS: "1",
+      // Up to five processes of a suite, and two suites at once, on one server of 100 connections: at the
+      // default of 20 each, a runner joining under load was refused a connection.
+      DATABASE_POOL_SIZE: "8",
       ...this.variables,
       ...extra
     })
@@ -248,7 +251,8 @@ export interface Answer {
 
 /**
  * A request retried, with the same headers (and so the same Idempotency-Key), while it fails with a
- * connection error or a 5xx, every `pauseMs`, for at most `deadlineMs`.
+ * connection error, a 5xx or a 409 still in progress (`stillInProgress`), every `pauseMs`, for at most
+ * `deadlineMs`.
  */
 export const request = async (
   baseUrl: string,
@@ -278,7 +282,7 @@ export const request = async (
         signal: AbortSignal.timeout(60_000)
       })
       const text = await response.text()
-      if (response.status < 500) {
+      if (response.status < 500 && !stillInProgress(response.status, text)) {
         return {
           status: response.status,
           body: text.length > 0 ? JSON.parse(text) : null,
@@ -310,13 +314,20 @@ export const ok = async (answer: Promise<Answer>, label: string) => {
 // The typed client, as a careful client
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * A 409 saying the request's Idempotency-Key is still in progress: an earlier attempt of the same request is
+ * still running on the server (its answer lost to the client, say, while it waits for a killed runner's
+ * shard to move). A careful client sends it again after a pause, as Stripe's client libraries do with a 409.
+ */
+const stillInProgress = (status: number, body: string) => status === 409 && body.includes("still in progress")
+
 /** Where the careful calls of a fiber record their retried attempts (`carefully` sets it). */
 const currentRetries = FiberRef.unsafeMake<Array<string> | undefined>(undefined)
 
 /**
- * The transport of a careful client: as `request` does, a request that fails with a connection error or a
- * 5xx is sent again with the same headers (so the same Idempotency-Key) every `pauseMs`, for at most
- * `deadlineMs`. What each retried attempt met goes to the calling fiber's record.
+ * The transport of a careful client: as `request` does, a request that fails with a connection error, a
+ * 5xx or a 409 still in progress is sent again with the same headers (so the same Idempotency-Key) every
+ * `pauseMs`, for at most `deadlineMs`. What each retried attempt met goes to the calling fiber's record.
  */
 const retrying = (options: { readonly deadlineMs?: number; readonly pauseMs?: number }) => (client: HttpClient.HttpClient) =>
   HttpClient.transform(client, (send, sent) =>
@@ -325,7 +336,13 @@ const retrying = (options: { readonly deadlineMs?: number; readonly pauseMs?: nu
       const retried = (yield* FiberRef.get(currentRetries)) ?? []
       for (let attempt = 1;; attempt++) {
         const answer = yield* Effect.either(Effect.timeout(send, "60 seconds"))
-        if (Either.isRight(answer) && answer.right.status < 500) return answer.right
+        if (Either.isRight(answer) && answer.right.status < 500 && answer.right.status !== 409) return answer.right
+        if (Either.isRight(answer) && answer.right.status === 409) {
+          // Read here to tell the two conflicts apart, then handed on as a response of the same text.
+          const { headers, status } = answer.right
+          const text = yield* Effect.orElseSucceed(answer.right.text, () => "")
+          if (!stillInProgress(status, text)) return HttpClientResponse.fromWeb(sent, new Response(text, { status, headers }))
+        }
         retried.push(
           Either.isRight(answer)
             ? `${answer.right.status} ${(yield* Effect.orElseSucceed(answer.right.text, () => "")).slice(0, 200)}`
