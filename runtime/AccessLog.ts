@@ -34,7 +34,7 @@ export const partsOf = (url: string): { readonly path: string; readonly query: s
 }
 
 /** The status an access line gives a request whose client went away before its response was sent. */
-export const CLIENT_CLOSED_REQUEST = 499
+const CLIENT_CLOSED_REQUEST = 499
 
 /** The route label of a request no route matched: its path would make a series per probe of a scanner. */
 const UNMATCHED_ROUTE = "unmatched"
@@ -60,7 +60,7 @@ export const makeRequestTracker = <Route>(options: {
     const fiberId = yield* Effect.fiberId
     const trackedRequests = new WeakMap<IncomingMessage, TrackedRequest<Route>>()
 
-    const writeLine = (request: IncomingMessage, tracked: TrackedRequest<Route>, status: number, durationMs: number) => {
+    const writeLine = (method: string, tracked: TrackedRequest<Route>, status: number, durationMs: number) => {
       let annotations = HashMap.set(baseAnnotations, "request_id", tracked.id as unknown)
       annotations = HashMap.set(annotations, "status", status)
       annotations = HashMap.set(annotations, "duration_ms", durationMs)
@@ -68,7 +68,7 @@ export const makeRequestTracker = <Route>(options: {
       const entry = {
         fiberId,
         logLevel: LogLevel.Info,
-        message: [`${request.method} ${tracked.path} ${status} ${durationMs}ms`],
+        message: [`${method} ${tracked.path} ${status} ${durationMs}ms`],
         cause: Cause.empty,
         context,
         spans: List.empty(),
@@ -97,7 +97,7 @@ export const makeRequestTracker = <Route>(options: {
           status,
           durationSeconds: elapsedMs / 1000
         })
-        if (logs) writeLine(request, tracked, status, Math.round(elapsedMs * 10) / 10)
+        if (logs) writeLine(method, tracked, status, Math.round(elapsedMs * 10) / 10)
       })
       return tracked
     }

@@ -275,8 +275,8 @@ export class RoutingServer extends Server implements DirectRoutes {
     if (event === "request") {
       const [request, response] = args as [IncomingMessage, ServerResponse]
       response.setHeader(API_VERSION_HEADER, API_VERSION)
-      this.tracker.track(request, response)
-      if (this.direct !== undefined && this.direct(request, response)) return true
+      const { id } = this.tracker.track(request, response)
+      if (this.direct !== undefined && this.direct(request, response, id)) return true
     }
     return super.emit(event as string, ...args)
   }
@@ -345,6 +345,6 @@ export const HttpLive = Layer.unwrapEffect(Effect.gen(function*() {
       HttpMiddleware.withTracerDisabledWhen(untracedRequests(tracker, Option.isSome(telemetry.otlpEndpoint))),
       Layer.provide(maxBodySizeOf(maxBodyBytes))
     ),
-    Layer.unwrapEffect(Effect.map(NodeServer, (server) => statusStreamsOn(server, tracker)))
+    Layer.unwrapEffect(Effect.map(NodeServer, statusStreamsOn))
   )
 })).pipe(Layer.provide(ServicesLive))

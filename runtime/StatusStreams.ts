@@ -18,14 +18,15 @@ import { type ApiError, errorStatus, toErrorEnvelope } from "../domain/Errors.ts
 import { PaymentId } from "../domain/Ids.ts"
 import { CheckoutService } from "../src/checkout/Service.ts"
 import { StreamSlots } from "../src/checkout/StreamSlots.ts"
-import { requestIdOf } from "../src/platform/RequestLog.ts"
-import type { RequestTracker } from "./AccessLog.ts"
 
 export const STATUS_STREAM_ROUTE = "/checkout/:id/events"
 const STATUS_STREAM_PATH = /^\/checkout\/([^/]+)\/events\/?$/
 
-/** A request the Node server answers itself; answers false to leave it to the Effect handler. */
-export type DirectRoute = (request: IncomingMessage, response: ServerResponse) => boolean
+/**
+ * A request the Node server answers itself, with the id the server gave it (runtime/AccessLog.ts); answers
+ * false to leave it to the Effect handler.
+ */
+export type DirectRoute = (request: IncomingMessage, response: ServerResponse, requestId: string) => boolean
 
 const headerOf = (request: IncomingMessage, name: string): string | undefined => {
   const value = request.headers[name]
@@ -66,14 +67,12 @@ const sendError = (response: ServerResponse, error: ApiError, requestId: string)
 
 const INTERNAL_ERROR = JSON.stringify({ error: { code: "internal_error", message: "An internal error occurred; it has been logged" } })
 
-export const makeStatusStreamRoute = (tracker: RequestTracker<unknown>) => Effect.gen(function*() {
+export const makeStatusStreamRoute = Effect.gen(function*() {
   const checkout = yield* CheckoutService
   const slots = yield* StreamSlots
   const runFork = Runtime.runFork(yield* Effect.runtime<never>())
 
-  const serve = (request: IncomingMessage, response: ServerResponse, paymentId: PaymentId) => {
-    const requestId = tracker.trackedOf(request)?.id ?? requestIdOf(headerOf(request, "x-request-id"))
-
+  const serve = (request: IncomingMessage, response: ServerResponse, paymentId: PaymentId, requestId: string) => {
     const answer = Effect.gen(function*() {
       const release = yield* slots.take(request.socket.remoteAddress ?? "unknown")
       // The slot is the connection's until its response is over: ended, failed, or the client went away.
@@ -106,11 +105,11 @@ export const makeStatusStreamRoute = (tracker: RequestTracker<unknown>) => Effec
     runFork(answer)
   }
 
-  const route: DirectRoute = (request, response) => {
+  const route: DirectRoute = (request, response, requestId) => {
     if (request.method !== "GET" || request.url === undefined) return false
     const paymentId = paymentIdOf(request.url)
     if (paymentId === undefined) return false
-    serve(request, response, paymentId)
+    serve(request, response, paymentId, requestId)
     return true
   }
   return route
@@ -122,8 +121,8 @@ export interface DirectRoutes {
 }
 
 /** Installs the status stream route on `server` for as long as the layer lives. */
-export const statusStreamsOn = (server: DirectRoutes, tracker: RequestTracker<unknown>) =>
+export const statusStreamsOn = (server: DirectRoutes) =>
   Layer.scopedDiscard(Effect.gen(function*() {
-    server.direct = yield* makeStatusStreamRoute(tracker)
+    server.direct = yield* makeStatusStreamRoute
     yield* Effect.addFinalizer(() => Effect.sync(() => (server.direct = undefined)))
   }))
