@@ -13,7 +13,8 @@
  *    writing an HTTP/1.1 GET and decoding the chunked SSE body themselves, which keeps this process light;
  *    a stream counts as open when its `retry:` frame arrives. They are held BENCH_SSE_HOLD seconds (60,
  *    four ping periods) while the service's CPU is read and `GET /health` timed; the RSS is read one ping
- *    period in and at the end: the growth per stream (see EARLY_READING_SECONDS). The service's database connections (pg_stat_activity) are sampled throughout.
+ *    period in and at the end: the growth per stream (see EARLY_READING_SECONDS), with the service's
+ *    JavaScript heap read from its `GET /metrics` at the start and the end. The service's database connections (pg_stat_activity) are sampled throughout.
  * 4. Fan-out: the first payment simulated `scanned`, then `paid`; timed from the `paid` request until
  *    every stream of that payment has the `paid` frame, and until each of them has ended. The other
  *    streams must still be open and have seen no frame of another payment.
@@ -21,6 +22,7 @@
  *    JSON to BENCH_SUMMARY_FILE, for bench/all.ts).
  */
 import * as Sse from "@effect/experimental/Sse"
+import { randomBytes } from "node:crypto"
 import { connect, type Socket } from "node:net"
 import { readFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
@@ -51,12 +53,32 @@ const STREAMS = Math.round(positiveNumber("BENCH_SSE_STREAMS", 10_000))
 const BATCH = Math.round(positiveNumber("BENCH_SSE_BATCH", 500))
 const HOLD_SECONDS = positiveNumber("BENCH_SSE_HOLD", 60)
 /**
- * RSS is read twice while the streams are held: one ping period in, when the garbage of opening them is
- * mostly still on the heap, and at the end of the hold, once the collector has settled (V8 gives pages
- * back only after some idle time). Streams are held for minutes in real use, so the settled figure is
- * the one the target is about; the early one is printed beside it.
+ * RSS is read twice while the streams are held: one ping period in, and at the end of the hold; streams
+ * are held for minutes in real use, so the later figure is the one the target is about, the early one is
+ * printed beside it. Both include the garbage of opening the streams: opened 500 at a time, each opening's
+ * objects outlive the young generation and go to the old one, which a quiet process (streams held, little
+ * else) may not collect within the hold. The service's JavaScript heap (`GET /metrics`) is read beside the
+ * RSS to show it. Measured once with a forced full collection (2026-11-28, afternoon), the streams' own
+ * objects were 9.4 KiB of heap per stream; opening the same 10,000 streams 25 at a time instead of 500
+ * left 14 KiB of RSS per stream instead of 22.
  */
 const EARLY_READING_SECONDS = Math.min(15, HOLD_SECONDS)
+/** Lets the bench read the service's `GET /metrics` (its JavaScript heap beside the RSS). */
+const METRICS_TOKEN = randomBytes(24).toString("hex")
+
+/** The service's JavaScript heap, in use and in all, in bytes (`GET /metrics`, src/platform/ProcessMetrics.ts). */
+const heapOf = async (baseUrl: string): Promise<{ readonly used: number; readonly total: number }> => {
+  const response = await fetch(new URL("/metrics", baseUrl), { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+  if (!response.ok) throw new Error(`GET /metrics answered ${response.status}`)
+  const text = await response.text()
+  const sample = (name: string) => {
+    const match = new RegExp(`^${name} (\\S+)$`, "m").exec(text)
+    if (match === null) throw new Error(`GET /metrics has no ${name}`)
+    return Number(match[1])
+  }
+  return { used: sample("nodejs_heap_size_used_bytes"), total: sample("nodejs_heap_size_total_bytes") }
+}
+
 const OPEN_TIMEOUT_MS = positiveNumber("BENCH_SSE_OPEN_TIMEOUT", 30) * 1000
 const FAN_OUT_TIMEOUT_MS = 60_000
 
@@ -358,7 +380,9 @@ const main = async () => {
     )
   }
   // Every stream comes from this one address: lift the per-address cap above what the bench opens.
-  const service = await startService(database, { env: { SSE_MAX_STREAMS_PER_ADDRESS: String(STREAMS + PAYMENTS) } })
+  const service = await startService(database, {
+    env: { SSE_MAX_STREAMS_PER_ADDRESS: String(STREAMS + PAYMENTS), METRICS_TOKEN: METRICS_TOKEN }
+  })
   log(`service listening on ${service.baseUrl}`)
   const paymentBody = { amount: "12.50", currency: "USD", expires_in: 3600 }
   const secret = await makeApiKey(service.baseUrl, paymentBody)
@@ -382,6 +406,7 @@ const main = async () => {
   await sleep(1_000)
 
   const rssBefore = residentKiB(pid)
+  const heapBefore = await heapOf(service.baseUrl)
   const benchRssBefore = process.memoryUsage().rss / 1024
   log(`service RSS before: ${formatInt(rssBefore / MIB)} MiB; database connections: ${connectionsIdle ?? "n/a"}`)
 
@@ -415,6 +440,7 @@ const main = async () => {
   const healthFailed = early.failed + rest.failed
   const holdCpuPercent = ((cpuSeconds(pid) - cpuAt) / ((performance.now() - holdAt) / 1000)) * 100
   const rssAfter = residentKiB(pid)
+  const heapAfter = await heapOf(service.baseUrl)
   const connectionsHeld = await connections?.sample()
   const stillOpen = all.filter((stream) => stream.state === "open").length
   const growthPerStream = (rssAfter - rssBefore) / open.length
@@ -425,6 +451,14 @@ const main = async () => {
       `${EARLY_READING_SECONDS} s in: +${formatInt((rssEarly - rssBefore) / MIB)} MiB, ` +
       `${((rssEarly - rssBefore) / open.length).toFixed(1)} KiB per stream); ` +
       `database connections: ${connectionsHeld ?? "n/a"} (max seen so far ${connections?.max() ?? "n/a"})`
+  )
+  const heapUsedPerStream = (heapAfter.used - heapBefore.used) / 1024 / open.length
+  const heapSizePerStream = (heapAfter.total - heapBefore.total) / 1024 / open.length
+  log(
+    `  the JavaScript heap meanwhile: in use +${formatInt((heapAfter.used - heapBefore.used) / MIB / 1024)} MiB ` +
+      `(${heapUsedPerStream.toFixed(1)} KiB per stream, the streams' objects with the garbage of opening them that no ` +
+      `collection has reclaimed yet), its size +${formatInt((heapAfter.total - heapBefore.total) / MIB / 1024)} MiB ` +
+      `(${heapSizePerStream.toFixed(1)} KiB per stream)`
   )
   log(
     `  service CPU while holding them: ${holdCpuPercent.toFixed(0)} % of a core; GET /health meanwhile ` +
@@ -516,6 +550,8 @@ const main = async () => {
     earlyReadingSeconds: EARLY_READING_SECONDS,
     rssClosedKiB: rssClosed,
     growthPerStreamKiB: growthPerStream,
+    heapUsedPerStreamKiB: heapUsedPerStream,
+    heapSizePerStreamKiB: heapSizePerStream,
     benchRssKiB: benchRssAfter,
     holdSeconds: HOLD_SECONDS,
     holdCpuPercent,

@@ -13,6 +13,7 @@ import { AppConfig } from "../platform/Config.ts"
 import { hashToken, tokensMatch } from "../platform/Crypto.ts"
 import { setOutboxLag } from "../platform/Metrics.ts"
 import { oldestUndispatchedAgeSeconds } from "../platform/OutboxReads.ts"
+import { makeProcessMetrics } from "../platform/ProcessMetrics.ts"
 import { encodePrometheus } from "../platform/Prometheus.ts"
 import { traced } from "../platform/Traced.ts"
 
@@ -20,8 +21,9 @@ import { traced } from "../platform/Traced.ts"
 const OUTBOX_LAG_TIMEOUT = "2 seconds"
 
 export class MetricsService extends Effect.Service<MetricsService>()("system/MetricsService", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const processMetrics = yield* makeProcessMetrics
 
     /** Outbox lag is a fact of the database, not of this process: it is read when asked for. */
     const refreshOutboxLag = oldestUndispatchedAgeSeconds(sql).pipe(
@@ -37,6 +39,7 @@ export class MetricsService extends Effect.Service<MetricsService>()("system/Met
 
     const exposition = traced("Metrics.exposition")(function*() {
       yield* refreshOutboxLag
+      yield* processMetrics.refresh
       return encodePrometheus(yield* Metric.snapshot)
     })
 

@@ -248,6 +248,46 @@ describe("GET /metrics", () => {
         expect(lag[0]!.value).toBeLessThan(60)
       }))
 
+    // The service under test runs in this process, so its figures are this process's.
+    it.effect("reports the process's memory, CPU time, start and event-loop delay", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const first = yield* scrape(app)
+        const one = (samples: ReadonlyArray<Sample>, name: string) => {
+          const found = samples.filter((sample) => sample.name === name)
+          expect(found, name).toHaveLength(1)
+          return found[0]!.value
+        }
+        const rss = process.memoryUsage().rss
+        expect(one(first, "process_resident_memory_bytes")).toBeGreaterThan(rss / 2)
+        expect(one(first, "process_resident_memory_bytes")).toBeLessThan(rss * 2)
+        expect(one(first, "nodejs_heap_size_used_bytes")).toBeGreaterThan(0)
+        expect(one(first, "nodejs_heap_size_used_bytes")).toBeLessThanOrEqual(one(first, "nodejs_heap_size_total_bytes"))
+        expect(one(first, "nodejs_external_memory_bytes")).toBeGreaterThan(0)
+        const started = one(first, "process_start_time_seconds")
+        expect(started).toBeLessThanOrEqual(Date.now() / 1000)
+        expect(started).toBeGreaterThan(Date.now() / 1000 - process.uptime() - 5)
+
+        // The loop held for a second: CPU time grows by about that, and the next scrape's longest delay is
+        // at least that long; the scrape after it reports only what came since.
+        const cpuBefore = one(first, "process_cpu_seconds_total")
+        // A scrape restarts the histogram, whose next sample only starts an interval: wait for it first.
+        yield* Effect.sleep("100 millis")
+        const blockedUntil = Date.now() + 1_000
+        while (Date.now() < blockedUntil) {
+          // busy: the event loop cannot turn
+        }
+        // The delay is recorded when the sampling timer fires, at the loop's next turn of timers.
+        yield* Effect.sleep("50 millis")
+        const second = yield* scrape(app)
+        expect(one(second, "process_cpu_seconds_total") - cpuBefore).toBeGreaterThanOrEqual(0.9)
+        expect(one(second, "nodejs_eventloop_lag_max_seconds")).toBeGreaterThanOrEqual(0.95)
+        expect(one(second, "nodejs_eventloop_lag_p99_seconds")).toBeLessThanOrEqual(one(second, "nodejs_eventloop_lag_max_seconds"))
+        yield* Effect.sleep("100 millis")
+        const third = yield* scrape(app)
+        expect(one(third, "nodejs_eventloop_lag_max_seconds")).toBeLessThan(0.95)
+      }))
+
     it.effect("is served on a runner's health port to the METRICS_TOKEN holder only", () =>
       Effect.gen(function*() {
         const onRunner = (authorization?: string) =>
