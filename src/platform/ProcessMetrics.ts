@@ -73,7 +73,8 @@ const MICROS_PER_SECOND = 1e6
 let cpuCountedMicros = 0
 
 /**
- * What `refresh` needs, made once per metrics service: the event-loop histogram. `refresh` sets every gauge to the process's figures now and adds the CPU used since the last one.
+ * The process metrics of one metrics service, with its event-loop histogram: `refresh` sets every gauge
+ * to the process's figures now and adds the CPU time used since the last refresh.
  */
 export const makeProcessMetrics = Effect.gen(function*() {
   const loopDelay = yield* openLoopDelay
