@@ -381,7 +381,7 @@ const main = async () => {
   }
   // Every stream comes from this one address: lift the per-address cap above what the bench opens.
   const service = await startService(database, {
-    env: { SSE_MAX_STREAMS_PER_ADDRESS: String(STREAMS + PAYMENTS), METRICS_TOKEN: METRICS_TOKEN }
+    env: { SSE_MAX_STREAMS_PER_ADDRESS: String(STREAMS + PAYMENTS), METRICS_TOKEN }
   })
   log(`service listening on ${service.baseUrl}`)
   const paymentBody = { amount: "12.50", currency: "USD", expires_in: 3600 }
@@ -452,12 +452,15 @@ const main = async () => {
       `${((rssEarly - rssBefore) / open.length).toFixed(1)} KiB per stream); ` +
       `database connections: ${connectionsHeld ?? "n/a"} (max seen so far ${connections?.max() ?? "n/a"})`
   )
-  const heapUsedPerStream = (heapAfter.used - heapBefore.used) / 1024 / open.length
-  const heapSizePerStream = (heapAfter.total - heapBefore.total) / 1024 / open.length
+  // Heap figures are in bytes, the RSS in KiB.
+  const heapUsedGrowthKiB = (heapAfter.used - heapBefore.used) / 1024
+  const heapSizeGrowthKiB = (heapAfter.total - heapBefore.total) / 1024
+  const heapUsedPerStream = heapUsedGrowthKiB / open.length
+  const heapSizePerStream = heapSizeGrowthKiB / open.length
   log(
-    `  the JavaScript heap meanwhile: in use +${formatInt((heapAfter.used - heapBefore.used) / MIB / 1024)} MiB ` +
+    `  the JavaScript heap meanwhile: in use +${formatInt(heapUsedGrowthKiB / MIB)} MiB ` +
       `(${heapUsedPerStream.toFixed(1)} KiB per stream, the streams' objects with the garbage of opening them that no ` +
-      `collection has reclaimed yet), its size +${formatInt((heapAfter.total - heapBefore.total) / MIB / 1024)} MiB ` +
+      `collection has reclaimed yet), its size +${formatInt(heapSizeGrowthKiB / MIB)} MiB ` +
       `(${heapSizePerStream.toFixed(1)} KiB per stream)`
   )
   log(

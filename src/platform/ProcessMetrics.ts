@@ -4,7 +4,7 @@
  * already have for Node services read them unchanged.
  *
  * Memory is the figure capacity planning asks for: the live status streams, thousands per process, are
- * sized by it (README "Running many runners"), and the resident size alone cannot tell the streams' own
+ * sized by it (README "Benchmarks", `bench:sse`), and the resident size alone cannot tell the streams' own
  * heap from the pages the collector keeps after a burst; the heap's used and total sizes beside it can.
  * The event-loop delay says whether a process is saturated before its latency does.
  */
