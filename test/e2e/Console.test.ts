@@ -17,7 +17,7 @@ import { NodeServer } from "../../runtime/Http.ts"
 import { currentTotp } from "../../src/accounts/Totp.ts"
 import { TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
-import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step, eventReceiver } from "../support/ConsoleBrowser.ts"
+import { captureAt, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step, eventReceiver, settled } from "../support/ConsoleBrowser.ts"
 import { clientAs } from "../support/Client.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
 
@@ -39,7 +39,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           const email = uniqueEmail("console")
 
           // Signed out: the sign-in page; the page's headers are the strict ones.
-          const response = yield* step(() => page.goto(`${app.baseUrl}/console`, { waitUntil: "networkidle" }))
+          const response = yield* step(() => page.goto(`${app.baseUrl}/console`))
           expect(response?.headers()["content-security-policy"]).toContain("script-src 'self'")
           yield* step(() => page.getByRole("heading", { name: "Sign in to your account" }).waitFor())
           yield* capture(page, "sign-in")
@@ -71,7 +71,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByRole("button", { name: "Create store" }).click())
           yield* step(() => page.getByRole("heading", { name: "Home" }).waitFor())
           yield* step(() => page.getByText("Test mode", { exact: true }).first().waitFor())
-          yield* step(() => page.waitForLoadState("networkidle"))
+          yield* settled(page)
           yield* capture(page, "home")
 
           // A test API key for the merchant's server: the secret is shown once; rotating it issues another.
@@ -240,7 +240,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByRole("button", { name: "Verify" }).click())
           yield* step(() => page.getByRole("heading", { name: "Home" }).waitFor())
           yield* step(() => page.locator(".feed-row").first().waitFor())
-          yield* step(() => page.waitForLoadState("networkidle"))
+          yield* settled(page)
           yield* capture(page, "home-with-payments")
 
           // The session is in an HttpOnly cookie the page cannot read, and nothing is kept in storage.

@@ -39,7 +39,7 @@ describe.skipIf(!HAS_CHROMIUM)(
 
           // The Owner signs in and invites a colleague from the Team page.
           const { page, problems } = yield* openConsolePage(browser)
-          yield* step(() => page.goto(`${app.baseUrl}/console/settings/team`, { waitUntil: "networkidle" }))
+          yield* step(() => page.goto(`${app.baseUrl}/console/settings/team`))
           yield* step(() => page.getByLabel("Email").fill(owner.email))
           yield* step(() => page.getByLabel("Password").fill(owner.password))
           yield* step(() => page.getByRole("button", { name: "Sign in" }).click())
@@ -68,7 +68,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           // The colleague opens the mailed link in their own browser and creates their account there.
           const guest = yield* openConsolePage(browser)
           const invitationLink = yield* Effect.promise(() => mailedLink(app, invitee, "/console/invitation"))
-          yield* step(() => guest.page.goto(invitationLink, { waitUntil: "networkidle" }))
+          yield* step(() => guest.page.goto(invitationLink))
           yield* step(() => guest.page.getByRole("heading", { name: "Join Riverside Coffee" }).waitFor())
           expect(yield* step(() => guest.page.locator("[data-invited-email]").textContent())).toBe(invitee)
           yield* capture(guest.page, "invitation")
@@ -83,10 +83,10 @@ describe.skipIf(!HAS_CHROMIUM)(
           expect(member.user.email_verified).toBe(true)
           expect(member.organization).toMatchObject({ id: owner.organizationId, role: "developer" })
           // The link worked once.
-          yield* step(() => guest.page.goto(invitationLink, { waitUntil: "networkidle" }))
+          yield* step(() => guest.page.goto(invitationLink))
           yield* step(() => guest.page.getByRole("heading", { name: "This invitation cannot be used" }).waitFor())
           yield* capture(guest.page, "invitation-used")
-          yield* step(() => guest.page.goto(revokedLink, { waitUntil: "networkidle" }))
+          yield* step(() => guest.page.goto(revokedLink))
           yield* step(() => guest.page.getByRole("heading", { name: "This invitation cannot be used" }).waitFor())
 
           // A new user's verification link verifies the address (opened signed out).
@@ -94,7 +94,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           const grant = yield* app.client.auth.register({ payload: { email: newcomer, password: TEST_PASSWORD } })
           const verifyLink = yield* Effect.promise(() => mailedLink(app, newcomer, "/console/verify-email"))
           const visitor = yield* openConsolePage(browser)
-          yield* step(() => visitor.page.goto(verifyLink, { waitUntil: "networkidle" }))
+          yield* step(() => visitor.page.goto(verifyLink))
           yield* step(() => visitor.page.getByRole("heading", { name: "Your e-mail address is verified" }).waitFor())
           yield* capture(visitor.page, "verify-email")
           expect((yield* (yield* clientAs(app, grant.access_token)).session.me()).user.email_verified).toBe(true)
@@ -103,7 +103,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           const ownerConsole = yield* makeConsoleClient({ baseUrl: app.baseUrl, sessionToken: owner.token }).pipe(Effect.provide(FetchHttpClient.layer))
           yield* ownerConsole.InviteMember({ organization_id: owner.organizationId, email: newcomer, role: "analyst" })
           const existingLink = yield* Effect.promise(() => mailedLink(app, newcomer, "/console/invitation"))
-          yield* step(() => visitor.page.goto(existingLink, { waitUntil: "networkidle" }))
+          yield* step(() => visitor.page.goto(existingLink))
           yield* step(() => visitor.page.getByRole("heading", { name: "Sign in to accept" }).waitFor())
           yield* capture(visitor.page, "invitation-sign-in")
           yield* step(() => visitor.page.getByLabel("Password").fill(TEST_PASSWORD))
@@ -120,11 +120,11 @@ describe.skipIf(!HAS_CHROMIUM)(
           )
           yield* bookshopConsole.InviteMember({ organization_id: bookshop.organizationId, email: newcomer, role: "analyst" })
           const signedInLink = yield* Effect.promise(() => mailedLink(app, newcomer, "/console/invitation"))
-          yield* step(() => guest.page.goto(signedInLink, { waitUntil: "networkidle" }))
+          yield* step(() => guest.page.goto(signedInLink))
           yield* step(() => guest.page.getByRole("heading", { name: "Join Mekong Books" }).waitFor())
           yield* step(() => guest.page.getByRole("note").getByText(`You are signed in as ${invitee}. This invitation is for ${newcomer}`).waitFor())
           yield* capture(guest.page, "invitation-other-account")
-          yield* step(() => visitor.page.goto(signedInLink, { waitUntil: "networkidle" }))
+          yield* step(() => visitor.page.goto(signedInLink))
           yield* step(() => visitor.page.getByRole("heading", { name: "Join Mekong Books" }).waitFor())
           yield* capture(visitor.page, "invitation-signed-in")
           yield* step(() => visitor.page.getByRole("button", { name: "Join Mekong Books" }).click())
@@ -132,7 +132,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => visitor.page.getByLabel("Store").locator("option", { hasText: "Mekong Books Riverside" }).waitFor({ state: "attached" }))
           // Joined once: the link is used up, and the first organization's store is still theirs.
           yield* step(() => visitor.page.getByLabel("Store").locator("option", { hasText: "Riverside Cafe" }).waitFor({ state: "attached" }))
-          yield* step(() => visitor.page.goto(signedInLink, { waitUntil: "networkidle" }))
+          yield* step(() => visitor.page.goto(signedInLink))
           yield* step(() => visitor.page.getByRole("heading", { name: "This invitation cannot be used" }).waitFor())
 
           // The Owner asks to change their address; it changes once the link mailed to the new one is followed.
@@ -148,7 +148,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.getByText(`A confirmation link is on its way to ${moved}`).waitFor())
           yield* capture(page, "profile")
           const confirmLink = yield* Effect.promise(() => mailedLink(app, moved, "/console/confirm-email"))
-          yield* step(() => page.goto(confirmLink, { waitUntil: "networkidle" }))
+          yield* step(() => page.goto(confirmLink))
           yield* step(() => page.getByRole("heading", { name: "Confirm your new e-mail address" }).waitFor())
           yield* capture(page, "confirm-email")
           yield* step(() => page.getByRole("button", { name: "Confirm my new address" }).click())
@@ -167,7 +167,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           const browser = yield* ConsoleBrowser
           const owner = yield* Effect.promise(() => signUp(app, { organization_name: "Forgetful Fruit" }))
           const { page, problems } = yield* openConsolePage(browser)
-          yield* step(() => page.goto(`${app.baseUrl}/console`, { waitUntil: "networkidle" }))
+          yield* step(() => page.goto(`${app.baseUrl}/console`))
           yield* step(() => page.getByRole("link", { name: "Forgot your password?" }).click())
           yield* step(() => page.getByRole("heading", { name: "Reset your password" }).waitFor())
           yield* capture(page, "forgot-password")
@@ -181,7 +181,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* capture(page, "forgot-password-sent")
 
           const resetLink = yield* Effect.promise(() => mailedLink(app, owner.email, "/reset-password"))
-          yield* step(() => page.goto(resetLink, { waitUntil: "networkidle" }))
+          yield* step(() => page.goto(resetLink))
           const newPassword = "a brand new password 42"
           yield* step(() => page.getByLabel(/^New password/).fill(newPassword))
           yield* step(() => page.getByLabel("The same again").fill(newPassword))

@@ -14,7 +14,7 @@ import type { Locator, Page } from "playwright-core"
 import { currentTotp } from "../../src/accounts/Totp.ts"
 import { createStore, signUp } from "../support/Accounts.ts"
 import { CHROMIUM, HAS_CHROMIUM } from "../support/Browser.ts"
-import { captureAt, checkAccessibility, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step } from "../support/ConsoleBrowser.ts"
+import { captureAt, checkAccessibility, ConsoleBrowser, consoleBrowserLayer, openConsolePage, screenshotOnFailure, step, settled } from "../support/ConsoleBrowser.ts"
 import { clientAs } from "../support/Client.ts"
 import { focusInside, focusOf, tabTo } from "../support/Keyboard.ts"
 import { TestApp, testAppLayer } from "../support/TestApp.ts"
@@ -42,7 +42,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           const main = page.getByRole("navigation", { name: "Main" })
 
           // Sign in: the e-mail field has the focus; Tab to the password; Enter sends the form.
-          yield* step(() => page.goto(`${app.baseUrl}/console`, { waitUntil: "networkidle" }))
+          yield* step(() => page.goto(`${app.baseUrl}/console`))
           yield* step(() => page.getByRole("heading", { name: "Sign in to your account" }).waitFor())
           expect(yield* focusOf(page.getByLabel("Email"))).toBe("visible")
           yield* checkAccessibility(page, "sign-in")
@@ -56,7 +56,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* keys(yield* currentTotp(setup.secret, Math.floor(Date.now() / 1000) + 30))
           yield* press("Enter")
           yield* step(() => page.getByRole("heading", { name: "Home" }).waitFor())
-          yield* step(() => page.waitForLoadState("networkidle"))
+          yield* settled(page)
           yield* checkAccessibility(page, "home")
 
           // The first Tab of a page reaches the skip link; Enter moves the focus to the content.
@@ -158,7 +158,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* tabTo(page, main.getByRole("link", { name: "Team" }), { backwards: true })
           yield* press("Enter")
           yield* step(() => page.getByRole("heading", { name: "Team" }).first().waitFor())
-          yield* step(() => page.waitForLoadState("networkidle"))
+          yield* settled(page)
           yield* captureAt(OUTPUT_DIR, page, "team")
 
           expect(problems).toEqual([])

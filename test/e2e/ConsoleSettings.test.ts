@@ -191,7 +191,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           // Analyst may not do is disabled with the reason.
           yield* step(() => page.getByRole("button", { name: "Sign out" }).click())
           yield* step(() => page.getByRole("heading", { name: "Sign in to your account" }).waitFor())
-          yield* step(async () => page.goto(await mailedLink(app, analyst.email, "/console/invitation"), { waitUntil: "networkidle" }))
+          yield* step(async () => page.goto(await mailedLink(app, analyst.email, "/console/invitation")))
           yield* step(() => page.getByRole("heading", { name: "Sign in to accept" }).waitFor())
           yield* step(() => page.getByLabel("Password").fill(TEST_PASSWORD))
           yield* step(() => page.getByRole("button", { name: "Sign in and join" }).click())

@@ -23,6 +23,12 @@ export const consoleBrowserLayer = Layer.scoped(
 export const step = <A>(run: () => Promise<A>) => Effect.promise(run)
 
 /**
+ * Waits until the page shows no loading state: its data is in. (Not the network falling quiet: the console
+ * fetches the code of pages not yet opened while the browser is idle.)
+ */
+export const settled = (page: Page) => step(() => page.waitForFunction(() => document.querySelector(".loading") === null))
+
+/**
  * A page at 1280 × 800 that records what went wrong in it. `networkBreak.now` is set by a test that breaks
  * the connection on purpose, while the browser's own network errors are expected.
  */

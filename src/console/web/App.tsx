@@ -3,7 +3,7 @@ import { useQueryClient } from "@tanstack/react-query"
 import { type FormEvent, Suspense, useEffect, useId, useRef, useState } from "react"
 import { Link, navigate, useLocation } from "./router.tsx"
 import { AccountLinkPage, isAccountLinkPath } from "./pages/account/links.tsx"
-import { findRoute, navigation } from "./routes.tsx"
+import { findRoute, navigation, preloadEveryPage } from "./routes.tsx"
 import { onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
 import { register, requestPasswordReset, signOut, useSignInSteps, useSubmission } from "./session.ts"
 import { Button, CodeField, Field, FormError, Loading } from "./ui.tsx"
@@ -204,6 +204,13 @@ const Shell = () => {
   }, [path])
 
   const platformAdmin = workspace.context.me.user.platform_admin
+  useEffect(() => {
+    let unmounted = false
+    preloadEveryPage(platformAdmin, () => unmounted)
+    return () => {
+      unmounted = true
+    }
+  }, [platformAdmin])
   const found = findRoute(path, platformAdmin)
   // The platform's own pages need no store: an administrator without one still reaches them.
   const page = workspace.store === undefined && found?.route.platformAdmin !== true

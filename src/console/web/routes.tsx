@@ -17,6 +17,7 @@ import { integrationsRoutes } from "./pages/integrations/routes.tsx"
 import { platformRoutes } from "./pages/platform/routes.tsx"
 import { type ConsoleRoute, SECTIONS } from "./route.ts"
 import { match } from "./router.tsx"
+import { preloadEveryGroup } from "./rpc.ts"
 
 export const ROUTES: ReadonlyArray<ConsoleRoute> = [
   ...coreRoutes,
@@ -46,3 +47,24 @@ export const navigation = (platformAdmin: boolean) =>
     section,
     items: ROUTES.filter((route) => route.nav?.section === section && (route.platformAdmin !== true || platformAdmin))
   })).filter((group) => group.items.length > 0)
+
+/** Runs `task` when the browser has nothing else to do (soon, where it cannot tell). */
+const whenIdle = (task: () => void) =>
+  typeof window.requestIdleCallback === "function" ? window.requestIdleCallback(task) : window.setTimeout(task, 50)
+
+/**
+ * Fetches the code of every page `platformAdmin` may open, and of every procedure group, one after another
+ * while the browser is idle after the first screen: a page whose code is there renders as soon as it is
+ * opened, where one still loading suspends and React reveals it no sooner than 300 ms later (route.ts). The
+ * first screen still waits only for the shell and its own page. Stops when `stopped()` says so (signed out).
+ */
+export const preloadEveryPage = (platformAdmin: boolean, stopped: () => boolean) => {
+  const pages = [...new Set(ROUTES.filter((route) => route.platformAdmin !== true || platformAdmin).map((route) => route.page))]
+  const next = (index: number) => {
+    if (stopped()) return
+    const page = pages[index]
+    if (page === undefined) return void preloadEveryGroup()
+    whenIdle(() => void page.preload().then(() => next(index + 1)))
+  }
+  next(0)
+}

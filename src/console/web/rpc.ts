@@ -103,6 +103,9 @@ const anyGroupClient: Effect.Effect<AnyClient, RpcClientError, Transport> = Effe
   }).pipe(Effect.flatMap(({ ConsoleRpcs }) => (everyGroupClient ??= Effect.runSync(Effect.cached(connect(ConsoleRpcs))))))
 )
 
+/** Loads every group's procedures ahead of their first call (routes.tsx, once the first screen is idle); never fails. */
+export const preloadEveryGroup = (): Promise<void> => runtime.runPromise(Effect.asVoid(Effect.ignore(anyGroupClient)))
+
 const clientFor = (tag: string) => ConsoleShellRpcs.requests.has(tag) ? coreClient : anyGroupClient
 
 /** A typed client whose every procedure is `call(tag, args)`: pages name procedures before their group is loaded. */
