@@ -40,6 +40,8 @@ const GAME_STYLES = `
            display: flex; align-items: center; justify-content: center; font-weight: 700; color: #1d2330; cursor: pointer;
            transition: opacity .8s ease; border: 0; border-radius: 0; width: 100%; font-size: 1.1rem; }
   .cover.scratched { opacity: 0; pointer-events: none; }
+  /* A shopper who asked their device for less motion gets the outcome at once: no five turns, no fade. */
+  @media (prefers-reduced-motion: reduce) { #wheel, .cover { transition: none; } }
   .proof { color: #5f6372; font-size: .72rem; margin-top: 18px; overflow-wrap: anywhere; }
   a { color: var(--primary); font-weight: 600; }
   .back { margin-top: 14px; }
@@ -122,7 +124,9 @@ button.addEventListener("click", async () => {
   const wheel = document.getElementById("wheel");
   wheel.style.transform = "rotate(" + turned + "deg)";
   const done = () => { status.textContent = ""; showResult(play); document.body.dataset.played = play.id; button.disabled = false; };
-  wheel.addEventListener("transitionend", done, { once: true });
+  // Without a transition (the shopper asked for reduced motion) no transitionend comes: the result shows at once.
+  if (parseFloat(getComputedStyle(wheel).transitionDuration) > 0) wheel.addEventListener("transitionend", done, { once: true });
+  else done();
 });
 `
 

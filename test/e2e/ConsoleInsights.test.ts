@@ -176,6 +176,9 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* step(() => page.evaluate(`window.__sameDocument = true`))
           const token = new URL(customer.wallet_url).searchParams.get("t")!
           const player = yield* step(() => adminView.context.newPage())
+          // A shopper who asked for less motion: the wheel does not turn, the result shows at once (the
+          // turning wheel is test/games/PlayPage.test.ts's).
+          yield* step(() => player.emulateMedia({ reducedMotion: "reduce" }))
           yield* step(() => player.goto(`${app.baseUrl}/play/game/${gameId}?c=${customer.id}&t=${token}`))
           for (let play = 1; play <= 2; play++) {
             const before = yield* step(() => player.evaluate(`document.body.dataset.played ?? ""`))
