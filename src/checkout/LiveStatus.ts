@@ -21,6 +21,7 @@ import { Readable } from "node:stream"
 import type { PaymentId } from "../../domain/Ids.ts"
 import { type PaymentStatus, TerminalStatuses } from "../../domain/Payments.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
+import { AppConfig } from "../platform/Config.ts"
 import { followPaymentChanges, type PaymentChange, paymentChangeOf } from "../payments/Changes.ts"
 import { PaymentReads } from "../payments/Reads.ts"
 import { traced } from "../platform/Traced.ts"
@@ -28,7 +29,6 @@ import { traced } from "../platform/Traced.ts"
 /** After these the stream has nothing more to say (refunds come later, but the checkout is over). */
 const TERMINAL: ReadonlySet<PaymentStatus> = new Set(TerminalStatuses)
 
-export const PING_INTERVAL = Duration.seconds(15)
 const RECONNECT_AFTER = Duration.millis(3000)
 /** Followed payments are read again this many to a statement. */
 const REREAD_BATCH = 500
@@ -65,6 +65,8 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
   scoped: Effect.gen(function*() {
     const feed = yield* ChangeFeed
     const payments = yield* PaymentReads
+    // SSE_PING_SECONDS: a ping keeps proxies from closing a quiet stream, and brings a lost notice's change.
+    const pingInterval = Duration.seconds((yield* AppConfig).ssePingSeconds)
     const watchersByPayment = new Map<PaymentId, Set<Watcher>>()
 
     const forget = (watcher: Watcher) => {
@@ -119,9 +121,9 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
 
     const pinger = setInterval(() => {
       for (const watchers of watchersByPayment.values()) for (const watcher of watchers) watcher.body.push(PING)
-    }, Duration.toMillis(PING_INTERVAL))
+    }, Duration.toMillis(pingInterval))
     pinger.unref()
-    yield* Effect.forkScoped(Effect.schedule(rereadAll, Schedule.spaced(PING_INTERVAL)))
+    yield* Effect.forkScoped(Effect.schedule(rereadAll, Schedule.spaced(pingInterval)))
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         clearInterval(pinger)
@@ -132,8 +134,8 @@ export class LiveStatus extends Effect.Service<LiveStatus>()("checkout/LiveStatu
     /**
      * The live status of the payment `paymentId` as the body of an SSE response: the reconnect delay at
      * once, the current status (unless `lastEventId` says the client has it), then one frame per change
-     * and a ping every 15 s, until a terminal status. None when there is no such payment: the one read of
-     * the current status also tells whether it exists.
+     * and a ping every SSE_PING_SECONDS (15 s), until a terminal status. None when there is no such
+     * payment: the one read of the current status also tells whether it exists.
      */
     const open = traced("LiveStatus.open")(function*(paymentId: PaymentId, lastEventId: number | undefined) {
       const watcher: Watcher = {

@@ -17,9 +17,15 @@ const booleanFlag = (name: string) =>
     Config.withDefault(false)
   )
 
-const positiveInteger = (name: string, fallback: number) =>
+const positiveInteger = (name: string, fallback: number) => wholeNumberFrom(name, 1, fallback)
+
+/** A whole number of at least `least`, or `fallback` when the variable is not set. */
+const wholeNumberFrom = (name: string, least: number, fallback: number) =>
   Config.integer(name).pipe(
-    Config.validate({ message: "expected a positive whole number", validation: (n) => n > 0 }),
+    Config.validate({
+      message: least === 1 ? "expected a positive whole number" : `expected a whole number of at least ${least}`,
+      validation: (n) => n >= least
+    }),
     Config.withDefault(fallback)
   )
 
@@ -155,6 +161,13 @@ export const appConfig = Config.all({
   shutdownGraceSeconds: positiveInteger("SHUTDOWN_GRACE_SECONDS", 10),
   /** Live status streams (`GET /checkout/{id}/events`) one client address may hold open at once. */
   sseMaxStreamsPerAddress: positiveInteger("SSE_MAX_STREAMS_PER_ADDRESS", 100),
+  /** How often a live status stream is pinged (a comment line proxies see) and its payment read again. */
+  ssePingSeconds: positiveInteger("SSE_PING_SECONDS", 15),
+  /**
+   * How long a claimed Idempotency-Key whose request never answered (its process died) blocks retries
+   * before one takes it over. Longer than any create or refund takes; at least 5 s.
+   */
+  idempotencyLeaseSeconds: wholeNumberFrom("IDEMPOTENCY_LEASE_SECONDS", 5, 30),
   /** Registrations one client address may make in an hour; more are answered 429 for the next hour. */
   registrationsPerAddressPerHour: positiveInteger("REGISTRATIONS_PER_ADDRESS_PER_HOUR", 20),
   /**

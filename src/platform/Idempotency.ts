@@ -16,6 +16,7 @@ import { SqlClient } from "@effect/sql"
 import * as SqlSchema from "./SqlSchema.ts"
 import { Cause, Clock, Data, Duration, Effect, Exit, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
+import { AppConfig } from "./Config.ts"
 import { sha256Hex } from "./Crypto.ts"
 import {
   type ApiError,
@@ -41,8 +42,6 @@ export const scopeOf = (
   key: string | undefined
 ): IdempotencyScope | undefined => key === undefined ? undefined : { storeId: owner.storeId, livemode: owner.livemode, key }
 
-/** How long a claimed key waits for its owner before it counts as abandoned. */
-export const IDEMPOTENCY_LEASE = Duration.seconds(30)
 /** How long a concurrent request waits for the owner's answer before it is told to retry. */
 export const WAIT_FOR_OWNER = Duration.seconds(15)
 const POLL_INTERVAL = Duration.millis(25)
@@ -123,13 +122,14 @@ type Claim =
 export class Idempotency extends Effect.Service<Idempotency>()("platform/Idempotency", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const leaseMillis = Duration.toMillis(IDEMPOTENCY_LEASE)
+    // How long a claimed key waits for its owner before it counts as abandoned (IDEMPOTENCY_LEASE_SECONDS).
+    const leaseMillis = (yield* AppConfig).idempotencyLeaseSeconds * 1000
 
     const ofScope = ({ key, livemode, storeId }: typeof Scope.Encoded) =>
       sql`store_id = ${storeId} AND livemode = ${livemode} AND key = ${key}`
 
     // Times in these statements are the service's Clock, passed in, not the database's now(): the lease is
-    // a rule of this module and is tested under TestClock. Nodes keep NTP time, and the lease (30 s)
+    // a rule of this module and is tested under TestClock. Nodes keep NTP time, and the lease (30 s by default)
     // dwarfs any skew between them.
     const tryClaim = traced("Idempotency.tryClaim")(
       SqlSchema.findOne({

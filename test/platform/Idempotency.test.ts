@@ -11,7 +11,6 @@ import { DatabaseLive } from "../../runtime/Database.ts"
 import { MigrationsLive } from "../../runtime/Migrations.ts"
 import {
   Idempotency,
-  IDEMPOTENCY_LEASE,
   IDEMPOTENCY_RETENTION,
   type IdempotentOutcome,
   outcomeValue,
@@ -21,10 +20,13 @@ import { testConfigLayer } from "../support/TestConfig.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
 import { advanceWhileRunning, withTestClockAt } from "../support/TestTime.ts"
 
+/** Not the default 30 s: the take-over test shows the configured lease is the one applied. */
+const LEASE_SECONDS = 20
+
 const IdempotencyTestLive = Idempotency.Default.pipe(
   Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(DatabaseLive),
-  Layer.provide(testConfigLayer()),
+  Layer.provide(testConfigLayer({ idempotencyLeaseSeconds: LEASE_SECONDS })),
   Layer.provide(TestDatabase.layer)
 )
 
@@ -86,7 +88,7 @@ describe("idempotency keys over time", () => {
         expect(yield* outcomeValue(Answer)(outcome)).toStrictEqual({ answer: "owner" })
       })))
 
-    it.effect("a claim unanswered for IDEMPOTENCY_LEASE is taken over, with the same request token", () =>
+    it.effect("a claim unanswered for IDEMPOTENCY_LEASE_SECONDS is taken over, with the same request token", () =>
       withTestClock(Effect.gen(function*() {
         const idempotency = yield* Idempotency
         const scope = newScope()
@@ -99,7 +101,7 @@ describe("idempotency keys over time", () => {
         yield* advanceWhileRunning(early, Duration.sum(WAIT_FOR_OWNER, Duration.seconds(1)), "1 second")
         expect(Exit.isFailure(yield* Fiber.await(early))).toBe(true)
         // Past it, the next request takes the claim over and continues with the owner's request token.
-        yield* TestClock.setTime(START + Duration.toMillis(IDEMPOTENCY_LEASE) + 1_000)
+        yield* TestClock.setTime(START + LEASE_SECONDS * 1000 + 1_000)
         const late = yield* run("late")
         expect(late).toStrictEqual({ _tag: "Fresh", value: { answer: "late", token: held.token } })
         yield* Deferred.succeed(held.release, undefined)

@@ -1,0 +1,39 @@
+/**
+ * The timing settings read from the environment: their defaults, and a refusal naming the variable for a
+ * value the service cannot run with (the process prints that line and exits: test/runtime/Process.test.ts).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Either } from "effect"
+import { AppConfig } from "../../src/platform/Config.ts"
+
+const configFrom = (variables: Record<string, string>) =>
+  AppConfig.pipe(
+    Effect.provide(AppConfig.layer),
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(variables)))),
+    Effect.either
+  )
+
+describe("configuration", () => {
+  it.effect("pings live status streams every 15 s and holds a dead request's Idempotency-Key 30 s by default", () =>
+    Effect.gen(function*() {
+      const config = yield* Effect.map(configFrom({}), Either.getOrThrow)
+      expect(config.ssePingSeconds).toBe(15)
+      expect(config.idempotencyLeaseSeconds).toBe(30)
+    }))
+
+  it.effect("takes other values of both", () =>
+    Effect.gen(function*() {
+      const config = yield* Effect.map(configFrom({ SSE_PING_SECONDS: "5", IDEMPOTENCY_LEASE_SECONDS: "5" }), Either.getOrThrow)
+      expect(config.ssePingSeconds).toBe(5)
+      expect(config.idempotencyLeaseSeconds).toBe(5)
+    }))
+
+  it.effect("refuses a lease under 5 s and a ping interval that is not a positive whole number, naming the variable", () =>
+    Effect.gen(function*() {
+      for (const [name, value] of [["IDEMPOTENCY_LEASE_SECONDS", "4"], ["SSE_PING_SECONDS", "0"], ["SSE_PING_SECONDS", "soon"]] as const) {
+        const refused = yield* configFrom({ [name]: value })
+        expect(Either.isLeft(refused), `${name}=${value}`).toBe(true)
+        if (Either.isLeft(refused)) expect(refused.left.message).toContain(name)
+      }
+    }))
+})
