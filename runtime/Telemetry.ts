@@ -8,7 +8,7 @@
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import { FetchHttpClient } from "@effect/platform"
-import { Effect, Layer, Option, Tracer } from "effect"
+import { Duration, Effect, Layer, Option, Tracer } from "effect"
 import { AppConfig } from "../src/platform/Config.ts"
 import { exportingSpans } from "../src/platform/Traced.ts"
 
@@ -53,7 +53,8 @@ export const TracingLive = Layer.unwrapEffect(Effect.gen(function*() {
   if (Option.isNone(telemetry.otlpEndpoint)) return Layer.setTracerEnabled(false)
   const tracer = OtlpTracer.make({
     url: `${telemetry.otlpEndpoint.value}/v1/traces`,
-    resource: { serviceName: telemetry.serviceName }
+    resource: { serviceName: telemetry.serviceName },
+    exportInterval: Duration.millis(telemetry.exportDelayMillis)
   })
   // The service functions open their spans only while a tracer exports them (src/platform/Traced.ts).
   return Layer.unwrapScoped(Effect.map(tracer, (otlp) => Layer.setTracer(redacting(otlp)))).pipe(

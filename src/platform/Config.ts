@@ -143,7 +143,9 @@ export const appConfig = Config.all({
     otlpProtocol: Config.literal("http/protobuf", "http/json")("OTEL_EXPORTER_OTLP_PROTOCOL").pipe(
       Config.withDefault("http/protobuf" as const)
     ),
-    serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("khqr-merchant-platform"))
+    serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("khqr-merchant-platform")),
+    /** The batch span processor's delay between exports, in milliseconds (OpenTelemetry's own variable). */
+    exportDelayMillis: positiveInteger("OTEL_BSP_SCHEDULE_DELAY", 5000)
   }),
   /** A bearer token for a scraper of `GET /metrics`; platform administrators use their session instead. */
   metricsToken: Config.string("METRICS_TOKEN").pipe(

@@ -100,7 +100,7 @@ const exportedSpans = (received: ReadonlyArray<ReceivedExport>): ReadonlyArray<E
     )
   })
 
-/** Waits for the exporter's next batch (every 5 s) to bring a span that `matches`. */
+/** Waits for the exporter's next batch (every EXPORT_DELAY_MILLIS) to bring a span that `matches`. */
 const waitForSpan = (received: ReadonlyArray<ReceivedExport>, matches: (span: ExportedSpan) => boolean) =>
   Effect.gen(function*() {
     const deadline = Date.now() + 20_000
@@ -115,12 +115,16 @@ const waitForSpan = (received: ReadonlyArray<ReceivedExport>, matches: (span: Ex
     }
   })
 
+/** Batches every 300 ms rather than the default 5 s: the tests wait for them. */
+const EXPORT_DELAY_MILLIS = 300
+
 const suite = Layer.unwrapEffect(Effect.map(CollectorStub, (collector) =>
   testAppLayer({
     telemetry: {
       otlpEndpoint: Option.some(collector.origin),
       otlpProtocol: "http/json",
-      serviceName: "merchant-platform-under-test"
+      serviceName: "merchant-platform-under-test",
+      exportDelayMillis: EXPORT_DELAY_MILLIS
     }
   }))).pipe(Layer.provideMerge(CollectorStub.layer))
 
@@ -169,13 +173,13 @@ describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     Effect.gen(function*() {
       const defaultTracer = yield* Effect.tracer
       const unset = AppConfig.make({
-        telemetry: { otlpEndpoint: Option.none(), otlpProtocol: "http/protobuf", serviceName: "unused" }
+        telemetry: { otlpEndpoint: Option.none(), otlpProtocol: "http/protobuf", serviceName: "unused", exportDelayMillis: 5000 }
       })
       const withoutEndpoint = yield* Effect.tracer.pipe(Effect.provide(TracingLive.pipe(Layer.provide(unset))))
       expect(withoutEndpoint).toBe(defaultTracer)
 
       const set = AppConfig.make({
-        telemetry: { otlpEndpoint: Option.some("http://127.0.0.1:9"), otlpProtocol: "http/protobuf", serviceName: "unused" }
+        telemetry: { otlpEndpoint: Option.some("http://127.0.0.1:9"), otlpProtocol: "http/protobuf", serviceName: "unused", exportDelayMillis: 5000 }
       })
       const withEndpoint = yield* Effect.scoped(
         Effect.tracer.pipe(Effect.provide(TracingLive.pipe(Layer.provide(set))))
