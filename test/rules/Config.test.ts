@@ -1,5 +1,5 @@
 /**
- * The timing settings read from the environment: their defaults, and a refusal naming the variable for a
+ * Timing settings read from the environment: their defaults, and a refusal naming the variable for a
  * value the service cannot run with (the process prints that line and exits: test/runtime/Process.test.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -33,7 +33,7 @@ describe("configuration", () => {
       expect(config.telemetry.exportDelayMillis).toBe(250)
     }))
 
-  it.effect("refuses a lease under 5 s and a ping interval that is not a positive whole number, naming the variable", () =>
+  it.effect("refuses a lease under 5 s, and a ping interval or export delay that is not a positive whole number, naming the variable", () =>
     Effect.gen(function*() {
       for (const [name, value] of [
         ["IDEMPOTENCY_LEASE_SECONDS", "4"],
