@@ -1,6 +1,6 @@
 /**
  * The JavaScript `npm start` runs: each entry point (runtime/main.ts, api.ts, runner.ts) bundled with
- * its dependencies by esbuild under dist/, the code they share in one chunk (dist/chunks/). Loading one file instead of transforming and
+ * its dependencies by esbuild under dist/ (and the `khqr` command, cli/khqr.ts, beside them), the code they share in one chunk (dist/chunks/). Loading one file instead of transforming and
  * resolving a thousand modules at every start is most of a cold start: about 8 s → 2.5 s on two busy
  * cores. Run by `npm install` (`prepare`), and by scripts/start.mjs whenever a source is newer than
  * the bundle, so a start never runs stale code.
@@ -16,7 +16,9 @@ import { gzipSync } from "node:zlib"
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url))
 export const ENTRIES = ["runtime/main.ts", "runtime/api.ts", "runtime/runner.ts"]
-const SOURCE_DIRECTORIES = ["runtime", "src", "domain", "migrations"]
+/** The `khqr` command: bin/khqr.mjs runs its bundle when it is current (0.3 s to start rather than 2–3 s). */
+export const CLI_ENTRY = "cli/khqr.ts"
+const SOURCE_DIRECTORIES = ["runtime", "src", "domain", "migrations", "cli"]
 const SOURCE_FILES = ["package.json", "package-lock.json", "scripts/build.mjs"]
 
 /** Where the bundle of `entry` goes: dist/main.mjs for runtime/main.ts. */
@@ -264,7 +266,7 @@ export const buildAll = async () => {
   await buildConsole()
   await build({
     absWorkingDir: ROOT,
-    entryPoints: Object.fromEntries(ENTRIES.map((entry) => [basename(entry, ".ts"), entry])),
+    entryPoints: Object.fromEntries([...ENTRIES, CLI_ENTRY].map((entry) => [basename(entry, ".ts"), entry])),
     outdir: "dist",
     outExtension: { ".js": ".mjs" },
     bundle: true,
@@ -305,7 +307,7 @@ export const startCommand = (entry = "runtime/main.ts") =>
  * at a time, which would otherwise each rebuild it under the others' feet.
  */
 export const buildIfStale = async () => {
-  if (ENTRIES.some(isStale)) await buildAll()
+  if ([...ENTRIES, CLI_ENTRY].some(isStale)) await buildAll()
   else if (consoleIsStale()) await buildConsole()
 }
 
