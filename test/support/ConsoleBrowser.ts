@@ -76,7 +76,8 @@ export const captureAt = (directory: string, page: Page, name: string) =>
     yield* checkAccessibility(page, `${name} (1280)`)
     yield* step(() => page.screenshot({ path: join(directory, `${name}-1280.png`), fullPage: true }))
     yield* step(() => page.setViewportSize({ width: 390, height: 844 }))
-    yield* step(() => page.waitForTimeout(100))
+    // Laid out again by the next frame but one.
+    yield* step(() => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))))
     yield* checkAccessibility(page, `${name} (390)`)
     yield* step(() => page.screenshot({ path: join(directory, `${name}-390.png`), fullPage: true }))
     yield* step(() => page.setViewportSize({ width: 1280, height: 800 }))

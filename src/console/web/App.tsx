@@ -3,7 +3,7 @@ import { useQueryClient } from "@tanstack/react-query"
 import { type FormEvent, Suspense, useEffect, useId, useRef, useState } from "react"
 import { Link, navigate, useLocation } from "./router.tsx"
 import { AccountLinkPage, isAccountLinkPath } from "./pages/account/links.tsx"
-import { findRoute, navigation, preloadEveryPage } from "./routes.tsx"
+import { findRoute, navigation, preloadEveryPage, preloadHomePage } from "./routes.tsx"
 import { onSignedOut, useConnectionState, useConsoleMutation, useConsoleQuery } from "./rpc.ts"
 import { register, requestPasswordReset, signOut, useSignInSteps, useSubmission } from "./session.ts"
 import { Button, CodeField, Field, FormError, Loading } from "./ui.tsx"
@@ -27,6 +27,11 @@ export const App = () => {
   useEffect(() => {
     document.title = context.data === undefined ? "Sign in · Merchant console" : "Merchant console"
   }, [context.data])
+
+  const signedOut = context.error !== null
+  useEffect(() => {
+    if (signedOut) preloadHomePage()
+  }, [signedOut])
 
   if (context.isPending) return <div className="splash"><Loading /></div>
   // The pages of the mailed links answer signed in or out.

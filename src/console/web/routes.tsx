@@ -68,3 +68,9 @@ export const preloadEveryPage = (platformAdmin: boolean, stopped: () => boolean)
   }
   next(0)
 }
+
+/**
+ * The home page's code, fetched while the browser is idle on a signed-out screen (signing in, a mailed
+ * link's page): it is what signing in opens, and it then shows at once rather than suspending.
+ */
+export const preloadHomePage = () => whenIdle(() => void findRoute("/", false)?.route.page.preload())
