@@ -6,8 +6,10 @@ export default defineConfig({
     // Files share processes (isolate: false below): each starts from @effect/vitest's own `it` (see the file).
     setupFiles: ["test/support/pristineIt.ts"],
     // Each file starts its own database (and often a whole service); two cores run two files at once.
+    // `isolate: false` here as well as in the projects: the pool of forks reads it from the root, and with
+    // it only in a project every file still got a process of its own (one pid per file; 457 s → 328 s).
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     sequence: { concurrent: false },
@@ -21,10 +23,11 @@ export default defineConfig({
       },
       {
         extends: true,
-        // The suites share their two processes: each module (effect's alone takes 1.4 s) is loaded once per
-        // process rather than once per file (a clean clone's run on two cores: 999–1,059 s → 601–617 s). Each file
-        // still starts its own service on its own database; test/support/pristineIt.ts gives each file
-        // @effect/vitest's own `it`, which a previous file's `layer(…)` would otherwise have left behind.
+        // The suites share their two processes: each module is loaded once per process rather than once per
+        // file (about 1 s a file). Each file still starts its own service on its own database;
+        // test/support/pristineIt.ts gives each file @effect/vitest's own `it`, which a previous file's
+        // `layer(…)` would otherwise have left behind. What is the process's own (the metrics registry, the
+        // monitoring's request count) is shared by the files it runs.
         test: {
           name: "suites",
           include: ["test/**/*.test.ts"],

@@ -190,7 +190,9 @@ describe("security", () => {
         yield* Effect.sleep("300 millis")
         const after = yield* monitoring(app)
         expect(after.throughput.payments_last_minute - before.throughput.payments_last_minute).toBe(40)
-        expect(after.throughput.requests_last_minute - before.throughput.requests_last_minute).toBeGreaterThanOrEqual(41)
+        // The process's own count of the last 60 s: it holds these 41 requests, while what other suites in
+        // this test process asked before may have left the window since `before` (a difference could be less).
+        expect(after.throughput.requests_last_minute).toBeGreaterThanOrEqual(41)
         expect(after.webhooks.failed_last_hour - before.webhooks.failed_last_hour).toBe(3)
         // The failed deliveries wait for their retry (seconds to hours away on the production schedule).
         expect(after.webhooks.pending).toBeGreaterThanOrEqual(3)
