@@ -159,6 +159,9 @@ describe("console RPC", () => {
             )
           ),
           Stream.filter((frame): frame is PaymentChanged => frame._tag === "PaymentChanged"),
+          // The creation's own notice is sent once its transaction committed, and on a busy machine it may
+          // reach the feed after it subscribed: a frame of what the page read already (version 1).
+          Stream.filter((frame) => !(frame.id === payment.id && frame.version === 1)),
           Stream.takeUntil((frame) => frame.status === "paid"),
           Stream.runCollect,
           Effect.map(Chunk.toReadonlyArray),
