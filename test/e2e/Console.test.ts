@@ -74,9 +74,21 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* settled(page)
           yield* capture(page, "home")
 
+          // The code of the pages not opened yet comes while the browser is idle: once it has, opening one
+          // fetches no script (and so shows at once, rather than after React's 300 ms for a loading page).
+          const scriptsFetched = () =>
+            step(() => page.evaluate(() => performance.getEntriesByType("resource").filter((entry) => /\/console\/assets\/.+\.js$/.test(entry.name)).length))
+          let scripts = yield* scriptsFetched()
+          for (let quiet = 0, tries = 0; quiet < 2 && tries < 40; tries++) {
+            yield* Effect.sleep("250 millis")
+            const now = yield* scriptsFetched()
+            quiet = now === scripts ? quiet + 1 : 0
+            scripts = now
+          }
           // A test API key for the merchant's server: the secret is shown once; rotating it issues another.
           yield* step(() => page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API keys" }).click())
           yield* step(() => page.getByText("No test keys yet").waitFor())
+          expect(yield* scriptsFetched()).toBe(scripts)
           yield* capture(page, "api-keys-empty")
           yield* step(() => page.getByRole("button", { name: "Create test key" }).click())
           const createKey = page.getByRole("dialog", { name: "Create a test key" })

@@ -3,8 +3,8 @@
  * lists (one line an area). The shell shows the first page whose pattern matches the path, and builds the
  * side menu from the pages that have a `nav` entry, grouped by section in SECTIONS order.
  *
- * Pages load when first opened: `lazyPage` (route.ts) puts each page's code in its own chunk, so the first
- * screen carries only the shell.
+ * `lazyPage` (route.ts) puts each page's code in its own chunk, so the first screen carries only the shell
+ * and its own page; the others are fetched while the browser is idle after it (`preloadEveryPage`).
  */
 import { accountRoutes } from "./pages/account/routes.tsx"
 import { coreRoutes } from "./pages/core/routes.tsx"
