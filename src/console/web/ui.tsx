@@ -144,16 +144,28 @@ export const Dialog = (
   props: { readonly title: string; readonly open: boolean; readonly onClose: () => void; readonly children: ReactNode }
 ) => {
   const ref = useRef<HTMLDialogElement>(null)
+  const closedByState = useRef(false)
   const titleId = useId()
   useEffect(() => {
     const dialog = ref.current
     if (dialog === null) return
     if (props.open && !dialog.open) dialog.showModal()
-    if (!props.open && dialog.open) dialog.close()
+    if (!props.open && dialog.open) {
+      closedByState.current = true
+      dialog.close()
+    }
   }, [props.open])
   const closeOnCancel = (event: SyntheticEvent<HTMLDialogElement>) => {
     event.preventDefault()
     props.onClose()
+  }
+  // The `close` event comes a task after the dialog closed, and a key press can come first (the browser runs
+  // input before such tasks): Escape, then Enter on the opener at once, opened the dialog again before the
+  // first closing's event arrived, which then closed the state. The event of a closing the state asked for
+  // is not news; only one the browser made on its own (a `method="dialog"` form) closes the state.
+  const closeWithDialog = () => {
+    if (closedByState.current) closedByState.current = false
+    else props.onClose()
   }
   return (
     // Escape asks to close (`cancel`); the browser's own closing is prevented and the state closes the
@@ -161,7 +173,7 @@ export const Dialog = (
     // Left to the browser, it closed at once and the state followed a task later (with its `close`
     // event): an Enter on the opener in between found the state already open and did nothing, and the
     // late event then closed the state too.
-    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onCancel={closeOnCancel} onClose={props.onClose}>
+    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onCancel={closeOnCancel} onClose={closeWithDialog}>
       {props.open
         ? (
           <>
