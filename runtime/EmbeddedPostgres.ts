@@ -474,6 +474,12 @@ const stopServer = (server: Server, clusterDirectory: string) =>
   })
 
 /**
+ * The URL of the embedded database running under `dataDir`, from the file its server writes there while
+ * it runs (for another process on the same data: a second API node, a tool, a test). Throws when none runs.
+ */
+export const runningEmbeddedDatabaseUrl = (dataDir: string): string => readFileSync(join(dataDir, URL_FILE), "utf8").trim()
+
+/**
  * Starts the embedded database under `dataDir` for the life of the scope and answers its URL. The caller
  * holds the data directory's lock (runtime/DataDirectoryLock.ts).
  */

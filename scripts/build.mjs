@@ -1,9 +1,10 @@
 /**
  * The JavaScript `npm start` runs: each entry point (runtime/main.ts, api.ts, runner.ts) bundled with
- * its dependencies by esbuild under dist/ (and the `khqr` command, cli/khqr.ts, beside them), the code they share in one chunk (dist/chunks/). Loading one file instead of transforming and
- * resolving a thousand modules at every start is most of a cold start: about 8 s → 2.5 s on two busy
- * cores. Run by `npm install` (`prepare`), and by scripts/start.mjs whenever a source is newer than
- * the bundle, so a start never runs stale code.
+ * its dependencies by esbuild under dist/ (and the `khqr` command, cli/khqr.ts, beside them), the code
+ * they share in one chunk (dist/chunks/). Loading one file instead of transforming and resolving a
+ * thousand modules at every start is most of a cold start: about 8 s → 2.5 s on two busy cores. Run by
+ * `npm install` (`prepare`), and by scripts/start.mjs whenever a source is newer than the bundle, so a
+ * start never runs stale code.
  *
  * Native and binary packages stay outside the bundle and load from node_modules as usual: the argon2
  * addon, the embedded PostgreSQL binaries (found by path), pg's optional native driver.
@@ -18,6 +19,8 @@ export const ROOT = fileURLToPath(new URL("..", import.meta.url))
 export const ENTRIES = ["runtime/main.ts", "runtime/api.ts", "runtime/runner.ts"]
 /** The `khqr` command: bin/khqr.mjs runs its bundle when it is current (0.3 s to start rather than 2–3 s). */
 export const CLI_ENTRY = "cli/khqr.ts"
+/** Everything one build bundles. */
+const BUNDLED_ENTRIES = [...ENTRIES, CLI_ENTRY]
 const SOURCE_DIRECTORIES = ["runtime", "src", "domain", "migrations", "cli"]
 const SOURCE_FILES = ["package.json", "package-lock.json", "scripts/build.mjs"]
 
@@ -266,7 +269,7 @@ export const buildAll = async () => {
   await buildConsole()
   await build({
     absWorkingDir: ROOT,
-    entryPoints: Object.fromEntries([...ENTRIES, CLI_ENTRY].map((entry) => [basename(entry, ".ts"), entry])),
+    entryPoints: Object.fromEntries(BUNDLED_ENTRIES.map((entry) => [basename(entry, ".ts"), entry])),
     outdir: "dist",
     outExtension: { ".js": ".mjs" },
     bundle: true,
@@ -307,7 +310,7 @@ export const startCommand = (entry = "runtime/main.ts") =>
  * at a time, which would otherwise each rebuild it under the others' feet.
  */
 export const buildIfStale = async () => {
-  if ([...ENTRIES, CLI_ENTRY].some(isStale)) await buildAll()
+  if (BUNDLED_ENTRIES.some(isStale)) await buildAll()
   else if (consoleIsStale()) await buildConsole()
 }
 

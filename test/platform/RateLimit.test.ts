@@ -7,8 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted, TestClock } from "effect"
-import { readFileSync } from "node:fs"
-import { join } from "node:path"
+import { runningEmbeddedDatabaseUrl } from "../../runtime/EmbeddedPostgres.ts"
 import { RateLimiter, type RateLimitRule } from "../../src/platform/RateLimit.ts"
 import { Retention } from "../../src/system/Retention.ts"
 import { FUTURE_START } from "../support/Services.ts"
@@ -31,8 +30,7 @@ const newRule = (limit: number, windowSeconds: number, blockSeconds?: number): R
 const nodeLimiter = Effect.gen(function*() {
   const app = yield* TestApp
   // On the embedded database the suite's service started the server, which writes its address beside its data.
-  const url = Option.getOrElse(app.database.url, () =>
-    Redacted.make(readFileSync(join(app.database.dataDir, "database.url"), "utf8").trim()))
+  const url = Option.getOrElse(app.database.url, () => Redacted.make(runningEmbeddedDatabaseUrl(app.database.dataDir)))
   const context = yield* Layer.build(RateLimiter.Default.pipe(Layer.provide(PgClient.layer({ url, maxConnections: 2 }))))
   return Context.get(context, RateLimiter)
 })

@@ -13,6 +13,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { afterEach, describe, expect, it } from "vitest"
+import { runningEmbeddedDatabaseUrl } from "../../runtime/EmbeddedPostgres.ts"
 import { startCommand } from "../../scripts/build.mjs"
 import { postgresAvailable } from "../support/TestDatabase.ts"
 
@@ -274,7 +275,7 @@ describe("the embedded database's access", () => {
     const service = startService({ DATA_DIR: dataDir })
     const baseUrl = await service.waitForListening()
     await waitForReady(baseUrl)
-    const url = new URL(readFileSync(join(dataDir, "database.url"), "utf8").trim())
+    const url = new URL(runningEmbeddedDatabaseUrl(dataDir))
     expect(url.hostname).toBe("127.0.0.1")
 
     const connect = async (password: string) => {
@@ -353,7 +354,7 @@ describe("shutdown that ends", () => {
     const baseUrl = await service.waitForListening()
     await waitForReady(baseUrl)
     // A request that cannot finish: API-key authentication waits on a table another session has locked.
-    const blocker = new pg.Client({ connectionString: readFileSync(join(dataDir, "database.url"), "utf8").trim() })
+    const blocker = new pg.Client({ connectionString: runningEmbeddedDatabaseUrl(dataDir) })
     blocker.on("error", () => {})
     await blocker.connect()
     try {

@@ -10,9 +10,8 @@
  *   service acknowledged is there, and the ledger balances.
  */
 import { randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import pg from "pg"
+import { runningEmbeddedDatabaseUrl } from "../../runtime/EmbeddedPostgres.ts"
 import { childEnvironment, type ClusterProcess, startProcess } from "../../scripts/LocalCluster.ts"
 
 /** Any answer slower than this counts as a hang. */
@@ -86,7 +85,7 @@ export const startService = async (options: ServiceOptions, name = "service"): P
 
 /** The database a service on `options` uses: DATABASE_URL, or the URL the embedded server writes while it runs. */
 export const databaseUrlOf = (options: ServiceOptions): string =>
-  options.databaseUrl ?? readFileSync(join(options.dataDir, "database.url"), "utf8").trim()
+  options.databaseUrl ?? runningEmbeddedDatabaseUrl(options.dataDir)
 
 export interface Answer {
   readonly status: number
