@@ -273,15 +273,16 @@ describe("GET /metrics", () => {
         const cpuBefore = one(first, "process_cpu_seconds_total")
         // A scrape restarts the histogram, whose next sample only starts an interval: wait for it first.
         yield* Effect.sleep("100 millis")
-        // Busy for a second of the process's own CPU time (on a loaded machine a second of the clock holds
-        // less of it), and so at least a second of the clock: the event loop cannot turn.
+        // Busy for a second of the clock and of the process's own CPU time: on a loaded machine a second of
+        // the clock holds less CPU time, and the collector's threads can add CPU time faster than the clock.
         const cpuAtStart = process.cpuUsage()
         const spentMicros = () => {
           const spent = process.cpuUsage(cpuAtStart)
           return spent.user + spent.system
         }
-        while (spentMicros() < 1_000_000) {
-          // busy
+        const blockedUntil = Date.now() + 1_000
+        while (Date.now() < blockedUntil || spentMicros() < 1_000_000) {
+          // busy: the event loop cannot turn
         }
         // The delay is recorded when the sampling timer fires, at the loop's next turn of timers.
         yield* Effect.sleep("50 millis")
