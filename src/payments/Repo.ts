@@ -106,13 +106,58 @@ const statusTimestampColumn: Partial<Record<PaymentStatus, string>> = {
 }
 
 
+/**
+ * A metadata object in the order PostgreSQL's jsonb keeps its keys — shorter keys first, keys of one
+ * length by their bytes — so a row built from what was inserted reads as the stored one does.
+ */
+export const inJsonbKeyOrder = (metadata: Readonly<Record<string, string>>): Record<string, string> => {
+  const entries = Object.entries(metadata)
+  if (entries.length < 2) return Object.fromEntries(entries)
+  const sorted = entries
+    .map((entry) => ({ entry, bytes: Buffer.from(entry[0], "utf8") }))
+    .sort((a, b) => a.bytes.length - b.bytes.length || Buffer.compare(a.bytes, b.bytes))
+  return Object.fromEntries(sorted.map(({ entry }) => entry))
+}
+
+/**
+ * The row a new payment's insert stores: the values given, and the columns' defaults for the rest
+ * (migrations/0004_payments.ts: amount_refunded 0, version 1, no status timestamps). Timestamps are
+ * `timestamptz(3)` and the dates given carry milliseconds, so they are stored as given.
+ */
+const insertedRow = (payment: NewPayment): PaymentRow => ({
+  id: payment.id,
+  store_id: payment.storeId,
+  branch_id: payment.branchId,
+  customer_id: payment.customerId,
+  livemode: payment.livemode,
+  status: "pending",
+  amount: payment.amount,
+  currency: payment.currency,
+  amount_refunded: 0n,
+  version: 1,
+  reference_id: payment.referenceId,
+  description: payment.description,
+  metadata: inJsonbKeyOrder(payment.metadata),
+  provider: payment.provider,
+  qr_payload: payment.qrPayload,
+  qr_md5: payment.qrMd5,
+  expires_at: payment.expiresAt,
+  scanned_at: null,
+  paid_at: null,
+  failed_at: null,
+  expired_at: null,
+  cancelled_at: null,
+  created_at: payment.createdAt,
+  updated_at: payment.createdAt
+})
+
 export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/PaymentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     // A decode failure or a SqlError is the infrastructure's, not the caller's: every method dies on them.
 
-    const insertPayment = SqlSchema.single({
+    const insertPayment = SqlSchema.void({
       Request: Schema.Struct({
         id: PaymentId,
         storeId: StoreId,
@@ -131,7 +176,6 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
         expiresAt: Schema.DateFromSelf,
         createdAt: Schema.DateFromSelf
       }),
-      Result: PaymentRow,
       // Its change notice goes out once the insert commits (payments/Changes.ts announcePaymentChange).
       execute: (payment) =>
         sql`
@@ -140,10 +184,16 @@ export class PaymentsRepo extends Effect.Service<PaymentsRepo>()("payments/Payme
           VALUES (${payment.id}, ${payment.storeId}, ${payment.branchId}, ${payment.customerId}, ${payment.livemode}, 'pending',
             ${payment.amount}, ${payment.currency}, ${payment.referenceId}, ${payment.description},
             ${JSON.stringify(payment.metadata)}::jsonb, ${payment.provider}, ${payment.qrPayload}, ${payment.qrMd5}, ${payment.expiresAt}, ${payment.createdAt},
-            ${payment.createdAt})
-          RETURNING *`
+            ${payment.createdAt})`
     })
-    const insert = traced("PaymentsRepo.insert")((payment: NewPayment) => insertPayment(payment).pipe(Effect.orDie))
+    /**
+     * Inserts the payment and answers its row as stored: every column is the value given or its column's
+     * default, so the row is built here (`insertedRow`) rather than read back — no result to describe,
+     * parse and decode on every creation.
+     */
+    const insert = traced("PaymentsRepo.insert")((payment: NewPayment) =>
+      insertPayment(payment).pipe(Effect.orDie, Effect.as(insertedRow(payment)))
+    )
 
     /** Runs `effect` in one transaction; a failure to begin or commit is the infrastructure's, a defect. */
     const inTransaction = transactionOf(sql)

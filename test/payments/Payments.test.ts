@@ -443,6 +443,37 @@ describe("payments", () => {
         expect(yield* retrieve(app, merchant.key, payment.id)).toEqual(payment)
       }))
 
+    it.effect("answers a new payment exactly as it is read back, metadata keys in the order the database keeps them", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const merchant = yield* newMerchant(app)
+        const answers: Array<string> = []
+        const recording = makeCall(answers)
+        // Keys whose stored order (by UTF-8 length, then bytes) differs from the order sent and from
+        // JavaScript's own string order: "\uFFFDa" and "\u{1D400}" are four bytes each, and their UTF-8
+        // bytes order them the other way round from their UTF-16 code units.
+        const metadata = {
+          zz: "1",
+          a: "2",
+          "ß": "3",
+          "é": "4",
+          "\u{1D400}": "5",
+          "\uFFFDa": "6",
+          Z: "7",
+          order_id: "8"
+        }
+        const created = yield* recording(app, "POST", "/v1/payments", {
+          token: merchant.key,
+          body: { amount: "3.00", currency: "USD", reference_id: "r-1", description: "Tea", metadata }
+        })
+        expect(created.status).toBe(201)
+        const read = yield* recording(app, "GET", `/v1/payments/${created.body.id}`, { token: merchant.key })
+        expect(read.status).toBe(200)
+        expect(Object.keys(created.body.metadata)).toEqual(["Z", "a", "zz", "ß", "é", "\uFFFDa", "\u{1D400}", "order_id"])
+        // Byte for byte: the creation's answer is the stored payment's.
+        expect(answers[0]).toBe(answers[1])
+      }))
+
     it.effect("creates KHR payments with whole riel, and applies the default expiry when expires_in is omitted", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
