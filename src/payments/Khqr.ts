@@ -174,17 +174,20 @@ const tlv = (tag: string, value: string): string => {
 const tlvs = (fields: ReadonlyArray<readonly [string, string | undefined]>): string =>
   fields.map(([tag, value]) => (value === undefined ? "" : tlv(tag, value))).join("")
 
-type Check = Either.Either<void, KhqrInvalid>
-const ok: Check = Either.void
-const invalid = (field: KhqrField, message: string): Either.Either<never, KhqrInvalid> =>
-  Either.left(new KhqrInvalid({ field, message }))
+/**
+ * The first problem of a payment's values, or undefined. Plain checks in order, rather than a generator
+ * of `Either`s: every payment's creation runs them.
+ */
+type Problem = KhqrInvalid | undefined
+
+const invalid = (field: KhqrField, message: string): KhqrInvalid => new KhqrInvalid({ field, message })
 
 const checkText = (
   field: keyof typeof MAX_LENGTH,
   value: string | undefined,
   required: boolean
-): Check => {
-  if (value === undefined) return required ? invalid(field, `${field} is required`) : ok
+): Problem => {
+  if (value === undefined) return required ? invalid(field, `${field} is required`) : undefined
   if (value.length === 0) {
     return invalid(field, required ? `${field} must not be empty` : `${field} must not be empty when given; omit it instead`)
   }
@@ -198,116 +201,118 @@ const checkText = (
   if (value.length > MAX_LENGTH[field]) {
     return invalid(field, `${field} must be at most ${MAX_LENGTH[field]} characters in a KHQR, got ${value.length}`)
   }
-  return ok
+  return undefined
 }
 
-const checkTimestamp = (field: "createdAt" | "expiresAt", value: Date): Check => {
+const checkTimestamp = (field: "createdAt" | "expiresAt", value: Date): Problem => {
   const ms = value instanceof Date ? value.getTime() : Number.NaN
   if (!Number.isFinite(ms)) return invalid(field, `${field} must be a valid date`)
   if (ms < MIN_EPOCH_MS || ms > MAX_EPOCH_MS) {
     return invalid(field, `${field} must be between 2001-09-09 and 2286-11-20 (13 digits of epoch milliseconds)`)
   }
-  return ok
+  return undefined
 }
 
-const validate = (input: KhqrInput): Either.Either<{ amount: string; mcc: string }, KhqrInvalid> =>
-  Either.gen(function*() {
-    if (input.merchantType !== "individual" && input.merchantType !== "merchant") {
-      return yield* invalid("merchantType", `merchantType must be "individual" or "merchant"`)
+const validate = (input: KhqrInput): { readonly amount: string; readonly mcc: string } | KhqrInvalid => {
+  if (input.merchantType !== "individual" && input.merchantType !== "merchant") {
+    return invalid("merchantType", `merchantType must be "individual" or "merchant"`)
+  }
+  const accountIdProblem = checkText("bakongAccountId", input.bakongAccountId, true)
+  if (accountIdProblem !== undefined) return accountIdProblem
+  if (!BAKONG_ACCOUNT_ID.test(input.bakongAccountId)) {
+    return invalid("bakongAccountId", `bakongAccountId must be a Bakong account id such as "name@bank"`)
+  }
+  const accountProblem = checkText("merchantId", input.merchantId, false) ??
+    checkText("acquiringBank", input.acquiringBank, false)
+  if (accountProblem !== undefined) return accountProblem
+  // A merchant account is identified by its acquiring bank and the merchant id that bank assigned.
+  if (input.merchantType === "merchant") {
+    if (input.merchantId === undefined) return invalid("merchantId", "merchantId is required for a merchant account")
+    if (input.acquiringBank === undefined) {
+      return invalid("acquiringBank", "acquiringBank is required for a merchant account")
     }
-    yield* checkText("bakongAccountId", input.bakongAccountId, true)
-    if (!BAKONG_ACCOUNT_ID.test(input.bakongAccountId)) {
-      return yield* invalid("bakongAccountId", `bakongAccountId must be a Bakong account id such as "name@bank"`)
-    }
-    yield* checkText("merchantId", input.merchantId, false)
-    yield* checkText("acquiringBank", input.acquiringBank, false)
-    // A merchant account is identified by its acquiring bank and the merchant id that bank assigned.
-    if (input.merchantType === "merchant") {
-      if (input.merchantId === undefined) {
-        return yield* invalid("merchantId", "merchantId is required for a merchant account")
-      }
-      if (input.acquiringBank === undefined) {
-        return yield* invalid("acquiringBank", "acquiringBank is required for a merchant account")
-      }
-    }
-    yield* checkText("merchantName", input.merchantName, true)
-    yield* checkText("merchantCity", input.merchantCity, true)
-    yield* checkText("billNumber", input.billNumber, false)
-    yield* checkText("storeLabel", input.storeLabel, false)
-    yield* checkText("terminalLabel", input.terminalLabel, false)
+  }
+  const textProblem = checkText("merchantName", input.merchantName, true) ??
+    checkText("merchantCity", input.merchantCity, true) ??
+    checkText("billNumber", input.billNumber, false) ??
+    checkText("storeLabel", input.storeLabel, false) ??
+    checkText("terminalLabel", input.terminalLabel, false)
+  if (textProblem !== undefined) return textProblem
 
-    const mcc = input.merchantCategoryCode ?? DEFAULT_MERCHANT_CATEGORY_CODE
-    if (!MERCHANT_CATEGORY_CODE.test(mcc)) {
-      return yield* invalid("merchantCategoryCode", "merchantCategoryCode must be 4 digits, such as \"5999\"")
-    }
+  const mcc = input.merchantCategoryCode ?? DEFAULT_MERCHANT_CATEGORY_CODE
+  if (!MERCHANT_CATEGORY_CODE.test(mcc)) {
+    return invalid("merchantCategoryCode", "merchantCategoryCode must be 4 digits, such as \"5999\"")
+  }
 
-    if (input.currency !== "USD" && input.currency !== "KHR") {
-      return yield* invalid("currency", `currency must be "USD" or "KHR"`)
-    }
-    if (typeof input.amountMinor !== "bigint" || input.amountMinor <= 0n) {
-      return yield* invalid("amountMinor", "amount must be greater than zero")
-    }
-    const amount = formatAmount(input.amountMinor, input.currency)
-    if (amount.length > MAX_AMOUNT_LENGTH) {
-      return yield* invalid(
-        "amountMinor",
-        `amount ${amount} ${input.currency} is too large for a KHQR: at most ${MAX_AMOUNT_LENGTH} characters`
-      )
-    }
+  if (input.currency !== "USD" && input.currency !== "KHR") {
+    return invalid("currency", `currency must be "USD" or "KHR"`)
+  }
+  if (typeof input.amountMinor !== "bigint" || input.amountMinor <= 0n) {
+    return invalid("amountMinor", "amount must be greater than zero")
+  }
+  const amount = formatAmount(input.amountMinor, input.currency)
+  if (amount.length > MAX_AMOUNT_LENGTH) {
+    return invalid(
+      "amountMinor",
+      `amount ${amount} ${input.currency} is too large for a KHQR: at most ${MAX_AMOUNT_LENGTH} characters`
+    )
+  }
 
-    yield* checkTimestamp("createdAt", input.createdAt)
-    yield* checkTimestamp("expiresAt", input.expiresAt)
-    if (input.expiresAt.getTime() <= input.createdAt.getTime()) {
-      return yield* invalid("expiresAt", "expiresAt must be after createdAt")
-    }
-    return { amount, mcc }
-  })
+  const timeProblem = checkTimestamp("createdAt", input.createdAt) ?? checkTimestamp("expiresAt", input.expiresAt)
+  if (timeProblem !== undefined) return timeProblem
+  if (input.expiresAt.getTime() <= input.createdAt.getTime()) {
+    return invalid("expiresAt", "expiresAt must be after createdAt")
+  }
+  return { amount, mcc }
+}
 
 /**
  * Encodes a dynamic KHQR for one payment. Fails with `KhqrInvalid` when a value is missing, too long, not
  * printable ASCII, or otherwise not representable; `KhqrInvalid.toInvalidRequest` turns that into a 400.
  */
-export const buildKhqr = (input: KhqrInput): Either.Either<KhqrPayload, KhqrInvalid> =>
-  Either.flatMap(validate(input), ({ amount, mcc }) => {
-    const accountTemplate = tlvs([
-      [ACCOUNT_SUBTAG.bakongAccountId, input.bakongAccountId],
-      [ACCOUNT_SUBTAG.merchantId, input.merchantId],
-      [ACCOUNT_SUBTAG.acquiringBank, input.acquiringBank]
-    ])
-    // Each part fits its own limit, but all three at full length overflow the template's two-digit length.
-    if (accountTemplate.length > MAX_VALUE_LENGTH) {
-      return invalid(
-        "bakongAccountId",
-        `bakongAccountId, merchantId and acquiringBank together are too long for a KHQR: ` +
-          `${accountTemplate.length} of at most ${MAX_VALUE_LENGTH} characters once encoded`
-      )
-    }
-    const additionalData = tlvs([
-      [ADDITIONAL_SUBTAG.billNumber, input.billNumber],
-      [ADDITIONAL_SUBTAG.storeLabel, input.storeLabel],
-      [ADDITIONAL_SUBTAG.terminalLabel, input.terminalLabel]
-    ])
-    const timestamps = tlvs([
-      [TIMESTAMP_SUBTAG.createdAt, String(input.createdAt.getTime())],
-      [TIMESTAMP_SUBTAG.expiresAt, String(input.expiresAt.getTime())]
-    ])
+export const buildKhqr = (input: KhqrInput): Either.Either<KhqrPayload, KhqrInvalid> => {
+  const valid = validate(input)
+  if (valid instanceof KhqrInvalid) return Either.left(valid)
+  const { amount, mcc } = valid
+  const accountTemplate = tlvs([
+    [ACCOUNT_SUBTAG.bakongAccountId, input.bakongAccountId],
+    [ACCOUNT_SUBTAG.merchantId, input.merchantId],
+    [ACCOUNT_SUBTAG.acquiringBank, input.acquiringBank]
+  ])
+  // Each part fits its own limit, but all three at full length overflow the template's two-digit length.
+  if (accountTemplate.length > MAX_VALUE_LENGTH) {
+    return Either.left(invalid(
+      "bakongAccountId",
+      `bakongAccountId, merchantId and acquiringBank together are too long for a KHQR: ` +
+        `${accountTemplate.length} of at most ${MAX_VALUE_LENGTH} characters once encoded`
+    ))
+  }
+  const additionalData = tlvs([
+    [ADDITIONAL_SUBTAG.billNumber, input.billNumber],
+    [ADDITIONAL_SUBTAG.storeLabel, input.storeLabel],
+    [ADDITIONAL_SUBTAG.terminalLabel, input.terminalLabel]
+  ])
+  const timestamps = tlvs([
+    [TIMESTAMP_SUBTAG.createdAt, String(input.createdAt.getTime())],
+    [TIMESTAMP_SUBTAG.expiresAt, String(input.expiresAt.getTime())]
+  ])
 
-    const body = tlvs([
-      [TAG.payloadFormat, "01"],
-      // "12": a dynamic QR, shown for one transaction (a static one, "11", is printed and reused).
-      [TAG.initiationMethod, "12"],
-      [input.merchantType === "individual" ? TAG.individualAccount : TAG.merchantAccount, accountTemplate],
-      [TAG.merchantCategoryCode, mcc],
-      [TAG.currency, CURRENCY_CODE[input.currency]],
-      [TAG.amount, amount],
-      [TAG.countryCode, "KH"],
-      [TAG.merchantName, input.merchantName],
-      [TAG.merchantCity, input.merchantCity],
-      [TAG.additionalData, additionalData.length > 0 ? additionalData : undefined],
-      [TAG.timestamps, timestamps]
-    ])
-    // The checksum covers its own tag and length.
-    const unsigned = `${body}${TAG.crc}04`
-    const payload = unsigned + crcHex(unsigned)
-    return Either.right({ payload, md5: createHash("md5").update(payload, "utf8").digest("hex") })
-  })
+  const body = tlvs([
+    [TAG.payloadFormat, "01"],
+    // "12": a dynamic QR, shown for one transaction (a static one, "11", is printed and reused).
+    [TAG.initiationMethod, "12"],
+    [input.merchantType === "individual" ? TAG.individualAccount : TAG.merchantAccount, accountTemplate],
+    [TAG.merchantCategoryCode, mcc],
+    [TAG.currency, CURRENCY_CODE[input.currency]],
+    [TAG.amount, amount],
+    [TAG.countryCode, "KH"],
+    [TAG.merchantName, input.merchantName],
+    [TAG.merchantCity, input.merchantCity],
+    [TAG.additionalData, additionalData.length > 0 ? additionalData : undefined],
+    [TAG.timestamps, timestamps]
+  ])
+  // The checksum covers its own tag and length.
+  const unsigned = `${body}${TAG.crc}04`
+  const payload = unsigned + crcHex(unsigned)
+  return Either.right({ payload, md5: createHash("md5").update(payload, "utf8").digest("hex") })
+}
