@@ -15,6 +15,8 @@ import { onCleanUp, ROOT, tempDir } from "./support.ts"
 
 export interface Reference {
   readonly baseUrl: string
+  /** The reference server's process (node itself runs the bundle), for its CPU time. */
+  readonly pid: number
   readonly stop: () => Promise<void>
 }
 
@@ -84,7 +86,7 @@ export const startReference = async (script: string, env: Record<string, string>
       if (!listening) reject(new Error(`${script} exited (${code ?? signal}) before listening:\n${tail.join("\n")}`))
     })
   })
-  return { baseUrl, stop }
+  return { baseUrl, pid: child.pid!, stop }
 }
 
 /** The framework's floor: one HttpApi group answering a constant `GET /health`. */

@@ -222,6 +222,14 @@ export const programProcessOf = (root: number, program = "runtime/main.ts"): num
   }
 }
 
+/** CPU time a process has used so far, user and system, in milliseconds (/proc/<pid>/stat). */
+export const cpuMillis = (pid: number): number => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  // After "pid (comm) ": state is field 3, utime and stime fields 14 and 15, in clock ticks (100 a second).
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
 /** Resident memory of a process in KiB (VmRSS of /proc/<pid>/status). */
 export const residentKiB = (pid: number): number => {
   const status = readFileSync(`/proc/${pid}/status`, "utf8")

@@ -14,9 +14,10 @@
  *   cursor built from the rows (src/platform/Pagination.ts).
  * - Creation: the body read and checked, the amount parsed, the store's payment settings from a 10 s cache
  *   (src/stores/PaymentSettings.ts; a store without credentials pays into the sandbox merchant), the KHQR
- *   built by the product's own pure encoder (src/payments/Khqr.ts), then one `INSERT … RETURNING *` in
- *   autocommit. A test-mode payment has no plan limit to check (src/limits/Service.ts), and without an
- *   Idempotency-Key nothing is claimed (src/platform/Idempotency.ts).
+ *   built by the product's own pure encoder (src/payments/Khqr.ts), then one `INSERT` in autocommit,
+ *   without RETURNING: the answer is built from the values inserted (src/payments/Repo.ts). A test-mode
+ *   payment has no plan limit to check (src/limits/Service.ts), and without an Idempotency-Key nothing is
+ *   claimed (src/platform/Idempotency.ts).
  *
  * Only what the bench sends is served: `limit` on the list, and `amount`, `currency`, `reference_id`,
  * `description`, `metadata`, `expires_in` on creation; anything else is a 400 rather than a silently
@@ -207,8 +208,7 @@ const INSERT_SQL = `
           VALUES ($1, $2, $3, $4, $5, 'pending',
             $6, $7, $8, $9,
             $10::jsonb, $11, $12, $13, $14, $15,
-            $16)
-          RETURNING *`
+            $16)`
 
 const CREATE_FIELDS = new Set(["amount", "currency", "reference_id", "description", "metadata", "expires_in"])
 
@@ -285,25 +285,47 @@ const create = async (request: IncomingMessage, response: ServerResponse, key: A
     expiresAt
   })
   if (Either.isLeft(qr)) return fail(response, 400, "invalid_request", qr.left.message)
-  const { rows } = await pool.query<PaymentRow>(INSERT_SQL, [
-    newId("pay"),
-    key.storeId,
-    null,
-    null,
-    key.livemode,
-    amount.toString(),
+  // As the service: the new row is what was inserted and the columns' defaults, not read back. (The
+  // metadata is answered in the order sent; the service answers jsonb's order, the same keys.)
+  const row: PaymentRow = {
+    id: newId("pay"),
+    store_id: key.storeId,
+    branch_id: null,
+    customer_id: null,
+    livemode: key.livemode,
+    status: "pending",
+    amount: amount.toString(),
     currency,
-    referenceId ?? null,
-    description ?? null,
-    JSON.stringify(metadata),
+    amount_refunded: "0",
+    reference_id: typeof referenceId === "string" ? referenceId : null,
+    description: typeof description === "string" ? description : null,
+    metadata: metadata as Record<string, string>,
+    qr_payload: qr.right.payload,
+    qr_md5: qr.right.md5,
+    expires_at: expiresAt,
+    paid_at: null,
+    created_at: createdAt,
+    updated_at: createdAt
+  }
+  await pool.query(INSERT_SQL, [
+    row.id,
+    row.store_id,
+    row.branch_id,
+    row.customer_id,
+    row.livemode,
+    row.amount,
+    row.currency,
+    row.reference_id,
+    row.description,
+    JSON.stringify(row.metadata),
     "mock",
-    qr.right.payload,
-    qr.right.md5,
-    expiresAt,
-    createdAt,
-    createdAt
+    row.qr_payload,
+    row.qr_md5,
+    row.expires_at,
+    row.created_at,
+    row.updated_at
   ])
-  send(response, 201, paymentJson(rows[0]!))
+  send(response, 201, paymentJson(row))
 }
 
 const handle = async (request: IncomingMessage, response: ServerResponse) => {
