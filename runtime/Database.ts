@@ -41,6 +41,10 @@ const CANCEL_STATEMENT = /^SELECT pg_cancel_backend\((\d+)\)$/
  */
 export const cancelSafePool = (config: pg.PoolConfig): pg.Pool => {
   const pool = new pg.Pool(config)
+  // An idle connection the server closes (restart, failover, a database dropped) emits an error on the
+  // pool; without a listener that would crash the process. The pool drops the connection and opens a new
+  // one. The pool's `end` does not wait for its connections to close, so this can come after it too.
+  pool.on("error", () => {})
   const byProcessId = new Map<number, pg.PoolClient>()
   const processIdOf = (client: pg.PoolClient) => (client as { readonly processID?: number }).processID
   pool.on("acquire", (client) => {
@@ -81,19 +85,15 @@ const clientLayer = (url: Redacted.Redacted<string>, applicationName: string, po
 const pgClientLayer = (url: Redacted.Redacted<string>, applicationName: string, poolSize: number) =>
   PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
-      Effect.sync(() => {
-        const pool = cancelSafePool({
+      Effect.sync(() =>
+        cancelSafePool({
           connectionString: Redacted.value(url),
           max: poolSize,
           connectionTimeoutMillis: 10_000,
           idleTimeoutMillis: 30_000,
           application_name: applicationName
         })
-        // An idle connection the server closes (restart, failover) emits an error on the pool; without a
-        // listener that would crash the process. The pool drops the connection and opens a new one.
-        pool.on("error", () => {})
-        return pool
-      }),
+      ),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.ignore)
     )
   })

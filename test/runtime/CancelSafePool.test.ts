@@ -2,12 +2,17 @@
  * runtime/Database.ts `cancelSafePool`: a statement cancelled by `@effect/sql-pg` (its fiber interrupted,
  * as when a client goes away mid-request) leaves its connection closed, not handed to the next statement,
  * which could otherwise meet the cancel signal the backend takes late. On PostgreSQL and on the embedded
- * default alike.
+ * default alike. And a connection the server closes while idle is dropped without an uncaught error: the
+ * pool emits the error, and an error event without a listener throws (seen when a suite's database was
+ * dropped just after its pool's `end`, which does not wait for the connections to close).
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
-import { suitePoolClient } from "../support/SuitePool.ts"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import pg from "pg"
+import { cancelSafePool } from "../../runtime/Database.ts"
+import { suiteDatabaseUrl, suitePoolClient } from "../support/SuitePool.ts"
+import { TestDatabase } from "../support/TestDatabase.ts"
 
 /** The suite's database with a pool of two connections: one for the statement, one for its cancel. */
 const twoConnections = suitePoolClient(2)
@@ -30,6 +35,60 @@ describe("a cancelled statement's connection", () => {
         expect(open).toHaveLength(0)
         // The pool goes on as usual.
         for (let i = 0; i < 5; i++) expect(yield* backend).toBe(next)
+      }))
+  })
+})
+
+const backendOf = async (pool: pg.Pool) => (await pool.query<{ readonly pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid
+
+/** Ends the backend `pid` from a connection of its own, as an administrator or a failover would. */
+const terminate = async (url: string, pid: number) => {
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    await admin.query("SELECT pg_terminate_backend($1)", [pid])
+  } finally {
+    await admin.end()
+  }
+}
+
+const uncaughtDuring = async (run: () => Promise<void>) => {
+  const uncaught: Array<unknown> = []
+  const record = (error: unknown) => void uncaught.push(error)
+  // vitest's own listener stays: were the error uncaught, the run would report it as well.
+  process.on("uncaughtException", record)
+  try {
+    await run()
+  } finally {
+    process.off("uncaughtException", record)
+  }
+  return uncaught
+}
+
+/** The suite database's address, for pools made by the test itself. */
+class SuiteUrl extends Context.Tag("test/SuiteUrl")<SuiteUrl, string>() {}
+const suiteUrl = Layer.scoped(SuiteUrl, Effect.map(suiteDatabaseUrl, Redacted.value)).pipe(Layer.provide(TestDatabase.layer))
+
+describe("a connection the server closes", () => {
+  layer(suiteUrl, { timeout: 120_000, excludeTestServices: true })("in a cancel-safe pool", (it) => {
+    it.scoped("is dropped while idle, and the pool opens another", () =>
+      Effect.gen(function*() {
+        const url = yield* SuiteUrl
+        const uncaught = yield* Effect.promise(() =>
+          uncaughtDuring(async () => {
+            const pool = cancelSafePool({ connectionString: url, max: 1 })
+            try {
+              const first = await backendOf(pool)
+              const removed = new Promise<void>((resolve) => pool.once("remove", () => resolve()))
+              await terminate(url, first)
+              await removed
+              expect(await backendOf(pool)).not.toBe(first)
+            } finally {
+              await pool.end()
+            }
+          })
+        )
+        expect(uncaught).toEqual([])
       }))
   })
 })

@@ -9,10 +9,15 @@ import { cancelSafePool } from "../../runtime/Database.ts"
 import { serveEmbeddedDatabase } from "../../runtime/EmbeddedPostgres.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
+/** The address of the suite's database (the embedded server started for the scope when there is no URL). */
+export const suiteDatabaseUrl = Effect.gen(function*() {
+  const database = yield* TestDatabase
+  return Option.isSome(database.url) ? database.url.value : yield* serveEmbeddedDatabase(database.dataDir)
+})
+
 export const suitePoolClient = (max: number) =>
   Layer.unwrapScoped(Effect.gen(function*() {
-    const database = yield* TestDatabase
-    const url = Option.isSome(database.url) ? database.url.value : yield* serveEmbeddedDatabase(database.dataDir)
+    const url = yield* suiteDatabaseUrl
     return PgClient.layerFromPool({
       acquire: Effect.acquireRelease(
         Effect.sync(() => cancelSafePool({ connectionString: Redacted.value(url), max })),
