@@ -24,12 +24,12 @@
 import * as Sse from "@effect/experimental/Sse"
 import { randomBytes } from "node:crypto"
 import { connect, type Socket } from "node:net"
-import { readFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
 import {
   type BenchDatabase,
+  cpuMillis,
   formatInt,
   formatMs,
   log,
@@ -224,14 +224,6 @@ class SseStream {
 // ---------------------------------------------------------------------------------------------
 
 const MIB = 1024
-
-/** CPU seconds a process has used (utime + stime of /proc/<pid>/stat, in USER_HZ = 100 ticks a second). */
-const cpuSeconds = (pid: number): number => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  // After the command: state is field 3, utime field 14 and stime field 15 of the whole line.
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
 
 /**
  * Round trips of `GET /health`, one after another, for `seconds`: how the service answers meanwhile.
@@ -429,7 +421,7 @@ const main = async () => {
 
   // Holding them for a while (a ping period by default): the service's CPU, and how it answers meanwhile.
   log(`holding them for ${HOLD_SECONDS} s`)
-  const cpuAt = cpuSeconds(pid)
+  const cpuAt = cpuMillis(pid)
   const holdAt = performance.now()
   const early = await healthLatencies(service.baseUrl, EARLY_READING_SECONDS)
   const rssEarly = residentKiB(pid)
@@ -438,7 +430,7 @@ const main = async () => {
     : { latencies: [], failed: 0 }
   const health = [...early.latencies, ...rest.latencies].sort((a, b) => a - b)
   const healthFailed = early.failed + rest.failed
-  const holdCpuPercent = ((cpuSeconds(pid) - cpuAt) / ((performance.now() - holdAt) / 1000)) * 100
+  const holdCpuPercent = ((cpuMillis(pid) - cpuAt) / (performance.now() - holdAt)) * 100
   const rssAfter = residentKiB(pid)
   const heapAfter = await heapOf(service.baseUrl)
   const connectionsHeld = await connections?.sample()

@@ -110,7 +110,7 @@ const statusTimestampColumn: Partial<Record<PaymentStatus, string>> = {
  * A metadata object in the order PostgreSQL's jsonb keeps its keys — shorter keys first, keys of one
  * length by their bytes — so a row built from what was inserted reads as the stored one does.
  */
-export const inJsonbKeyOrder = (metadata: Readonly<Record<string, string>>): Record<string, string> => {
+const inJsonbKeyOrder = (metadata: Readonly<Record<string, string>>): Record<string, string> => {
   const entries = Object.entries(metadata)
   if (entries.length < 2) return Object.fromEntries(entries)
   const sorted = entries
