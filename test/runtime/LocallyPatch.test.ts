@@ -3,7 +3,8 @@
  * `mapInputContext`, `Scope.extend` and `Effect.locally` runs — without `acquireUseRelease` (a
  * `provideService` in 11 operations instead of 25), with the same meaning: the value holds inside, and the value from before
  * is back afterwards however the inside ends (success, failure, defect, interruption), before anything
- * outside runs, a finalizer outside included.
+ * outside runs, a finalizer outside included. Set back by restoring the fiber's refs from before when the
+ * inside changed no other ref (one copy of them instead of two); a ref the inside set is kept.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, FiberRef, RuntimeFlags, RuntimeFlagsPatch, Supervisor } from "effect"
@@ -66,6 +67,38 @@ describe("locally (the patched FiberRef.locally)", () => {
         Effect.catchAll(() => FiberRef.get(ref))
       )
       expect(caught).toBe("outer")
+    }))
+
+  it.effect("keeps what the inside set on another ref, and sets this one back", () =>
+    Effect.gen(function*() {
+      const ref = FiberRef.unsafeMake("outer")
+      const other = FiberRef.unsafeMake("before")
+      yield* Effect.locally(FiberRef.set(other, "set inside"), ref, "inner")
+      expect(yield* FiberRef.get(ref)).toBe("outer")
+      expect(yield* FiberRef.get(other)).toBe("set inside")
+      const failed = yield* Effect.exit(Effect.locally(Effect.zipRight(FiberRef.set(other, "set before failing"), Effect.fail("no")), ref, "inner"))
+      expect(failed).toStrictEqual(Exit.fail("no"))
+      expect(yield* FiberRef.get(ref)).toBe("outer")
+      expect(yield* FiberRef.get(other)).toBe("set before failing")
+    }))
+
+  it.effect("keeps what a fiber joined inside brought back, and sets this one back", () =>
+    Effect.gen(function*() {
+      const ref = FiberRef.unsafeMake("outer")
+      const other = FiberRef.unsafeMake("before")
+      yield* Effect.locally(Effect.flatMap(Effect.fork(FiberRef.set(other, "set by a child")), Fiber.join), ref, "inner")
+      expect(yield* FiberRef.get(ref)).toBe("outer")
+      expect(yield* FiberRef.get(other)).toBe("set by a child")
+    }))
+
+  it.effect("is the patched one: when the inside changed nothing, the fiber's refs from before are back as they were", () =>
+    Effect.gen(function*() {
+      const ref = FiberRef.unsafeMake("outer")
+      // The runtime's own field: `getFiberRefs()` would first record the runtime flags in a new copy.
+      const refsOf = Effect.withFiberRuntime<unknown>((fiber) => Effect.succeed((fiber as unknown as { readonly _fiberRefs: unknown })._fiberRefs))
+      const before = yield* refsOf
+      yield* Effect.locally(Effect.void, ref, "inner")
+      expect(yield* refsOf).toBe(before)
     }))
 
   it.effect("nests: each level gets its own value back", () =>
