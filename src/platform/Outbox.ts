@@ -10,7 +10,7 @@
 import { Singleton } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import * as SqlSchema from "./SqlSchema.ts"
-import { Array as Arr, Deferred, Duration, Effect, FiberRef, Queue, Schema, Stream } from "effect"
+import { Array as Arr, Deferred, Duration, Effect, FiberRef, Queue, Schema, type Scope, Stream } from "effect"
 import { EventId, StoreId } from "../../domain/Ids.ts"
 import { ChangeFeed } from "./ChangeFeed.ts"
 import { newId } from "./Ids.ts"
@@ -196,8 +196,50 @@ export interface OutboxConsumerOptions<R> {
 
 const DEFAULT_BATCH = 500
 const DEFAULT_CONCURRENCY = 32
-/** How often the queue is looked at when no commit notice wakes the consumer sooner. */
+/** How often the queues are looked at when no commit notice woke their consumer sooner. */
 const POLL_INTERVAL = Duration.seconds(1)
+
+/**
+ * The fallback poll of the outbox consumers a process runs: once a second, one statement asks which of
+ * them have events pending and wakes those. It finds what no notice announced — an event whose notice was
+ * lost with a process that died after its commit, an event whose application failed and waits for its
+ * retry — within the second, as each consumer's own poll did; but where each asked for its own queue
+ * (nine statements a second on an idle service, about half its idle CPU), they now share one.
+ */
+export class OutboxPolls extends Effect.Service<OutboxPolls>()("platform/OutboxPolls", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const wakes = new Map<string, Queue.Queue<void>>()
+    // The consumers' subscriptions are a handful of rows; each is probed on its queue's primary key.
+    const withPending = (consumers: ReadonlyArray<string>) =>
+      sql<{ readonly consumer: string }>`
+        SELECT DISTINCT s.consumer FROM outbox_subscriptions s
+        WHERE s.consumer IN ${sql.in(consumers)}
+          AND EXISTS (SELECT 1 FROM outbox_pending q WHERE q.consumer = s.consumer)`
+    const poll = Effect.suspend(() => {
+      if (wakes.size === 0) return Effect.void
+      return Effect.flatMap(withPending([...wakes.keys()]), (rows) =>
+        Effect.forEach(rows, ({ consumer }) => {
+          const wake = wakes.get(consumer)
+          return wake === undefined ? Effect.void : Queue.offer(wake, undefined)
+        }, { discard: true }))
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("outbox poll failed", cause)))
+    yield* poll.pipe(Effect.delay(POLL_INTERVAL), Effect.forever, Effect.forkScoped)
+    return {
+      /** Wakes consumer `name` through `wake` when the poll finds events pending for it, while the scope lasts. */
+      register: (name: string, wake: Queue.Queue<void>): Effect.Effect<void, never, Scope.Scope> =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            wakes.set(name, wake)
+          }),
+          () =>
+            Effect.sync(() => {
+              if (wakes.get(name) === wake) wakes.delete(name)
+            })
+        )
+    }
+  })
+}) {}
 
 /**
  * The consumer pass being applied: its events, and what it has read once for all of them (settings and a
@@ -300,7 +342,8 @@ export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R
 export const OutboxConsumer = {
   /**
    * The consumer `name` as a cluster singleton: one runner of the cluster applies its events, woken by
-   * the notice each outbox write announces once it commits, and polling for what a notice misses.
+   * the notice each outbox write announces once it commits, and by the process's poll (`OutboxPolls`)
+   * for what a notice misses.
    */
   make: <R>(name: string, options: OutboxConsumerOptions<R>) =>
     Singleton.make(
@@ -308,6 +351,7 @@ export const OutboxConsumer = {
       Effect.gen(function*() {
         const pass = yield* makeOutboxPass(name, options)
         const wake = yield* Queue.sliding<void>(1)
+        yield* (yield* OutboxPolls).register(name, wake)
         const handled = new Set(options.types)
         const notices = Stream.filter(
           yield* (yield* ChangeFeed).subscribe(OUTBOX_CHANNEL),
@@ -318,7 +362,7 @@ export const OutboxConsumer = {
           const read = yield* pass.pipe(
             Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`outbox consumer ${name}: pass failed`, cause), 0))
           )
-          if (read < (options.batch ?? DEFAULT_BATCH)) yield* Effect.race(Queue.take(wake), Effect.sleep(POLL_INTERVAL))
+          if (read < (options.batch ?? DEFAULT_BATCH)) yield* Queue.take(wake)
         }
       }).pipe(Effect.scoped)
     )

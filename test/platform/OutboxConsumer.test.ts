@@ -2,14 +2,15 @@
  * Outbox consumers: each subscribed consumer gets every event of its types that commits, and none that
  * rolls back; a pass applies them oldest first per key, takes the applied ones off its queue, and keeps
  * a failed event (and the later events of its key) for the next pass while other keys go on. Retention
- * keeps an event while a consumer still has it queued.
+ * keeps an event while a consumer still has it queued. The process's poll wakes the consumers with
+ * events pending that no notice announced.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Queue } from "effect"
 import { subscribeOutboxConsumer } from "../../migrations/0010_outbox_consumers.ts"
 import type { StoreId } from "../../domain/Ids.ts"
-import { makeOutboxPass, Outbox, type OutboxEvent } from "../../src/platform/Outbox.ts"
+import { makeOutboxPass, Outbox, OutboxPolls, type OutboxEvent } from "../../src/platform/Outbox.ts"
 import { Retention } from "../../src/system/Retention.ts"
 import { testAppLayer } from "../support/TestApp.ts"
 
@@ -116,5 +117,28 @@ describe("outbox consumers", () => {
         const left = yield* sql<{ event_id: string }>`SELECT event_id FROM outbox WHERE event_id IN (${kept}, ${gone})`
         expect(left.map((row) => row.event_id)).toEqual([kept])
       }))
+
+    it.effect("the process's poll wakes a registered consumer with events pending, and only that one", () =>
+      Effect.gen(function*() {
+        const outbox = yield* Effect.provide(Outbox, Outbox.Default)
+        const polls = yield* OutboxPolls
+        yield* subscribeOutboxConsumer("test-polled", ["test.polled"])
+        yield* subscribeOutboxConsumer("test-idle", ["test.idle"])
+        const polled = yield* Queue.sliding<void>(1)
+        const idle = yield* Queue.sliding<void>(1)
+        const gone = yield* Queue.sliding<void>(1)
+        yield* polls.register("test-polled", polled)
+        yield* polls.register("test-idle", idle)
+        // A consumer whose registration ended (its singleton moved to another runner) is not woken here.
+        yield* Effect.scoped(polls.register("test-polled-elsewhere", gone))
+        yield* subscribeOutboxConsumer("test-polled-elsewhere", ["test.polled"])
+        // No notice reaches these queues: only the poll can wake them.
+        yield* outbox.emit({ storeId: storeA, livemode: false, type: "test.polled", object: {} })
+        yield* Queue.take(polled).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "not woken" }))
+        // Still pending (nothing applied it), so the next poll wakes it again: a failed event is retried.
+        yield* Queue.take(polled).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "not woken again" }))
+        expect(yield* Queue.size(idle)).toBe(0)
+        expect(yield* Queue.size(gone)).toBe(0)
+      }).pipe(Effect.scoped, Effect.provide(OutboxPolls.Default)), 20_000)
   })
 })
