@@ -9,8 +9,8 @@
  * BENCH_DURATION seconds (8) alternate the service and the path's reference (BENCH_ROUNDS, 3, after a
  * warm-up of each), and the median of each is printed with the service's as a multiple of the reference's:
  * `GET /health` against the minimal HttpApi server, the list and creation against the plain peer
- * (bench/references.ts). The service's figure includes its background work (pollers: about 30 ms of CPU a
- * second while idle, 50 µs a request at 600/s), which the references do not have.
+ * (bench/references.ts). The service's figure includes its background work (pollers: about 22 ms of CPU a
+ * second while idle, 37 µs a request at 600/s), which the references do not have.
  *
  * With the embedded database (no PostgreSQL answering) the peer has no database to share, and only
  * `/health` is measured.

@@ -32,6 +32,7 @@ import { ConsoleAuthentication, ConsoleShellRpcs, ConsoleStore } from "./console
 export {
   CONSOLE_CHECKOUT_PREVIEW_PATH,
   CONSOLE_CONTEXT_META,
+  CONSOLE_EVERY_PAGE_LOADED_MARK,
   CONSOLE_PASSWORD_RESET_PATH,
   CONSOLE_PATH,
   CONSOLE_PAYMENTS_META,

@@ -49,6 +49,11 @@ export const CONSOLE_PATH = "/console"
  * instead of calling `Context`. The build writes it empty (scripts/build.mjs).
  */
 export const CONSOLE_CONTEXT_META = "console-context"
+/**
+ * The performance mark (`performance.mark`) the console's page makes once it has fetched, while idle, the
+ * code of every page and procedure group: from then on opening any page fetches no script.
+ */
+export const CONSOLE_EVERY_PAGE_LOADED_MARK = "console:every-page-loaded"
 /** Where the console lists a store's payments: the page a merchant opens most. */
 export const CONSOLE_PAYMENTS_PATH = "/console/payments"
 /** How many payments one page of the console's list holds. */

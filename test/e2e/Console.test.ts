@@ -13,6 +13,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
+import { CONSOLE_EVERY_PAGE_LOADED_MARK } from "../../domain/Console.ts"
 import { NodeServer } from "../../runtime/Http.ts"
 import { currentTotp } from "../../src/accounts/Totp.ts"
 import { TEST_PASSWORD, uniqueEmail } from "../support/Accounts.ts"
@@ -74,17 +75,13 @@ describe.skipIf(!HAS_CHROMIUM)(
           yield* settled(page)
           yield* capture(page, "home")
 
-          // The code of the pages not opened yet comes while the browser is idle: once it has, opening one
-          // fetches no script (and so shows at once, rather than after React's 300 ms for a loading page).
+          // The code of the pages not opened yet comes while the browser is idle: once it has (the console
+          // marks it), opening one fetches no script (and so shows at once, rather than after React's 300 ms
+          // for a loading page).
           const scriptsFetched = () =>
             step(() => page.evaluate(() => performance.getEntriesByType("resource").filter((entry) => /\/console\/assets\/.+\.js$/.test(entry.name)).length))
-          let scripts = yield* scriptsFetched()
-          for (let quiet = 0, tries = 0; quiet < 2 && tries < 40; tries++) {
-            yield* Effect.sleep("250 millis")
-            const now = yield* scriptsFetched()
-            quiet = now === scripts ? quiet + 1 : 0
-            scripts = now
-          }
+          yield* step(() => page.waitForFunction((mark) => performance.getEntriesByName(mark).length > 0, CONSOLE_EVERY_PAGE_LOADED_MARK, { timeout: 30_000 }))
+          const scripts = yield* scriptsFetched()
           // A test API key for the merchant's server: the secret is shown once; rotating it issues another.
           yield* step(() => page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API keys" }).click())
           yield* step(() => page.getByText("No test keys yet").waitFor())

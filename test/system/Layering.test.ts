@@ -294,9 +294,7 @@ const tableOwners = new Map<string, string>([
 ])
 
 /** The tables no running code queries, each with why. */
-const notQueried = new Map<string, string>([
-  ["outbox_subscriptions", "each consumer subscribes in its area's migration, and the outbox's trigger reads it to queue each event"]
-])
+const notQueried = new Map<string, string>([])
 
 /**
  * The files outside src/payments/ whose SQL reads the payments or refunds table, each with why. Every other

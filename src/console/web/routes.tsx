@@ -18,6 +18,7 @@ import { platformRoutes } from "./pages/platform/routes.tsx"
 import { type ConsoleRoute, SECTIONS } from "./route.ts"
 import { match } from "./router.tsx"
 import { preloadEveryGroup } from "./rpc.ts"
+import { CONSOLE_EVERY_PAGE_LOADED_MARK } from "../../../domain/console/Core.ts"
 
 export const ROUTES: ReadonlyArray<ConsoleRoute> = [
   ...coreRoutes,
@@ -57,13 +58,15 @@ const whenIdle = (task: () => void) =>
  * while the browser is idle after the first screen: a page whose code is there renders as soon as it is
  * opened, where one still loading suspends and React reveals it no sooner than 300 ms later (route.ts). The
  * first screen still waits only for the shell and its own page. Stops when `stopped()` says so (signed out).
+ * Marks `CONSOLE_EVERY_PAGE_LOADED_MARK` when done.
  */
 export const preloadEveryPage = (platformAdmin: boolean, stopped: () => boolean) => {
   const pages = [...new Set(ROUTES.filter((route) => route.platformAdmin !== true || platformAdmin).map((route) => route.page))]
   const next = (index: number) => {
     if (stopped()) return
     const page = pages[index]
-    if (page === undefined) return void preloadEveryGroup()
+    // The mark tells a performance trace (and the browser tests) when nothing is left to fetch.
+    if (page === undefined) return void preloadEveryGroup().then(() => performance.mark(CONSOLE_EVERY_PAGE_LOADED_MARK))
     whenIdle(() => void page.preload().then(() => next(index + 1)))
   }
   next(0)
