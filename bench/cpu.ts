@@ -17,7 +17,7 @@
  */
 import autocannon from "autocannon"
 import { startHttpApiFloor, startPlainPeer } from "./references.ts"
-import { cpuMillis, formatInt, log, makeApiKey, openDatabase, positiveNumber, runBench, setLogPrefix, startService } from "./support.ts"
+import { cpuMillis, formatInt, log, makeApiKey, openDatabase, percentile, positiveNumber, runBench, setLogPrefix, startService } from "./support.ts"
 
 setLogPrefix("bench:cpu")
 
@@ -63,7 +63,7 @@ const cpuPerRequest = async (server: Server, path: Path, token: string, seconds:
   return { micros: (1000 * used) / answered, p50: result.latency.p50, p99: result.latency.p99 }
 }
 
-const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+const median = (values: ReadonlyArray<number>) => percentile([...values].sort((a, b) => a - b), 50)
 
 const compare = async (path: Path, service: Server, reference: Server, token: string) => {
   if (WARMUP_SECONDS > 0) {
