@@ -35,7 +35,9 @@ export const settled = (page: Page) => step(() => page.waitForFunction(() => doc
 export const openConsolePage = (browser: Browser) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+      // en-US pinned: a date input's fields (month, day, year) come in its locale's order, and the keyboard
+      // tests type dates into them.
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-US" })
       await context.addInitScript(`
         window.__cspViolations = [];
         document.addEventListener("securitypolicyviolation", (event) => {

@@ -48,11 +48,11 @@ export const AnalyticsPage = () => {
       <form className="filters" onSubmit={apply} aria-label="Date range">
         <div className="filter">
           <label htmlFor={fromId}>From</label>
-          <input id={fromId} type="date" value={draft.from} max={draft.to} onChange={(event) => setDraft({ ...draft, from: event.target.value })} />
+          <input id={fromId} type="date" required value={draft.from} max={draft.to} onChange={(event) => setDraft({ ...draft, from: event.target.value })} />
         </div>
         <div className="filter">
           <label htmlFor={toId}>To</label>
-          <input id={toId} type="date" value={draft.to} min={draft.from} onChange={(event) => setDraft({ ...draft, to: event.target.value })} />
+          <input id={toId} type="date" required value={draft.to} min={draft.from} onChange={(event) => setDraft({ ...draft, to: event.target.value })} />
         </div>
         <div className="filter-actions">
           <Button type="submit">Apply</Button>
