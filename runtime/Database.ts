@@ -31,6 +31,14 @@ export class DatabaseApplicationName extends Context.Reference<DatabaseApplicati
 const CANCEL_STATEMENT = /^SELECT pg_cancel_backend\((\d+)\)$/
 
 /**
+ * How long a statement whose fiber was interrupted may go on by itself before it is cancelled. A request's
+ * statements take a few milliseconds: cancelling one costs more than letting it end (a statement on
+ * another connection, then the cancelled connection closed and a new one opened for the next request);
+ * a long report is still stopped a tenth of a second after its caller went away.
+ */
+export const CANCEL_GRACE_MILLIS = 100
+
+/**
  * A pool whose connections are closed rather than reused once a statement of theirs has been cancelled.
  * `@effect/sql-pg` cancels an interrupted statement (a client that went away mid-request) with
  * `SELECT pg_cancel_backend(pid)` on another connection, then returns the connection to the pool; the
@@ -38,8 +46,14 @@ const CANCEL_STATEMENT = /^SELECT pg_cancel_backend\((\d+)\)$/
  * started, which is cancelled instead ("canceling statement due to user request": seen on the mail
  * sender's claim when a load generator dropped its connections). Here the connection is released with an
  * error, which makes the pool close it, so no later statement can meet the signal.
+ *
+ * And the signal is sent only to a statement still running `cancelGraceMillis` after it was asked for:
+ * one that ends sooner keeps its connection, healthy, in the pool. Without that grace every client
+ * dropping its connections mid-request (a load balancer, a load generator at the end of its run) cost the
+ * pool the connections in use, and the next requests waited for new ones (up to a second at 64
+ * connections: README, "Benchmarks").
  */
-export const cancelSafePool = (config: pg.PoolConfig): pg.Pool => {
+export const cancelSafePool = (config: pg.PoolConfig, cancelGraceMillis = CANCEL_GRACE_MILLIS): pg.Pool => {
   const pool = new pg.Pool(config)
   // An idle connection the server closes (restart, failover, a database dropped) emits an error on the
   // pool; without a listener that would crash the process. The pool drops the connection and opens a new
@@ -47,6 +61,9 @@ export const cancelSafePool = (config: pg.PoolConfig): pg.Pool => {
   pool.on("error", () => {})
   const byProcessId = new Map<number, pg.PoolClient>()
   const processIdOf = (client: pg.PoolClient) => (client as { readonly processID?: number }).processID
+  // node-postgres's own accessor of the statement in progress on a connection (`activeQuery` is its
+  // deprecated public name).
+  const statementOf = (client: pg.PoolClient) => (client as { _getActiveQuery?: () => unknown })._getActiveQuery?.() ?? null
   pool.on("acquire", (client) => {
     const processId = processIdOf(client)
     if (processId !== undefined) byProcessId.set(processId, client)
@@ -56,15 +73,35 @@ export const cancelSafePool = (config: pg.PoolConfig): pg.Pool => {
     if (processId !== undefined && byProcessId.get(processId) === client) byProcessId.delete(processId)
   })
   const query = pool.query.bind(pool) as (...args: Array<unknown>) => unknown
+  const cancel = (client: pg.PoolClient, text: string, done: () => void) => {
+    // `release` is the pool's for this checkout (set again at the next one).
+    const release = client.release
+    client.release = (error?: Error | boolean) => release.call(client, error || new Error("its statement was cancelled"))
+    query(text, done)
+  }
   pool.query = ((...args: Array<unknown>) => {
     const match = typeof args[0] === "string" ? CANCEL_STATEMENT.exec(args[0]) : null
     const client = match === null ? undefined : byProcessId.get(Number(match[1]))
-    if (client !== undefined) {
-      // `release` is the pool's for this checkout (set again at the next one).
-      const release = client.release
-      client.release = (error?: Error | boolean) => release.call(client, error || new Error("its statement was cancelled"))
+    const done = args[1]
+    if (client === undefined || typeof done !== "function") return query(...args)
+    const statement = statementOf(client)
+    if (statement === null) return done()
+    // The connection drains when its statement ends, however it ends.
+    let settled = false
+    const ended = () => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      done()
     }
-    return query(...args)
+    const timer = setTimeout(() => {
+      client.off("drain", ended)
+      if (settled) return
+      settled = true
+      if (pool.ending || statementOf(client) !== statement) return done()
+      cancel(client, args[0] as string, done as () => void)
+    }, cancelGraceMillis)
+    client.once("drain", ended)
   }) as typeof pool.query
   return pool
 }

@@ -15,12 +15,13 @@ export const suiteDatabaseUrl = Effect.gen(function*() {
   return Option.isSome(database.url) ? database.url.value : yield* serveEmbeddedDatabase(database.dataDir)
 })
 
-export const suitePoolClient = (max: number) =>
+/** `cancelGraceMillis`: the pool's grace before an interrupted statement is cancelled (the service's by default). */
+export const suitePoolClient = (max: number, cancelGraceMillis?: number) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const url = yield* suiteDatabaseUrl
     return PgClient.layerFromPool({
       acquire: Effect.acquireRelease(
-        Effect.sync(() => cancelSafePool({ connectionString: Redacted.value(url), max })),
+        Effect.sync(() => cancelSafePool({ connectionString: Redacted.value(url), max }, cancelGraceMillis)),
         (pool) => Effect.promise(() => pool.end())
       )
     })
