@@ -72,6 +72,10 @@ export const cancelSafePool = (config: pg.PoolConfig, cancelGraceMillis = CANCEL
     const processId = processIdOf(client)
     if (processId !== undefined && byProcessId.get(processId) === client) byProcessId.delete(processId)
   })
+  // How an interrupted statement's end is heard: its connection drains, or (a pooled one) the pool gets it
+  // back, which comes first and can hand it to the next statement before it would drain.
+  const onStatementEnd = new Map<pg.PoolClient, () => void>()
+  pool.on("release", (_error, client) => onStatementEnd.get(client)?.())
   const query = pool.query.bind(pool) as (...args: Array<unknown>) => unknown
   const cancel = (client: pg.PoolClient, text: string, done: () => void) => {
     // `release` is the pool's for this checkout (set again at the next one).
@@ -86,22 +90,26 @@ export const cancelSafePool = (config: pg.PoolConfig, cancelGraceMillis = CANCEL
     if (client === undefined || typeof done !== "function") return query(...args)
     const statement = statementOf(client)
     if (statement === null) return done()
-    // The connection drains when its statement ends, however it ends.
     let settled = false
+    const settle = () => {
+      settled = true
+      client.off("drain", ended)
+      onStatementEnd.delete(client)
+    }
     const ended = () => {
       if (settled) return
-      settled = true
+      settle()
       clearTimeout(timer)
       done()
     }
     const timer = setTimeout(() => {
-      client.off("drain", ended)
       if (settled) return
-      settled = true
+      settle()
       if (pool.ending || statementOf(client) !== statement) return done()
       cancel(client, args[0] as string, done as () => void)
     }, cancelGraceMillis)
     client.once("drain", ended)
+    onStatementEnd.set(client, ended)
   }) as typeof pool.query
   return pool
 }

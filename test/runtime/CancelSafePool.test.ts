@@ -9,7 +9,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Redacted } from "effect"
 import pg from "pg"
 import { cancelSafePool } from "../../runtime/Database.ts"
 import { suiteDatabaseUrl, suitePoolClient } from "../support/SuitePool.ts"
@@ -62,6 +62,34 @@ describe("an interrupted statement that ends within the grace", () => {
         expect(Option.isNone(interrupted)).toBe(true)
         expect(yield* currentBackend).toBe(first)
         expect(yield* isOpen(first)).toBe(true)
+      }))
+  })
+})
+
+/** One connection, so that the statement waiting for it gets it as soon as the interrupted one ends. */
+const oneConnectionWithLongGrace = suitePoolClient(1, 5_000)
+
+describe("an interrupted statement whose connection goes straight to the next", () => {
+  layer(oneConnectionWithLongGrace, { timeout: 120_000, excludeTestServices: true })("in a cancel-safe pool", (it) => {
+    it.effect("lets its fiber end when the statement does, not when the next statement lets the connection drain", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const finished: Array<string> = []
+        const interrupted = yield* sql`SELECT pg_sleep(0.05)`.pipe(
+          Effect.timeoutOption("5 millis"),
+          Effect.zipLeft(Effect.sync(() => finished.push("interrupted"))),
+          Effect.fork
+        )
+        // The interrupted statement has the connection by then (it is idle: the pool hands it out at once).
+        yield* Effect.sleep("2 millis")
+        // Waits for the only connection, and holds it for 300 ms once the interrupted statement has ended.
+        const next = yield* sql`SELECT pg_sleep(0.3)`.pipe(
+          Effect.zipLeft(Effect.sync(() => finished.push("next"))),
+          Effect.fork
+        )
+        expect(Option.isNone(yield* Fiber.join(interrupted))).toBe(true)
+        yield* Fiber.join(next)
+        expect(finished).toEqual(["interrupted", "next"])
       }))
   })
 })
