@@ -90,21 +90,18 @@ export const cancelSafePool = (config: pg.PoolConfig, cancelGraceMillis = CANCEL
     if (client === undefined || typeof done !== "function") return query(...args)
     const statement = statementOf(client)
     if (statement === null) return done()
-    let settled = false
-    const settle = () => {
-      settled = true
+    // Whichever comes first, the statement's end or the grace's, disarms the other.
+    const stopListening = () => {
       client.off("drain", ended)
       onStatementEnd.delete(client)
     }
     const ended = () => {
-      if (settled) return
-      settle()
+      stopListening()
       clearTimeout(timer)
       done()
     }
     const timer = setTimeout(() => {
-      if (settled) return
-      settle()
+      stopListening()
       if (pool.ending || statementOf(client) !== statement) return done()
       cancel(client, args[0] as string, done as () => void)
     }, cancelGraceMillis)
