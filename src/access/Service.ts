@@ -34,7 +34,7 @@ import { type Permission, type Role, RoleSchema } from "../../domain/Access.ts"
 import { firstOrganizationOfUser, joinableMemberships, roleInOrganization } from "../accounts/Memberships.ts"
 import { joinableStores } from "../stores/Reads.ts"
 import { decide } from "./Policy.ts"
-import { traced } from "../platform/Traced.ts"
+import { traced, spanWhenExported } from "../platform/Traced.ts"
 
 /** A store the caller may act on, with the caller's role in its organization. */
 export interface StoreAccess {
@@ -193,7 +193,7 @@ export class AccessService extends Effect.Service<AccessService>()("access/Acces
         if (Option.isNone(found)) return yield* notFound()
         yield* store(storeIdOf(found.value), permission).pipe(Effect.catchTag("NotFound", () => Effect.fail(notFound())))
         return found.value
-      }).pipe(Effect.withSpan("Access.owned", { attributes: { permission } }))
+      }).pipe(spanWhenExported("Access.owned", { attributes: { permission } }))
 
     /** Runs `use` with proof of access if the caller may perform `permission` on the store `storeId`. */
     const withStore = <A, E, R>(

@@ -12,6 +12,7 @@ import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { RoleSchema } from "../../domain/Access.ts"
 import { OrganizationId, UserId } from "../../domain/Ids.ts"
+import { spanWhenExported } from "../platform/Traced.ts"
 
 type Sql = SqlClient.SqlClient
 
@@ -34,7 +35,7 @@ export const roleInOrganization = (sql: Sql, organizationId: OrganizationId, use
   })({ organizationId, userId }).pipe(
     Effect.map(Option.map((row) => row.role)),
     Effect.orDie,
-    Effect.withSpan("Memberships.roleInOrganization")
+    spanWhenExported("Memberships.roleInOrganization")
   )
 
 /** The organization the user joined first (ties by id); none when the user is in none. */
@@ -51,7 +52,7 @@ export const firstOrganizationOfUser = (sql: Sql, userId: UserId) =>
   })(userId).pipe(
     Effect.map(Option.map((row) => row.organization_id)),
     Effect.orDie,
-    Effect.withSpan("Memberships.firstOrganizationOfUser")
+    spanWhenExported("Memberships.firstOrganizationOfUser")
   )
 
 /** How many members the organization has. */
@@ -59,7 +60,7 @@ export const memberCountOfOrganization = (sql: Sql, organizationId: Organization
   Effect.map(
     sql<{ n: number }>`SELECT count(*)::int AS n FROM memberships WHERE organization_id = ${organizationId}`,
     (rows) => rows[0]?.n ?? 0
-  ).pipe(Effect.orDie, Effect.withSpan("Memberships.memberCountOfOrganization"))
+  ).pipe(Effect.orDie, spanWhenExported("Memberships.memberCountOfOrganization"))
 
 /** The e-mail addresses of the organization's owners. */
 export const ownerEmailsOfOrganization = (sql: Sql, organizationId: OrganizationId) =>
@@ -68,7 +69,7 @@ export const ownerEmailsOfOrganization = (sql: Sql, organizationId: Organization
       SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id
       WHERE m.organization_id = ${organizationId} AND m.role = 'owner'`,
     (rows) => rows.map((row) => row.email)
-  ).pipe(Effect.orDie, Effect.withSpan("Memberships.ownerEmailsOfOrganization"))
+  ).pipe(Effect.orDie, spanWhenExported("Memberships.ownerEmailsOfOrganization"))
 
 /** How many users are an owner or an admin of some organization without MFA on. */
 export const ownersAndAdminsWithoutMfa = (sql: Sql) =>
@@ -77,4 +78,4 @@ export const ownersAndAdminsWithoutMfa = (sql: Sql) =>
       SELECT count(DISTINCT u.id)::int AS n FROM users u JOIN memberships m ON m.user_id = u.id
       WHERE m.role IN ('owner', 'admin') AND NOT u.mfa_enabled`,
     (rows) => rows[0]?.n ?? 0
-  ).pipe(Effect.orDie, Effect.withSpan("Memberships.ownersAndAdminsWithoutMfa"))
+  ).pipe(Effect.orDie, spanWhenExported("Memberships.ownersAndAdminsWithoutMfa"))

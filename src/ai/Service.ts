@@ -46,7 +46,7 @@ import {
 } from "./Model.ts"
 import { AiRepo, type TotalsRow } from "./Repo.ts"
 import { changeText, moneyText, percentChange, pick, quoted, toneOpening } from "./Templates.ts"
-import { traced } from "../platform/Traced.ts"
+import { traced, spanWhenExported } from "../platform/Traced.ts"
 
 export const BUILTIN_MODEL_NAME = "builtin-templates-1"
 export const DEFAULT_INPUT_COST_PER_1K = 0.00015
@@ -195,7 +195,7 @@ export class AiService extends Effect.Service<AiService>()("ai/AiService", {
           data,
           usage: { input_tokens: completion.inputTokens, output_tokens: completion.outputTokens, cost_usd: usd(cost) }
         })
-      }).pipe(Effect.withSpan("Ai.generate", { attributes: { feature } }))
+      }).pipe(spanWhenExported("Ai.generate", { attributes: { feature } }))
 
     const storeOf = <A, E, R>(storeId: StoreId, permission: Permission, use: (store: StoreAccess) => Effect.Effect<A, E, R>) =>
       Effect.zipRight(access.currentUser, access.withStore(storeId, permission, use))

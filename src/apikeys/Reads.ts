@@ -5,10 +5,11 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { spanWhenExported } from "../platform/Traced.ts"
 
 /** How many keys, of every store, are not revoked and were created before `cutoff`. */
 export const activeKeysCreatedBefore = (sql: SqlClient.SqlClient, cutoff: Date) =>
   Effect.map(
     sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NULL AND created_at < ${cutoff}`,
     (rows) => rows[0]?.n ?? 0
-  ).pipe(Effect.orDie, Effect.withSpan("ApiKeyReads.activeKeysCreatedBefore"))
+  ).pipe(Effect.orDie, spanWhenExported("ApiKeyReads.activeKeysCreatedBefore"))

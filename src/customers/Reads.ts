@@ -17,6 +17,7 @@ import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { CustomerId, OrganizationId, StoreId } from "../../domain/Ids.ts"
 import { joinableStores } from "../stores/Reads.ts"
+import { spanWhenExported } from "../platform/Traced.ts"
 
 type Sql = SqlClient.SqlClient
 
@@ -68,7 +69,7 @@ export const standingOfCustomer = (sql: Sql, customerId: string) =>
     Request: Schema.String,
     Result: CustomerStanding,
     execute: (id) => sql`SELECT id, store_id, livemode, erased_at, public_link_version FROM customers WHERE id = ${id}`
-  })(customerId).pipe(Effect.orDie, Effect.withSpan("CustomerReads.standingOfCustomer"))
+  })(customerId).pipe(Effect.orDie, spanWhenExported("CustomerReads.standingOfCustomer"))
 
 /** What a mail to a customer needs of it: where to write, whether it may be written to, its language. */
 export interface MailRecipient {
@@ -85,7 +86,7 @@ export const mailRecipientOfStore = (sql: Sql, storeId: string, customerId: stri
       SELECT email, prefers_email, erased_at, metadata FROM customers
       WHERE id = ${customerId} AND store_id = ${storeId}`,
     (rows) => Option.fromNullable(rows[0])
-  ).pipe(Effect.orDie, Effect.withSpan("CustomerReads.mailRecipientOfStore"))
+  ).pipe(Effect.orDie, spanWhenExported("CustomerReads.mailRecipientOfStore"))
 
 /** The points the store's customers of a mode hold, and how many of them hold some. */
 export const pointsHeldInStore = (sql: Sql, scope: { readonly storeId: string; readonly livemode: boolean }) =>
@@ -96,7 +97,7 @@ export const pointsHeldInStore = (sql: Sql, scope: { readonly storeId: string; r
       sql`
         SELECT COALESCE(sum(points_balance), 0)::text AS points, (count(*) FILTER (WHERE points_balance > 0))::int AS customers
         FROM customers WHERE store_id = ${storeId} AND livemode = ${livemode}`
-  })(scope).pipe(Effect.orDie, Effect.withSpan("CustomerReads.pointsHeldInStore"))
+  })(scope).pipe(Effect.orDie, spanWhenExported("CustomerReads.pointsHeldInStore"))
 
 /** The points the customers of a mode of all the organization's stores hold. */
 export const pointsHeldInOrganization = (sql: Sql, scope: { readonly organizationId: OrganizationId; readonly livemode: boolean }) =>
@@ -108,4 +109,4 @@ export const pointsHeldInOrganization = (sql: Sql, scope: { readonly organizatio
         SELECT COALESCE(sum(c.points_balance), 0)::int AS liability_points
         FROM customers c JOIN (${joinableStores(sql)}) s ON s.id = c.store_id
         WHERE s.organization_id = ${organizationId} AND c.livemode = ${livemode}`
-  })(scope).pipe(Effect.map((row) => row.liability_points), Effect.orDie, Effect.withSpan("CustomerReads.pointsHeldInOrganization"))
+  })(scope).pipe(Effect.map((row) => row.liability_points), Effect.orDie, spanWhenExported("CustomerReads.pointsHeldInOrganization"))

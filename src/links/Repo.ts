@@ -11,7 +11,7 @@ import { LinkId } from "../../domain/Links.ts"
 import { Currency } from "../platform/Money.ts"
 import { keysetAfter, newestFirst, type PagePosition, PageRequest } from "../platform/Pagination.ts"
 import { firstPaidAtOf, PaymentReports } from "../payments/Reports.ts"
-import { traced } from "../platform/Traced.ts"
+import { traced, spanWhenExported } from "../platform/Traced.ts"
 
 export const LinkRow = Schema.Struct({
   id: LinkId,
@@ -213,7 +213,7 @@ export class LinksRepo extends Effect.Service<LinksRepo>()("links/LinksRepo", {
       })).pipe(
         // Only BEGIN or COMMIT can fail with it here: infrastructure, not the client's doing.
         Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
-        Effect.withSpan("LinksRepo.withLockedLink")
+        spanWhenExported("LinksRepo.withLockedLink")
       )
 
     /**

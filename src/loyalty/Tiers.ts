@@ -9,6 +9,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { StoreId } from "../../domain/Ids.ts"
+import { spanWhenExported } from "../platform/Traced.ts"
 
 const reachedBy = (customer: string, selected: string) =>
   `(SELECT ${selected} FROM loyalty_tiers t
@@ -28,4 +29,4 @@ export const tiersOfStoreAmong = (sql: SqlClient.SqlClient, storeId: StoreId, id
     const rows = yield* sql<{ id: string }>`
       SELECT id FROM loyalty_tiers WHERE store_id = ${storeId} AND id IN ${sql.in(ids)}`.pipe(Effect.orDie)
     return new Set(rows.map((row) => row.id))
-  }).pipe(Effect.withSpan("LoyaltyTiers.tiersOfStoreAmong"))
+  }).pipe(spanWhenExported("LoyaltyTiers.tiersOfStoreAmong"))

@@ -22,6 +22,7 @@ import { SecretBox } from "../platform/Crypto.ts"
 import { MAIL_QUEUE_CHANNEL } from "./Names.ts"
 import { type ClaimedMail, MailRepo } from "./Repo.ts"
 import { MailTransport, type SendOutcome } from "./Transport.ts"
+import { spanWhenExported } from "../platform/Traced.ts"
 
 /** Mails claimed per pass; a full batch means more may be due, and the next pass starts at once. */
 const CLAIM_BATCH = 40
@@ -88,7 +89,7 @@ const run = Effect.gen(function*() {
       yield* record(mail, outcome)
     }).pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("mail attempt failed; it stays queued", cause)),
-      Effect.withSpan("MailSender.attempt", { attributes: { mail: mail.id } })
+      spanWhenExported("MailSender.attempt", { attributes: { mail: mail.id } })
     )
 
   // The claim is not interruptible, and its release on a stop is in place before anything else can be

@@ -16,7 +16,7 @@ import { OrganizationId, PaymentId, type RefundId, StoreId } from "../../domain/
 import { OpenStatuses } from "../../domain/Payments.ts"
 import { Currency } from "../platform/Money.ts"
 import { joinableStores } from "../stores/Reads.ts"
-import { traced } from "../platform/Traced.ts"
+import { traced, spanWhenExported } from "../platform/Traced.ts"
 
 type Sql = SqlClient.SqlClient
 type Fragment = Statement.Fragment
@@ -215,7 +215,7 @@ export class PaymentReports extends Effect.Service<PaymentReports>()("payments/P
         SELECT ((SELECT count(*) FROM payments WHERE paid_at IS NOT NULL)
               + (SELECT count(*) FROM refunds WHERE status = 'succeeded'))::int AS n`,
       (rows) => rows[0]?.n ?? 0
-    ).pipe(Effect.orDie, Effect.withSpan("PaymentReports.postableCount"))
+    ).pipe(Effect.orDie, spanWhenExported("PaymentReports.postableCount"))
 
     const revenue = SqlSchema.findAll({
       Request: StoreWindow,

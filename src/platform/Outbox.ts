@@ -15,7 +15,7 @@ import { EventId, StoreId } from "../../domain/Ids.ts"
 import { ChangeFeed } from "./ChangeFeed.ts"
 import { newId } from "./Ids.ts"
 import { currentDate } from "./Time.ts"
-import { traced } from "./Traced.ts"
+import { traced, spanWhenExported } from "./Traced.ts"
 
 /**
  * The LISTEN/NOTIFY channel on which a new outbox event is announced once it commits (ChangeFeed
@@ -322,7 +322,7 @@ export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R
           Effect.forEach(ofKey, (event) =>
             options.apply(event).pipe(
               Effect.tap(() => Effect.sync(() => applied.push(event.position))),
-              Effect.withSpan(`${name}.apply`, { attributes: { type: event.type, event: event.eventId } })
+              spanWhenExported(`${name}.apply`, { attributes: { type: event.type, event: event.eventId } })
             ), { discard: true }).pipe(
               Effect.catchAllCause((cause) => Effect.logWarning(`outbox consumer ${name}: event ${ofKey[0]!.eventId} failed`, cause))
             ),

@@ -8,6 +8,7 @@
 import { type SqlClient } from "@effect/sql"
 import * as SqlSchema from "./SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
+import { spanWhenExported } from "./Traced.ts"
 
 type Sql = SqlClient.SqlClient
 
@@ -46,7 +47,7 @@ export const undispatchedBacklog = (sql: Sql) =>
         (SELECT count(*)::int FROM outbox WHERE dispatched_at IS NULL) AS pending,
         (SELECT min(created_at) FROM outbox WHERE dispatched_at IS NULL) AS oldest`,
     (rows) => rows[0]!
-  ).pipe(Effect.orDie, Effect.withSpan("OutboxReads.undispatchedBacklog"))
+  ).pipe(Effect.orDie, spanWhenExported("OutboxReads.undispatchedBacklog"))
 
 /**
  * How long the oldest event not yet dispatched has waited, in seconds, by the database's clock; 0 when none
@@ -63,7 +64,7 @@ export const oldestUndispatchedAgeSeconds = (sql: Sql) =>
   })(undefined).pipe(
     Effect.map(Option.match({ onNone: () => 0, onSome: (row) => Math.max(0, row.age_seconds) })),
     Effect.orDie,
-    Effect.withSpan("OutboxReads.oldestUndispatchedAgeSeconds")
+    spanWhenExported("OutboxReads.oldestUndispatchedAgeSeconds")
   )
 
 /**

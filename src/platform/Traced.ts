@@ -60,3 +60,13 @@ export const traced = (name: string, options?: Tracer.SpanOptions): Effect.fn.Ge
       return spansExported() ? withSpan.apply(this, args) : withoutSpan.apply(this, args)
     }
   }) as unknown as Effect.fn.Gen & Effect.fn.NonGen
+
+/**
+ * `Effect.withSpan(name, options)` for an effect made at each call, while spans are exported; the effect
+ * itself otherwise (decided when applied). `Effect.withSpan` captures an `Error` for the span's stack and
+ * makes the span even when no one receives it: ~2 % of the service's CPU while it fans out a burst of
+ * outbox events, one span per event applied.
+ */
+export const spanWhenExported = (name: string, options?: Tracer.SpanOptions) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  spansExported() ? Effect.withSpan(self, name, options) : self

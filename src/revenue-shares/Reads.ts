@@ -9,6 +9,7 @@ import { type SqlClient } from "@effect/sql"
 import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Schema } from "effect"
 import { StoreId } from "../../domain/Ids.ts"
+import { spanWhenExported } from "../platform/Traced.ts"
 
 /** The percents (as decimal text) of the store's active shares, oldest first. */
 export const activeSharePercentsOfStore = (sql: SqlClient.SqlClient, storeId: StoreId) =>
@@ -20,5 +21,5 @@ export const activeSharePercentsOfStore = (sql: SqlClient.SqlClient, storeId: St
   })(storeId).pipe(
     Effect.map((rows) => rows.map((row) => row.percent)),
     Effect.orDie,
-    Effect.withSpan("RevenueShareReads.activeSharePercentsOfStore")
+    spanWhenExported("RevenueShareReads.activeSharePercentsOfStore")
   )

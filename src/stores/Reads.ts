@@ -10,6 +10,7 @@ import { type SqlClient, type Statement } from "@effect/sql"
 import * as SqlSchema from "../platform/SqlSchema.ts"
 import { Effect, Option, Schema } from "effect"
 import { OrganizationId, StoreId } from "../../domain/Ids.ts"
+import { spanWhenExported } from "../platform/Traced.ts"
 
 type Sql = SqlClient.SqlClient
 
@@ -31,7 +32,7 @@ export const organizationOfStore = (sql: Sql, storeId: StoreId) =>
   })(storeId).pipe(
     Effect.map(Option.map((row) => row.organization_id)),
     Effect.orDie,
-    Effect.withSpan("StoreReads.organizationOfStore")
+    spanWhenExported("StoreReads.organizationOfStore")
   )
 
 /** The store's name (none when there is no such store). */
@@ -40,7 +41,7 @@ export const nameOfStore = (sql: Sql, storeId: string) =>
     Request: Schema.String,
     Result: Schema.Struct({ name: Schema.String }),
     execute: (id) => sql`SELECT name FROM stores WHERE id = ${id}`
-  })(storeId).pipe(Effect.map(Option.map((row) => row.name)), Effect.orDie, Effect.withSpan("StoreReads.nameOfStore"))
+  })(storeId).pipe(Effect.map(Option.map((row) => row.name)), Effect.orDie, spanWhenExported("StoreReads.nameOfStore"))
 
 /** The store's name and organization (none when there is no such store). */
 export const nameAndOrganizationOfStore = (sql: Sql, storeId: StoreId) =>
@@ -48,14 +49,14 @@ export const nameAndOrganizationOfStore = (sql: Sql, storeId: StoreId) =>
     Request: Schema.String,
     Result: Schema.Struct({ name: Schema.String, organization_id: OrganizationId }),
     execute: (id) => sql`SELECT name, organization_id FROM stores WHERE id = ${id}`
-  })(storeId).pipe(Effect.orDie, Effect.withSpan("StoreReads.nameAndOrganizationOfStore"))
+  })(storeId).pipe(Effect.orDie, spanWhenExported("StoreReads.nameAndOrganizationOfStore"))
 
 /** Whether the store is in live mode (none when there is no such store). */
 export const liveModeOfStore = (sql: Sql, storeId: StoreId) =>
   Effect.map(
     sql<{ live_mode: boolean }>`SELECT live_mode FROM stores WHERE id = ${storeId}`,
     (rows) => Option.fromNullable(rows[0]?.live_mode)
-  ).pipe(Effect.orDie, Effect.withSpan("StoreReads.liveModeOfStore"))
+  ).pipe(Effect.orDie, spanWhenExported("StoreReads.liveModeOfStore"))
 
 /** The name and colour a customer's mail from the store is signed with: its display name (else its name). */
 export const mailSenderOfStore = (sql: Sql, storeId: string) =>
@@ -64,14 +65,14 @@ export const mailSenderOfStore = (sql: Sql, storeId: string) =>
       SELECT coalesce(branding->>'display_name', name) AS name, branding->>'primary_color' AS color FROM stores
       WHERE id = ${storeId}`,
     (rows) => Option.fromNullable(rows[0])
-  ).pipe(Effect.orDie, Effect.withSpan("StoreReads.mailSenderOfStore"))
+  ).pipe(Effect.orDie, spanWhenExported("StoreReads.mailSenderOfStore"))
 
 /** How many stores the organization holds. */
 export const storeCountOfOrganization = (sql: Sql, organizationId: OrganizationId) =>
   Effect.map(
     sql<{ n: number }>`SELECT count(*)::int AS n FROM stores WHERE organization_id = ${organizationId}`,
     (rows) => rows[0]?.n ?? 0
-  ).pipe(Effect.orDie, Effect.withSpan("StoreReads.storeCountOfOrganization"))
+  ).pipe(Effect.orDie, spanWhenExported("StoreReads.storeCountOfOrganization"))
 
 /**
  * Holds the store's row until the transaction ends: a change whose rule spans the store's rows of another
@@ -81,5 +82,5 @@ export const lockStoreRow = (sql: Sql, storeId: StoreId) =>
   sql`SELECT id FROM stores WHERE id = ${storeId} FOR UPDATE`.pipe(
     Effect.asVoid,
     Effect.orDie,
-    Effect.withSpan("StoreReads.lockStoreRow")
+    spanWhenExported("StoreReads.lockStoreRow")
   )

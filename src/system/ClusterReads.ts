@@ -5,6 +5,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { spanWhenExported } from "../platform/Traced.ts"
 
 /** How many runners are healthy and how many shards are assigned; one runner and no shards in a single process. */
 export const healthyRunnersAndShards = (sql: SqlClient.SqlClient) =>
@@ -15,5 +16,5 @@ export const healthyRunnersAndShards = (sql: SqlClient.SqlClient) =>
     Effect.map((rows) => rows[0] ?? { runners: 0, shards: 0 }),
     // The single-process runtime keeps no runner tables.
     Effect.orElseSucceed(() => ({ runners: 1, shards: 0 })),
-    Effect.withSpan("ClusterReads.healthyRunnersAndShards")
+    spanWhenExported("ClusterReads.healthyRunnersAndShards")
   )

@@ -8,6 +8,7 @@
  */
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect } from "effect"
+import { spanWhenExported } from "../platform/Traced.ts"
 
 type Sql = SqlClient.SqlClient
 
@@ -24,7 +25,7 @@ export const endpointsWithoutHttps = (sql: Sql) =>
   Effect.map(
     sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE url NOT LIKE 'https://%'`,
     (rows) => rows[0]?.n ?? 0
-  ).pipe(Effect.orDie, Effect.withSpan("WebhookReads.endpointsWithoutHttps"))
+  ).pipe(Effect.orDie, spanWhenExported("WebhookReads.endpointsWithoutHttps"))
 
 /** How many jobs, of every endpoint, wait for delivery, and how many attempts failed since `since`. */
 export const deliveryBacklog = (sql: Sql, since: Date) =>
@@ -34,4 +35,4 @@ export const deliveryBacklog = (sql: Sql, since: Date) =>
         (SELECT count(*)::int FROM webhook_jobs WHERE status = 'pending') AS jobs,
         (SELECT count(*)::int FROM webhook_deliveries WHERE error IS NOT NULL AND created_at >= ${since}) AS failed`,
     (rows) => rows[0]!
-  ).pipe(Effect.orDie, Effect.withSpan("WebhookReads.deliveryBacklog"))
+  ).pipe(Effect.orDie, spanWhenExported("WebhookReads.deliveryBacklog"))

@@ -9,9 +9,10 @@ import { Effect, Schedule } from "effect"
 import * as fc from "fast-check"
 import type { PaymentId, StoreId } from "../../domain/Ids.ts"
 import { forecastSeries } from "../../src/analytics/Forecast.ts"
+import { applyAnalyticsEvent } from "../../src/analytics/Jobs.ts"
 import { AnalyticsRepo } from "../../src/analytics/Repo.ts"
 import { paymentLines, refundLines, shareReversalOf, shareOf } from "../../src/ledger/Postings.ts"
-import { Outbox } from "../../src/platform/Outbox.ts"
+import { makeOutboxPass, Outbox } from "../../src/platform/Outbox.ts"
 import { signUp } from "../support/Accounts.ts"
 import { clientAs, expectFailure } from "../support/Client.ts"
 import { newMerchant, paidPayment, refund } from "../support/Merchant.ts"
@@ -151,6 +152,49 @@ describe("analytics, ledger, revenue shares and risk", () => {
           Effect.flatMap(clientAs(app, stranger.token), (other) => other.analytics.timeseries({ path, urlParams: {} })),
           "NotFound"
         )
+      }))
+
+    it.effect("recomputes a day once for all the events of a pass that touch it, and counts every one", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const merchant = yield* owner(app)
+        const sql = yield* SqlClient.SqlClient
+        const payments = [
+          yield* paidPayment(app, merchant.key, { amount: "1.00" }),
+          yield* paidPayment(app, merchant.key, { amount: "2.00" }),
+          yield* paidPayment(app, merchant.key, { amount: "3.00" }),
+          yield* paidPayment(app, merchant.key, { amount: "4.00" })
+        ]
+        // The last one moved to yesterday, as a late completion event would say.
+        yield* paidOn(payments[3]!.id, dayBefore(1))
+        const outbox = yield* Effect.provide(Outbox, Outbox.Default)
+        yield* outbox.emit({
+          storeId: merchant.storeId,
+          livemode: false,
+          type: "payment.completed",
+          object: { id: payments[3]!.id, paid_at: `${dayBefore(1)}T12:00:00Z` }
+        })
+        // The events again, for a consumer of the test's own (the service's consumer has its own queue).
+        yield* sql`INSERT INTO outbox_pending (consumer, position) SELECT 'test-analytics', position FROM outbox
+                   WHERE store_id = ${merchant.storeId} AND type = 'payment.completed'`
+        const repo = yield* Effect.provide(AnalyticsRepo, AnalyticsRepo.Default)
+        const recomputed: Array<string> = []
+        const counting = AnalyticsRepo.make({
+          ...repo,
+          refreshDay: (input) => Effect.zipRight(Effect.sync(() => recomputed.push(input.day)), repo.refreshDay(input))
+        })
+        yield* sql`DELETE FROM analytics_daily WHERE store_id = ${merchant.storeId}`
+        const pass = yield* makeOutboxPass("test-analytics", {
+          types: ["payment.completed"],
+          apply: (event) => Effect.provideService(applyAnalyticsEvent(event), AnalyticsRepo, counting)
+        })
+        expect(yield* pass).toBe(5)
+        // Five events over two days: one recomputation per day, each counting all of its day's payments.
+        expect(recomputed.sort()).toEqual([dayBefore(1), today()])
+        const rows = yield* sql<{ day: string; n: number; revenue: string }>`
+          SELECT day::text AS day, paid_count AS n, revenue::text AS revenue FROM analytics_daily
+          WHERE store_id = ${merchant.storeId} AND currency = 'USD' ORDER BY day`
+        expect(rows).toEqual([{ day: dayBefore(1), n: 1, revenue: "400" }, { day: today(), n: 3, revenue: "600" }])
       }))
 
     it.effect("forecasts a straight-line history as the line, per currency", () =>

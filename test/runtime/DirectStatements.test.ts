@@ -7,30 +7,15 @@
 import { SqlClient, Statement } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Option, Tracer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { executeStatementsDirectly } from "../../runtime/DirectStatements.ts"
 import { exportingSpans } from "../../src/platform/Traced.ts"
 import { suitePoolClient } from "../support/SuitePool.ts"
+import { spanNames } from "../support/Spans.ts"
 
 const client = suitePoolClient(4).pipe(
   Layer.tap((context) => Effect.sync(() => executeStatementsDirectly(Context.get(context, SqlClient.SqlClient))))
 )
-
-/** Runs `effect` under a tracer that records the name of every span made, and answers the names. */
-const spanNames = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const native = yield* Effect.tracer
-    const names: Array<string> = []
-    const recording = Tracer.make({
-      span: (name, ...rest) => {
-        names.push(name)
-        return native.span(name, ...rest)
-      },
-      context: (f, fiber) => native.context(f, fiber)
-    })
-    const result = yield* Effect.withTracer(effect, recording)
-    return { result, names }
-  })
 
 describe("statements while no span is exported", () => {
   layer(client, { timeout: 120_000, excludeTestServices: true })("on a PgClient", (it) => {
