@@ -6,7 +6,8 @@
  *    floor (a minimal HttpApi server answering a constant `GET /health`) and the plain peer (node:http and
  *    node-postgres doing the service's database work for the list and creation, on the same database).
  * 2. Under autocannon, BENCH_CONNECTIONS (64) connections for BENCH_DURATION seconds (10) each, after a
- *    warm-up of every target, each path of the service and then its reference:
+ *    warm-up of every target, each path of the service and then its reference, in turn BENCH_ROUNDS (3)
+ *    times, each ratio the median of the rounds':
  *    `GET /health` against the floor's, `GET /v1/payments?limit=1` (the API key) against the peer's, and
  *    `POST /v1/payments` against the peer's; each path's rate as a share of its reference's, and creation's
  *    p99 as a multiple of the peer's, all measured in the same run on the same machine.
@@ -41,6 +42,7 @@ setLogPrefix("bench:requests")
 const DURATION_SECONDS = positiveNumber("BENCH_DURATION", 10)
 const CONNECTIONS = Math.round(positiveNumber("BENCH_CONNECTIONS", 64))
 const WARMUP_SECONDS = positiveNumber("BENCH_WARMUP", 3, true)
+const ROUNDS = Math.round(positiveNumber("BENCH_ROUNDS", 3))
 const PAYMENT_BODY = JSON.stringify({ amount: "12.50", currency: "USD" })
 
 interface Load {
@@ -102,8 +104,8 @@ const waitReady = async (baseUrl: string) => {
   }
 }
 
-/** A path of the service measured right before its reference, with its share of it. */
-interface Pair {
+/** One round of a path: the service's load, then its reference's, right after. */
+interface Round {
   readonly service: Load
   readonly reference: Load
   /** The service's rate as a share of the reference's. */
@@ -112,21 +114,44 @@ interface Pair {
   readonly p99Ratio: number
 }
 
+/** A path of the service beside its reference over BENCH_ROUNDS rounds, and the medians of their ratios. */
+interface Pair extends Round {
+  readonly rounds: ReadonlyArray<Round>
+}
+
 const percent = (share: number) => `${(share * 100).toFixed(0)} %`
 
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
+/**
+ * The service and its reference loaded in turn, BENCH_ROUNDS times (S R S R S R): this machine's speed
+ * changes from one minute to the next (the same build's `/health` ratio read 67 % and then 97 % in
+ * consecutive runs of one pair), and a slow spell then falls on one side of a single pair. Each ratio is
+ * the median of the rounds'; the loads answered are the round's whose share is the median.
+ */
 const measurePair = async (label: string, referenceLabel: string, service: Target, reference: Target): Promise<Pair> => {
-  const serviceFigures = await load(service, DURATION_SECONDS)
-  describeLoad(`${label} (service)`, serviceFigures)
-  const referenceFigures = await load(reference, DURATION_SECONDS)
-  describeLoad(`${label} (${referenceLabel})`, referenceFigures)
-  const pair = {
-    service: serviceFigures,
-    reference: referenceFigures,
-    share: serviceFigures.requestsPerSecond / referenceFigures.requestsPerSecond,
-    p99Ratio: serviceFigures.p99 / referenceFigures.p99
+  const rounds: Array<Round> = []
+  for (let round = 1; round <= ROUNDS; round++) {
+    const serviceFigures = await load(service, DURATION_SECONDS)
+    describeLoad(`${label} (service, round ${round})`, serviceFigures)
+    const referenceFigures = await load(reference, DURATION_SECONDS)
+    describeLoad(`${label} (${referenceLabel}, round ${round})`, referenceFigures)
+    rounds.push({
+      service: serviceFigures,
+      reference: referenceFigures,
+      share: serviceFigures.requestsPerSecond / referenceFigures.requestsPerSecond,
+      p99Ratio: serviceFigures.p99 / referenceFigures.p99
+    })
   }
-  log(`  ${label}: ${percent(pair.share)} of the ${referenceLabel}'s rate, p99 ${pair.p99Ratio.toFixed(1)} × its p99`)
-  return pair
+  const share = median(rounds.map((round) => round.share))
+  const p99Ratio = median(rounds.map((round) => round.p99Ratio))
+  const middle = rounds.find((round) => round.share === share)!
+  const each = (values: ReadonlyArray<string>) => rounds.length > 1 ? ` (rounds: ${values.join(", ")})` : ""
+  log(
+    `  ${label}: ${percent(share)} of the ${referenceLabel}'s rate${each(rounds.map((round) => percent(round.share)))}, ` +
+      `p99 ${p99Ratio.toFixed(1)} × its p99${each(rounds.map((round) => `${round.p99Ratio.toFixed(1)} ×`))}`
+  )
+  return { service: middle.service, reference: middle.reference, share, p99Ratio, rounds }
 }
 
 /** The keys of a JSON value, nested, with each leaf's type: what two answers must share to be the same shape. */
@@ -185,7 +210,7 @@ runBench(async () => {
     log(`warm-up: ${WARMUP_SECONDS} s each`)
     for (const target of Object.values(targets)) if (target !== undefined) await load(target, WARMUP_SECONDS)
   }
-  log(`${CONNECTIONS} connections × ${DURATION_SECONDS} s each; each path of the service, then its reference`)
+  log(`${CONNECTIONS} connections × ${DURATION_SECONDS} s each; each path of the service, then its reference, ${ROUNDS} times`)
   const health = await measurePair("GET /health", "minimal HttpApi server", targets.health, targets.floorHealth)
   let list: Pair | undefined
   let create: Pair | undefined
@@ -217,6 +242,7 @@ runBench(async () => {
     database: database.description,
     connections: CONNECTIONS,
     seconds: DURATION_SECONDS,
+    rounds: ROUNDS,
     health: healthFigures,
     list: listFigures,
     listShareOfHealth: listShare,
