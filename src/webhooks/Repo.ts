@@ -359,8 +359,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
 
     const moveOutboxToJobs = SqlSchema.findAll({
       Request: Schema.Struct({ limit: Schema.Number, now: Schema.DateFromSelf }),
-      // The rows are only counted.
-      Result: Schema.Unknown,
+      Result: Schema.Struct({ events: Schema.Number, jobs: Schema.Number }),
       execute: ({ limit, now }) =>
         sql`
           WITH batch AS (
@@ -377,25 +376,34 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("webhooks/Webho
             JOIN webhook_endpoints e
               ON e.store_id = b.store_id AND e.enabled AND (b.type = ANY (e.events) OR '*' = ANY (e.events))
             ORDER BY b.position, e.id
+            RETURNING 1
+          ), dispatched AS (
+            UPDATE outbox SET dispatched_at = ${now}
+            WHERE position IN (SELECT position FROM batch)
+            RETURNING 1
           )
-          UPDATE outbox SET dispatched_at = ${now}
-          WHERE position IN (SELECT position FROM batch)
-          RETURNING position`
+          SELECT (SELECT count(*) FROM dispatched)::int AS events, (SELECT count(*) FROM queued)::int AS jobs`
     })
     /**
      * Moves up to `limit` undispatched outbox events, oldest first, into the queue: one job per enabled
      * endpoint of the event's store subscribed to its type. One statement, so the jobs and the
      * `dispatched_at` marks commit together. Jobs are numbered in outbox order, which is the order an
-     * endpoint receives them in. Answers how many outbox rows it took.
+     * endpoint receives them in.
      *
      * The commit does not wait for the WAL flush (`synchronous_commit` off, for this transaction only):
      * the first attempt of an event need not wait for a disk write. A database crash loses at most the
      * last commits, whole and in order, so a lost fan-out is lost with every later commit that depends on
      * it (the attempts recorded for its jobs): its events are undispatched in the outbox again, are
      * fanned out again and sent again with the same webhook-ids — at least once, as always.
+     *
+     * Answers how many outbox events it took and how many jobs it queued for them (none when no endpoint
+     * of their stores takes their types: most events of most stores).
      */
     const fanOut = traced("WebhooksRepo.fanOut")((limit: number, now: Date) =>
-      moveOutboxToJobs({ limit, now }).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+      moveOutboxToJobs({ limit, now }).pipe(
+        Effect.map((rows) => rows[0] ?? { events: 0, jobs: 0 }),
+        Effect.orDie
+      )
     )
 
     const findDueEndpoints = SqlSchema.findAll({

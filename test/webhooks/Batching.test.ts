@@ -13,10 +13,11 @@ import { Webhook } from "standardwebhooks"
 import { EventId } from "../../domain/Ids.ts"
 import type { Store } from "../../domain/Stores.ts"
 import type { WebhookEndpoint } from "../../domain/Webhooks.ts"
+import { SecretBox } from "../../src/platform/Crypto.ts"
 import { Outbox } from "../../src/platform/Outbox.ts"
 import { newId } from "../../src/platform/Ids.ts"
 import { currentDate } from "../../src/platform/Time.ts"
-import { WebhookDeliverySettings, type WebhookDeliverySettingsShape } from "../../src/webhooks/Dispatcher.ts"
+import { dispatchWebhooks, WebhookDeliverySettings, type WebhookDeliverySettingsShape } from "../../src/webhooks/Dispatcher.ts"
 import { type AttemptOutcome, type AttemptRecord, WebhooksRepo } from "../../src/webhooks/Repo.ts"
 import { WebhooksService } from "../../src/webhooks/Service.ts"
 import { signUp } from "../support/Accounts.ts"
@@ -234,6 +235,38 @@ describe("Batched webhook delivery", () => {
           const resend = yield* afterCommit(1, api.webhooks.resend({ path: { deliveryId: latest!.id } }))
           expect(Math.max(...resend)).toBeLessThan(SOON_MS)
         }))
+
+      it.effect("looks for due endpoints only when a job may be due: events that queue no job cost no look", () =>
+        Effect.gen(function*() {
+          const { sql } = yield* suite
+          const repo = yield* Effect.provide(WebhooksRepo, WebhooksRepo.Default)
+          let looks = 0
+          const counting = WebhooksRepo.make({
+            ...repo,
+            dueEndpoints: (...args) => Effect.zipRight(Effect.sync(() => looks++), repo.dueEndpoints(...args))
+          })
+          // A second dispatcher beside the service's, counting its looks; with no endpoint, nothing is sent.
+          yield* dispatchWebhooks.pipe(
+            Effect.provideService(WebhooksRepo, counting),
+            Effect.provide(SecretBox.Default),
+            Effect.scoped,
+            Effect.forkScoped
+          )
+          const startedAt = Date.now()
+          while (looks === 0 && Date.now() - startedAt < 10_000) yield* Effect.sleep("20 millis")
+          expect(looks).toBe(1)
+          // Twelve events of a store without endpoints, each committed (and announced) on its own.
+          const storeId = `store_${newId("evt").slice(4)}` as Store["id"]
+          for (let n = 0; n < 12; n++) yield* commitEvents(sql, storeId, 1)
+          const undispatched = Effect.map(
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM outbox WHERE store_id = ${storeId} AND dispatched_at IS NULL`,
+            ([row]) => row!.n
+          ).pipe(Effect.orDie)
+          while ((yield* undispatched) > 0) yield* Effect.sleep("20 millis")
+          // Every event woke both dispatchers; whichever took it queued no job, so no look followed.
+          yield* Effect.sleep("200 millis")
+          expect(looks).toBe(1)
+        }).pipe(Effect.scoped))
     }
   )
 })
