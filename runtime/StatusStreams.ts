@@ -18,6 +18,7 @@ import { type ApiError, errorStatus, toErrorEnvelope } from "../domain/Errors.ts
 import { PaymentId } from "../domain/Ids.ts"
 import { CheckoutService } from "../src/checkout/Service.ts"
 import { StreamSlots } from "../src/checkout/StreamSlots.ts"
+import { spanWhenExported } from "../src/platform/Traced.ts"
 
 export const STATUS_STREAM_ROUTE = "/checkout/:id/events"
 const STATUS_STREAM_PATH = /^\/checkout\/([^/]+)\/events\/?$/
@@ -99,7 +100,8 @@ export const makeStatusStreamRoute = Effect.gen(function*() {
             } else response.destroy()
           })
         )),
-      Effect.withSpan(`GET ${STATUS_STREAM_ROUTE}`, { kind: "server", attributes: { "http.route": STATUS_STREAM_ROUTE } }),
+      // As the server's other API routes: a span only while a tracer exports them.
+      spanWhenExported(`GET ${STATUS_STREAM_ROUTE}`, { kind: "server", attributes: { "http.route": STATUS_STREAM_ROUTE } }),
       Effect.annotateLogs("request_id", requestId)
     )
     runFork(answer)
