@@ -5,13 +5,19 @@
  *
  * PROFILE_PATH picks the load: `list` (GET /v1/payments?limit=1 with an API key, the default), `create`
  * (POST /v1/payments) or `health` (GET /health). BENCH_DURATION (10 s) and BENCH_CONNECTIONS (64) as in
- * the other benches; PROFILE_SOURCE=1 profiles the sources rather than the bundle. The raw `.cpuprofile` is kept (its path is printed) for a flame graph in Chrome's
- * DevTools or speedscope.
+ * the other benches; PROFILE_SOURCE=1 profiles the sources rather than the bundle. The bundle's frames are
+ * read back through its source maps (the `.map` beside each file of `dist/`, with `@jridgewell/trace-mapping`, as
+ * scripts/stacks.mjs reads stacks), so the summary names the package and source line of each function —
+ * `effect/src/internal/fiberRuntime.ts:1361`, not a line of a chunk of the bundle — and the bundle's share
+ * is split between effect, @effect/*, pg and our own code as it is when the sources run. The raw
+ * `.cpuprofile` is kept (its path is printed) for a flame graph in Chrome's DevTools or speedscope.
  */
+import { originalPositionFor, TraceMap } from "@jridgewell/trace-mapping"
 import autocannon from "autocannon"
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { log, makeApiKey, openDatabase, positiveNumber, runBench, startService, setLogPrefix } from "./support.ts"
 
 setLogPrefix("bench:profile")
@@ -23,7 +29,7 @@ const PAYMENT_BODY = { amount: "12.50", currency: "USD" }
 
 interface ProfileNode {
   readonly id: number
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number }
   readonly children?: ReadonlyArray<number>
 }
 
@@ -42,6 +48,35 @@ const packageOf = (url: string): string => {
   return "ours"
 }
 
+/** Each bundle file's source map, read once (null: the file has none). */
+const sourceMaps = new Map<string, TraceMap | null>()
+const sourceMapOf = (url: string): TraceMap | null => {
+  let map = sourceMaps.get(url)
+  if (map === undefined) {
+    try {
+      map = new TraceMap(readFileSync(`${fileURLToPath(url)}.map`, "utf8"), `${url}.map`)
+    } catch {
+      map = null
+    }
+    sourceMaps.set(url, map)
+  }
+  return map
+}
+
+/**
+ * Where a frame's code was written: for the bundle (a file under dist/), the source file and line its
+ * source map gives (the profile's line and column are 0-based, the map's lines 1-based); otherwise the
+ * frame's own script and line.
+ */
+const sourceOf = (frame: ProfileNode["callFrame"]): { readonly url: string; readonly line: number } => {
+  const map = frame.url.startsWith("file://") && frame.url.includes("/dist/") ? sourceMapOf(frame.url) : null
+  if (map !== null) {
+    const found = originalPositionFor(map, { line: frame.lineNumber + 1, column: frame.columnNumber })
+    if (found.source !== null && found.line !== null) return { url: found.source, line: found.line }
+  }
+  return { url: frame.url, line: frame.lineNumber + 1 }
+}
+
 const summarise = (profile: CpuProfile) => {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const selfMicros = new Map<number, number>()
@@ -52,9 +87,10 @@ const summarise = (profile: CpuProfile) => {
   for (const [id, micros] of selfMicros) {
     const frame = byId.get(id)!.callFrame
     const name = frame.functionName === "" ? "(anonymous)" : frame.functionName
-    const where = frame.url === "" ? "" : ` ${frame.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*?\/(src|runtime|domain)\//, "$1/")}:${frame.lineNumber + 1}`
+    const source = sourceOf(frame)
+    const where = source.url === "" ? "" : ` ${source.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*?\/(src|runtime|domain)\//, "$1/")}:${source.line}`
     byFunction.set(`${name}${where}`, (byFunction.get(`${name}${where}`) ?? 0) + micros)
-    const pkg = ["(idle)", "(program)", "(garbage collector)"].includes(name) ? name : packageOf(frame.url)
+    const pkg = ["(idle)", "(program)", "(garbage collector)"].includes(name) ? name : packageOf(source.url)
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + micros)
   }
   const share = (micros: number) => `${(100 * micros / total).toFixed(1)} %`
@@ -68,8 +104,8 @@ runBench(async () => {
   const database = await openDatabase()
   // Kept after the run, for a flame graph.
   const profileDir = mkdtempSync(join(tmpdir(), "merchant-profile-"))
-  // PROFILE_SOURCE=1 runs the TypeScript sources (through tsx) instead of the bundle, so the summary by
-  // package tells effect, @effect/platform, pg and our own code apart.
+  // PROFILE_SOURCE=1 runs the TypeScript sources (through tsx) instead of the bundle, whose functions
+  // then compile as tsx transforms them rather than as npm start runs them.
   const service = await startService(database, {
     nodeOptions: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`],
     fromSource: process.env["PROFILE_SOURCE"] === "1"
