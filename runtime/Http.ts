@@ -104,7 +104,10 @@ const findRoute = routeFinder(ROUTES)
 /** The server's requests, each with its id, path, route and access-log record from its arrival. */
 export class RequestTracker extends Context.Tag("runtime/RequestTracker")<RequestTracker, AccessLog.RequestTracker<GuardedRoute>>() {}
 
-const RequestTrackerLive = Layer.effect(RequestTracker, AccessLog.makeRequestTracker({ findRoute, patternOf: (route) => route.path }))
+const RequestTrackerLive = Layer.effect(
+  RequestTracker,
+  AccessLog.makeRequestTracker({ findRoute, patternOf: (route) => route.path, responseHeaders: { [API_VERSION_HEADER]: API_VERSION } })
+)
 
 /** What the server found of `request` when it arrived; found now for a request that did not come through it. */
 const trackedOf = (tracker: AccessLog.RequestTracker<GuardedRoute>, request: HttpServerRequest.HttpServerRequest) => {
@@ -263,18 +266,17 @@ export class NodeServer extends Context.Tag("runtime/NodeServer")<NodeServer, Ro
  * The Node HTTP server, with a hook for the routes it answers itself (runtime/StatusStreams.ts) before
  * a request reaches the Effect handler. Every response, whichever answers it, carries the API version.
  */
-export class RoutingServer extends Server implements DirectRoutes {
+export class RoutingServer extends Server<typeof AccessLog.ServerRequest, typeof AccessLog.ServerResponseWithIds> implements DirectRoutes {
   direct: DirectRoute | undefined = undefined
 
   constructor(private readonly tracker: AccessLog.RequestTracker<GuardedRoute>) {
-    super()
+    super(AccessLog.requestClasses)
     answerClientErrors(this)
   }
 
   override emit(event: string | symbol, ...args: Array<any>): boolean {
     if (event === "request") {
       const [request, response] = args as [IncomingMessage, ServerResponse]
-      response.setHeader(API_VERSION_HEADER, API_VERSION)
       const { id } = this.tracker.track(request, response)
       if (this.direct !== undefined && this.direct(request, response, id)) return true
     }

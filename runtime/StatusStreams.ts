@@ -21,6 +21,8 @@ import { StreamSlots } from "../src/checkout/StreamSlots.ts"
 import { spanWhenExported } from "../src/platform/Traced.ts"
 
 export const STATUS_STREAM_ROUTE = "/checkout/:id/events"
+/** Every stream's path starts so: any other request is told apart without splitting its URL. */
+const STATUS_STREAM_PREFIX = "/checkout/"
 const STATUS_STREAM_PATH = /^\/checkout\/([^/]+)\/events\/?$/
 
 /**
@@ -45,6 +47,7 @@ const decodePaymentId = Schema.decodeUnknownOption(PaymentId)
  * or an id the route's schema refuses (the Effect handler then answers it, with its own error).
  */
 const paymentIdOf = (url: string): PaymentId | undefined => {
+  if (!url.startsWith(STATUS_STREAM_PREFIX)) return undefined
   const path = url.split("?")[0] ?? url
   const match = STATUS_STREAM_PATH.exec(path)
   if (match === null) return undefined
