@@ -35,16 +35,26 @@ const bundle = async (script: string): Promise<string> => {
     format: "esm",
     target: "node20",
     external: ["pg-native"],
+    // Beside the bundle, for bench:profile to name its functions by source line; Node ignores it without
+    // `--enable-source-maps`, which the references do not get (no more than the service).
+    sourcemap: true,
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     logLevel: "warning"
   })
   return outfile
 }
 
-/** Bundles `script` (a path under the repository) and runs it until it logs `listening on <url>`. */
-export const startReference = async (script: string, env: Record<string, string> = {}): Promise<Reference> => {
+/**
+ * Bundles `script` (a path under the repository) and runs it until it logs `listening on <url>`;
+ * `nodeOptions` go to node before the start flags (a profiler, say).
+ */
+export const startReference = async (
+  script: string,
+  env: Record<string, string> = {},
+  nodeOptions: ReadonlyArray<string> = []
+): Promise<Reference> => {
   const file = await bundle(script)
-  const child = spawn(process.execPath, [...startNodeFlags(), file], {
+  const child = spawn(process.execPath, [...nodeOptions, ...startNodeFlags(), file], {
     cwd: ROOT,
     env: { ...process.env, HOST: "127.0.0.1", PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"]
@@ -90,7 +100,9 @@ export const startReference = async (script: string, env: Record<string, string>
 }
 
 /** The framework's floor: one HttpApi group answering a constant `GET /health`. */
-export const startHttpApiFloor = () => startReference("bench/reference/HttpApiFloor.ts")
+export const startHttpApiFloor = (nodeOptions: ReadonlyArray<string> = []) =>
+  startReference("bench/reference/HttpApiFloor.ts", {}, nodeOptions)
 
 /** The hand-written peer of the list and creation, on the service's database. */
-export const startPlainPeer = (databaseUrl: string) => startReference("bench/reference/PlainPeer.ts", { DATABASE_URL: databaseUrl })
+export const startPlainPeer = (databaseUrl: string, nodeOptions: ReadonlyArray<string> = []) =>
+  startReference("bench/reference/PlainPeer.ts", { DATABASE_URL: databaseUrl }, nodeOptions)
