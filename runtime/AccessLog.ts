@@ -3,10 +3,10 @@
  * the request (the Effect handler, or a route the server answers directly: runtime/StatusStreams.ts).
  *
  * When a request arrives the server gives it an id (echoing a sane `x-request-id`), gives the response its
- * `x-request-id` header (and the server's own headers: `ServerResponseWithIds`), finds its route once and opens its access-log record; when the response is over
- * (Node's `close`: sent in full, or the client gone first) it writes the one access line — through the
- * loggers in effect when the server was built, so a test's collecting logger sees it as the process's
- * own does — and counts the request in the metrics. Done inside the request's fiber, the same work took
+ * `x-request-id` header and the server's own (`ServerResponseWithIds`), finds its route once and opens its
+ * access-log record; when the response is over (Node's `close`: sent in full, or the client gone first)
+ * it writes the one access line — through the loggers in effect when the server was built, so a test's
+ * collecting logger sees it as the process's own does — and counts the request in the metrics. Done inside the request's fiber, the same work took
  * about a third of what `GET /health` cost (fiber-local changes, a snapshot of the fiber's refs for the
  * loggers, a step after the answer, a response copied to add a header); here it is plain code at the
  * edges of the request.
@@ -39,10 +39,11 @@ export class ServerRequest extends IncomingMessage implements WithRequestLogReco
 
 /**
  * Node's response, of the server's own class (`requestClasses`): the headers every response carries (the
- * request's id, and whatever the server adds with `withHeaders`) are added where its head is written,
- * whoever writes it. Set with `setHeader` as the request arrived, they made Node write every head the slow
- * way (each of the answer's own headers set one by one, then all of them copied again): about 5 µs of a
- * `GET /health` that costs 190.
+ * request's id and the tracker's `responseHeaders`) are added where its head is written, whoever writes
+ * it. Set with `setHeader` as the request arrived, they made Node write every head the slow way (each of
+ * the answer's own headers set one by one, then all of them copied again): about 5 µs of a `GET /health`
+ * that costs 190. Deno's `node:http` makes its own responses whatever class it is given (denoland/deno
+ * issue 28768); the tracker then sets the headers with `setHeader` as before.
  */
 export class ServerResponseWithIds extends ServerResponse<ServerRequest> {
   leadingHeaders: Readonly<Record<string, string>> | undefined = undefined
