@@ -6,10 +6,10 @@
  * `x-request-id` header and the server's own (`ServerResponseWithIds`), finds its route once and opens its
  * access-log record; when the response is over (Node's `close`: sent in full, or the client gone first)
  * it writes the one access line — through the loggers in effect when the server was built, so a test's
- * collecting logger sees it as the process's own does — and counts the request in the metrics. Done inside the request's fiber, the same work took
- * about a third of what `GET /health` cost (fiber-local changes, a snapshot of the fiber's refs for the
- * loggers, a step after the answer, a response copied to add a header); here it is plain code at the
- * edges of the request.
+ * collecting logger sees it as the process's own does — and counts the request in the metrics. Done
+ * inside the request's fiber, the same work took about a third of what `GET /health` cost (fiber-local
+ * changes, a snapshot of the fiber's refs for the loggers, a step after the answer, a response copied to
+ * add a header); here it is plain code at the edges of the request.
  */
 import { Cause, Effect, FiberRef, HashMap, HashSet, List, Logger, LogLevel } from "effect"
 import { IncomingMessage, type OutgoingHttpHeaders, ServerResponse } from "node:http"
