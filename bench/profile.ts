@@ -58,7 +58,7 @@ const packageOf = (url: string): string => {
   return "ours"
 }
 
-/** Each bundle file's source map, read once (null: the file has none). */
+/** Each script's source map, read once (null: it has none beside it). */
 const sourceMaps = new Map<string, TraceMap | null>()
 const sourceMapOf = (url: string): TraceMap | null => {
   let map = sourceMaps.get(url)
@@ -74,9 +74,9 @@ const sourceMapOf = (url: string): TraceMap | null => {
 }
 
 /**
- * Where a frame's code was written: for the bundle (a file under dist/), the source file and line its
- * source map gives (the profile's line and column are 0-based, the map's lines 1-based); otherwise the
- * frame's own script and line.
+ * Where a frame's code was written: for a bundle with its source map beside it (the service's under dist/,
+ * a reference's in its temporary directory), the source file and line the map gives (the profile's line
+ * and column are 0-based, the map's lines 1-based); otherwise the frame's own script and line.
  */
 const sourceOf = (frame: ProfileNode["callFrame"]): { readonly url: string; readonly line: number } => {
   const map = frame.url.startsWith("file://") ? sourceMapOf(frame.url) : null
