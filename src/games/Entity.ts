@@ -86,12 +86,24 @@ const MAX_REMEMBERED_CUSTOMERS = 10_000
  * that stops waiting does not stop the draw it asked for.
  */
 export const GameInventoryEntity = Entity.make("GameInventory", [
-  /** An instant play of a spin or lucky-draw game. */
+  /**
+   * An instant play of a spin or lucky-draw game. The service sends its plays with `PlayMany`; this one
+   * answers runners of the version before it while a cluster is upgraded, and tests.
+   */
   Rpc.make("Play", {
     payload: { playId: PlayId, customerId: CustomerId },
     success: PlayOutcome,
     error: Failures,
     primaryKey: (payload) => payload.playId
+  }),
+  /**
+   * Instant plays sent together (src/platform/MessageBatches.ts): applied next to each other in the game's
+   * queue, each answered with its own outcome or refusal, in order. No primary key: each play is made once
+   * by its play id, and a retried play must not make the plays sent beside it fail as duplicates.
+   */
+  Rpc.make("PlayMany", {
+    payload: { plays: Schema.NonEmptyArray(Schema.Struct({ playId: PlayId, customerId: CustomerId })) },
+    success: Schema.Array(Schema.Either({ right: PlayOutcome, left: Failures }))
   }),
   /** A scratch card issued to a customer, drawn later by `Reveal`. */
   Rpc.make("Issue", {
@@ -489,7 +501,7 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
       )
 
     /** Applies one pass of the game's queue in order: runs of instant plays as batches, anything else alone. */
-    const submit = yield* makeEntityQueue<Job, PlayOutcome, Refusal>((waiting) =>
+    const { submit, submitAll } = yield* makeEntityQueue<Job, PlayOutcome, Refusal>((waiting) =>
       Effect.gen(function*() {
         let start = 0
         while (start < waiting.length) {
@@ -509,6 +521,8 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
 
     return GameInventoryEntity.of({
       Play: ({ payload }) => submit({ _tag: "Play", playId: payload.playId, customerId: payload.customerId }),
+      PlayMany: ({ payload }) =>
+        submitAll(Arr.map(payload.plays, (play): Job => ({ _tag: "Play", playId: play.playId, customerId: play.customerId }))),
       Issue: ({ payload }) => submit({ _tag: "Alone", transaction: issue(payload.playId, payload.customerId) }),
       Reveal: ({ payload }) => submit({ _tag: "Alone", transaction: reveal(payload.playId) })
     })

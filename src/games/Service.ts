@@ -9,7 +9,7 @@
  * card's token opens that play. An id alone opens nothing, and a wrong token answers as an unknown id.
  */
 import { ClusterError } from "@effect/cluster"
-import { Duration, Effect, Option, Stream } from "effect"
+import { type Array as Arr, Duration, Effect, Option, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import type { Permission } from "../../domain/Access.ts"
 import type { ApiKeyPrincipal } from "../../domain/Auth.ts"
@@ -34,10 +34,11 @@ import {
 import type { CustomerId, GameId, PlayId, PrizeId, StoreId } from "../../domain/Ids.ts"
 import type { ListParams } from "../../domain/Lists.ts"
 import { Schema } from "effect"
-import { AccessService, type StoreAccess, storeData } from "../access/Service.ts"
+import { AccessService, type StoreAccess, storeData, touchesStoreData } from "../access/Service.ts"
 import { ChangeFeed } from "../platform/ChangeFeed.ts"
 import { SecretBox } from "../platform/Crypto.ts"
 import { Idempotency, scopeOf } from "../platform/Idempotency.ts"
+import { makeMessageBatches } from "../platform/MessageBatches.ts"
 import { newId } from "../platform/Ids.ts"
 import { pageAfter } from "../platform/Pagination.ts"
 import { PublicLinks } from "../platform/PublicLinks.ts"
@@ -48,6 +49,12 @@ import { creditPrize, GameInventoryEntity, type PlayOutcome } from "./Entity.ts"
 import { type GameRow, GamesRepo, PLAYS_CHANNEL, type PlayViewRow, type PrizeRow } from "./Repo.ts"
 import { encodePlay, hasEnded, notPlayableReason, toGame, toHostedGame, toHostedPlay, toPlay, toPrize, toStats } from "./View.ts"
 import { traced } from "../platform/Traced.ts"
+
+/** One instant play as the game's entity takes it. */
+interface PlayRequest {
+  readonly playId: PlayId
+  readonly customerId: CustomerId
+}
 
 /** How long one GamePlaysFeed subscription lasts: a client subscribes again, authorized afresh. */
 export const GAME_PLAYS_FEED_LIFETIME = Duration.minutes(15)
@@ -85,7 +92,7 @@ const MAX_REMEMBERED_GAMES = 10_000
 const decodeNotice = Schema.decodeUnknownOption(Schema.parseJson(Play))
 
 export class GamesService extends Effect.Service<GamesService>()("games/GamesService", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const repo = storeData(yield* GamesRepo, "inTransaction")
     const access = yield* AccessService
     const idempotency = yield* Idempotency
@@ -95,6 +102,15 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
     const inventoryEntity = yield* GameInventoryEntity.client
     /** A game's inventory entity changes the game's data: it is reached with proof of access like the repo. */
     const inventories = (id: GameId) => storeData(inventoryEntity(id))
+    /**
+     * A game's instant plays from this process go to its entity together (src/platform/MessageBatches.ts):
+     * each caller was authorized before handing its play over, so the message is sent as the system's.
+     */
+    const playTogether = yield* makeMessageBatches((gameId: GameId, plays: Arr.NonEmptyReadonlyArray<PlayRequest>) =>
+      inventories(gameId).PlayMany({ plays }).pipe(infrastructureDies, AccessService.asSystem("instant plays their callers were allowed"))
+    )
+    /** Plays `playId` for `customerId` on `gameId`: a change of the game's data, so it needs the proof of access. */
+    const playOn = (gameId: GameId, request: PlayRequest) => touchesStoreData(playTogether(gameId, request))
     const publicLinks = yield* PublicLinks
     const standings = yield* CustomerStandings
 
@@ -521,10 +537,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
             201,
             encodePlay,
             (token) =>
-              inventories(gameId).Play({ playId: playIdOfToken(token), customerId: input.customer_id }).pipe(
-                infrastructureDies,
-                Effect.flatMap(settle)
-              )
+              playOn(gameId, { playId: playIdOfToken(token), customerId: input.customer_id }).pipe(Effect.flatMap(settle))
           )
         }))
     })
@@ -614,7 +627,7 @@ export class GamesService extends Effect.Service<GamesService>()("games/GamesSer
       if (customer.value.erased_at !== null) {
         return yield* new InvalidState({ message: `Customer ${customerId} was erased and can no longer play`, param: "c" })
       }
-      const outcome = yield* infrastructureDies(inventories(game.id).Play({ playId: newId("play"), customerId }))
+      const outcome = yield* playOn(game.id, { playId: newId("play"), customerId })
       yield* credit(outcome)
       return yield* hostedPlayOf(outcome.playId)
     }, AccessService.forPublicLink("a play from the hosted game page, by the customer's own link"))

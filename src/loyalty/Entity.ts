@@ -582,7 +582,7 @@ export const CustomerWalletEntityLive = CustomerWalletEntity.toLayer(
      * The wallet's queue (src/platform/EntityQueue.ts): what waits is applied together, as above. A pass
      * that fails is applied again one change at a time, so one change's defect is its own answer only.
      */
-    const submit = yield* makeEntityQueue<WalletChange<unknown, Refusal>, unknown, Refusal>((waiting) => {
+    const { submit } = yield* makeEntityQueue<WalletChange<unknown, Refusal>, unknown, Refusal>((waiting) => {
       const answerAll = (exits: ReadonlyArray<Exit.Exit<unknown, Refusal>>) =>
         Effect.forEach(waiting, (pending, index) => Deferred.done(pending.done, exits[index]!), { discard: true })
       const oneByOne = Effect.forEach(waiting, (pending) =>

@@ -12,7 +12,7 @@
  * jobs still waiting then are interrupted, and their callers send them again to the entity's next home,
  * where what each applies is keyed so that it applies once.
  */
-import { Array as Arr, Cause, Chunk, Deferred, Effect, Exit, Queue, type Scope } from "effect"
+import { Array as Arr, Cause, Chunk, Deferred, Effect, Either, Exit, Queue, type Scope } from "effect"
 
 /** A job waiting in the queue, with the answer its handler waits for. */
 export interface Pending<J, A, E> {
@@ -23,15 +23,26 @@ export interface Pending<J, A, E> {
 /** The most jobs one pass takes by default. */
 const MAX_PASS = 256
 
+/** How a handler puts work in the queue. */
+export interface EntityQueue<J, A, E> {
+  /** Queues a job and waits for its answer. */
+  readonly submit: (job: J) => Effect.Effect<A, E>
+  /**
+   * Queues jobs together, in order and next to each other (a message that carries several:
+   * src/platform/MessageBatches.ts), and waits for every one's answer or refusal; fails only if a job's
+   * answer is a defect or an interruption, which its whole message then answers.
+   */
+  readonly submitAll: (jobs: Arr.NonEmptyReadonlyArray<J>) => Effect.Effect<Array<Either.Either<A, E>>>
+}
+
 /**
  * Starts the queue's fiber in the entity's scope. `runPass` applies the jobs of one pass in order and
  * completes each one's `done`; a job it leaves unanswered (a defect in the pass) gets the pass's failure.
- * Answers `submit`: queues a job and waits for its answer.
  */
 export const makeEntityQueue = <J, A, E>(
   runPass: (waiting: Arr.NonEmptyReadonlyArray<Pending<J, A, E>>) => Effect.Effect<void>,
   maxPass = MAX_PASS
-): Effect.Effect<(job: J) => Effect.Effect<A, E>, never, Scope.Scope> =>
+): Effect.Effect<EntityQueue<J, A, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const queue = yield* Queue.unbounded<Pending<J, A, E>>()
 
@@ -60,12 +71,30 @@ export const makeEntityQueue = <J, A, E>(
       )
     )
 
-    return (job: J) =>
+    const submit = (job: J) =>
       Effect.gen(function*() {
         const done = yield* Deferred.make<A, E>()
         yield* Queue.offer(queue, { job, done })
         return yield* Deferred.await(done)
       })
+
+    const submitAll = (jobs: Arr.NonEmptyReadonlyArray<J>) =>
+      Effect.gen(function*() {
+        const fiberId = yield* Effect.fiberId
+        const waiting = Arr.map(jobs, (job): Pending<J, A, E> => ({ job, done: Deferred.unsafeMake<A, E>(fiberId) }))
+        yield* Queue.offerAll(queue, waiting)
+        const answers: Array<Either.Either<A, E>> = []
+        for (const pending of waiting) {
+          const exit = yield* Effect.exit(Deferred.await(pending.done))
+          if (Exit.isSuccess(exit)) answers.push(Either.right(exit.value))
+          // A refusal is the job's own answer; a defect or an interruption is the message's.
+          else if (Cause.isFailType(exit.cause)) answers.push(Either.left(exit.cause.error))
+          else return yield* Effect.failCause(Cause.stripFailures(exit.cause))
+        }
+        return answers
+      })
+
+    return { submit, submitAll }
   })
 
 /** What a job left unanswered by a pass that ended normally gets: a bug in the pass, not a refusal. */

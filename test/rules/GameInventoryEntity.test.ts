@@ -10,7 +10,7 @@ import { Effect, Either, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import { seedCommitment } from "../../domain/GameFairness.ts"
 import type { CustomerId, GameId, PlayId, StoreId } from "../../domain/Ids.ts"
-import { GameInventoryEntity, GameInventoryEntityLive } from "../../src/games/Entity.ts"
+import { GameInventoryEntity, GameInventoryEntityLive, type PlayOutcome } from "../../src/games/Entity.ts"
 import { GamesRepo } from "../../src/games/Repo.ts"
 import { SecretBox } from "../../src/platform/Crypto.ts"
 import { newId } from "../../src/platform/Ids.ts"
@@ -78,6 +78,16 @@ const awardedOf = (gameId: GameId) =>
     sql<{ name: string; awarded: number }>`SELECT name, awarded FROM game_prizes WHERE game_id = ${gameId} ORDER BY position`)
     .pipe(Effect.orDie)
 
+/** What a play drew, without the view's prize counters (read back, they are the prize's current ones). */
+const drawOf = (outcome: PlayOutcome) => ({
+  playId: outcome.playId,
+  customerId: outcome.customerId,
+  status: outcome.status,
+  prize: outcome.prize,
+  voucher_code: outcome.view?.voucher_code,
+  draw_seq: outcome.view?.draw_seq
+})
+
 describe("GameInventory entity (in-process)", () => {
   layer(inProcessLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
     it.scoped("racing plays never award a prize past its inventory", () =>
@@ -119,6 +129,42 @@ describe("GameInventory entity (in-process)", () => {
         )
         expect(outcomes.filter(Either.isRight)).toHaveLength(3)
         for (const refused of outcomes.filter(Either.isLeft)) expect(refused.left._tag).toBe("InvalidState")
+      }))
+
+    it.scoped("plays sent together are answered each in order: made, refused past the limit, a repeat as made", () =>
+      Effect.gen(function*() {
+        const games = yield* Entity.makeTestClient(GameInventoryEntity, entityLayer)
+        const { storeId } = yield* seedStore
+        const gameId = yield* seedGame(storeId, {
+          type: "spin",
+          maxPlays: 2,
+          prizes: [{ name: "Free drink", kind: "voucher", points: null, weight: 1, inventory: null }]
+        })
+        const [limited, other] = yield* Effect.forEach([1, 2], () => seedCustomer(storeId))
+        const game = yield* games(gameId)
+        const plays = Array.from({ length: 3 }, () => ({ playId: newId("play") as PlayId, customerId: limited! }))
+        const repeated = plays[0]!
+        const otherPlay = { playId: newId("play") as PlayId, customerId: other! }
+        const answers = yield* game.PlayMany({ plays: [plays[0]!, plays[1]!, plays[2]!, otherPlay, repeated] })
+
+        expect(answers).toHaveLength(5)
+        const [first, second, third, fourth, fifth] = answers
+        expect(Either.getOrThrow(first!).playId).toBe(plays[0]!.playId)
+        expect(Either.getOrThrow(second!).playId).toBe(plays[1]!.playId)
+        // The limit of two plays is the customer's own: the third is refused, the other customer's play is made.
+        expect(Either.isLeft(third!) && third.left._tag).toBe("InvalidState")
+        expect(Either.getOrThrow(fourth!).customerId).toBe(other)
+        // The same play twice in one message is made once and answered twice alike (the view of a play read
+        // back has its prize as it is now, so the play itself is compared).
+        expect(drawOf(Either.getOrThrow(fifth!))).toEqual(drawOf(Either.getOrThrow(first!)))
+        expect(yield* awardedOf(gameId)).toEqual([{ name: "Free drink", awarded: 3 }])
+
+        // Sent again (a retry of the whole message), every play answers as it was made; nothing is drawn again.
+        const again = yield* game.PlayMany({ plays: [plays[0]!, plays[1]!, otherPlay] })
+        expect(again.map((answer) => drawOf(Either.getOrThrow(answer)))).toEqual(
+          [first, second, fourth].map((answer) => drawOf(Either.getOrThrow(answer!)))
+        )
+        expect(yield* awardedOf(gameId)).toEqual([{ name: "Free drink", awarded: 3 }])
       }))
 
     it.scoped("a replayed play answers its first result; a scratch card reveals once", () =>
