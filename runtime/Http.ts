@@ -48,6 +48,8 @@ import { BillingHttpLive } from "../src/billing/Http.ts"
 import { ReferralLinkHttpLive, ReferralsConsoleHttpLive, ReferralsHttpLive } from "../src/referrals/Http.ts"
 import { SegmentsHttpLive } from "../src/segments/Http.ts"
 import { GamesConsoleHttpLive, GamesHttpLive, HostedGamesHttpLive } from "../src/games/Http.ts"
+import { GamesService } from "../src/games/Service.ts"
+import { Sharding } from "@effect/cluster/Sharding"
 import { PromotionsHttpLive } from "../src/promotions/Http.ts"
 import { ConsoleWebLive } from "../src/console/Http.ts"
 import { ConsoleRpcLive } from "../src/console/Rpc.ts"
@@ -236,7 +238,7 @@ export const ApiGroupsLive = Layer.mergeAll(
   SecurityHttpLive,
   BillingHttpLive,
   GamesConsoleHttpLive,
-  GamesHttpLive,
+  GamesHttpLive.pipe(builtOn(Authentication, GamesService, Sharding)),
   HostedGamesHttpLive,
   MailHttpLive
 ).pipe(Layer.provide(AuthenticationLive))
