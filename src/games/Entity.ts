@@ -78,6 +78,10 @@ export type PlayOutcome = typeof PlayOutcome.Type
 
 const Failures = Schema.Union(InvalidState, NotFound)
 
+/** One instant play as the entity takes it: the play to make, and for whom. */
+export const PlayRequest = Schema.Struct({ playId: PlayId, customerId: CustomerId })
+export type PlayRequest = typeof PlayRequest.Type
+
 /** How many customers' store and mode one game's entity keeps in memory. */
 const MAX_REMEMBERED_CUSTOMERS = 10_000
 
@@ -91,7 +95,7 @@ export const GameInventoryEntity = Entity.make("GameInventory", [
    * answers runners of the version before it while a cluster is upgraded, and tests.
    */
   Rpc.make("Play", {
-    payload: { playId: PlayId, customerId: CustomerId },
+    payload: PlayRequest.fields,
     success: PlayOutcome,
     error: Failures,
     primaryKey: (payload) => payload.playId
@@ -102,7 +106,7 @@ export const GameInventoryEntity = Entity.make("GameInventory", [
    * by its play id, and a retried play must not make the plays sent beside it fail as duplicates.
    */
   Rpc.make("PlayMany", {
-    payload: { plays: Schema.NonEmptyArray(Schema.Struct({ playId: PlayId, customerId: CustomerId })) },
+    payload: { plays: Schema.NonEmptyArray(PlayRequest) },
     success: Schema.Array(Schema.Either({ right: PlayOutcome, left: Failures }))
   }),
   /** A scratch card issued to a customer, drawn later by `Reveal`. */
@@ -135,11 +139,11 @@ export const outcomeOf = (view: PlayViewRow): PlayOutcome => ({
 type Refusal = InvalidState | NotFound
 
 /** An instant play waiting in its game's queue (src/platform/EntityQueue.ts): applied with the plays waiting beside it. */
-interface PlayJob {
+interface PlayJob extends PlayRequest {
   readonly _tag: "Play"
-  readonly playId: PlayId
-  readonly customerId: CustomerId
 }
+
+const playJob = (play: PlayRequest): PlayJob => ({ _tag: "Play", playId: play.playId, customerId: play.customerId })
 
 /** A message applied in a transaction of its own (issuing or revealing a scratch card). */
 interface AloneJob {
@@ -520,9 +524,8 @@ export const GameInventoryEntityLive = GameInventoryEntity.toLayer(
     )
 
     return GameInventoryEntity.of({
-      Play: ({ payload }) => submit({ _tag: "Play", playId: payload.playId, customerId: payload.customerId }),
-      PlayMany: ({ payload }) =>
-        submitAll(Arr.map(payload.plays, (play): Job => ({ _tag: "Play", playId: play.playId, customerId: play.customerId }))),
+      Play: ({ payload }) => submit(playJob(payload)),
+      PlayMany: ({ payload }) => submitAll(Arr.map(payload.plays, playJob)),
       Issue: ({ payload }) => submit({ _tag: "Alone", transaction: issue(payload.playId, payload.customerId) }),
       Reveal: ({ payload }) => submit({ _tag: "Alone", transaction: reveal(payload.playId) })
     })

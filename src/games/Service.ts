@@ -45,16 +45,10 @@ import { PublicLinks } from "../platform/PublicLinks.ts"
 import { currentDate } from "../platform/Time.ts"
 import { StoresService } from "../stores/Service.ts"
 import { CustomerStandings } from "../customers/Standings.ts"
-import { creditPrize, GameInventoryEntity, type PlayOutcome } from "./Entity.ts"
+import { creditPrize, GameInventoryEntity, type PlayOutcome, type PlayRequest } from "./Entity.ts"
 import { type GameRow, GamesRepo, PLAYS_CHANNEL, type PlayViewRow, type PrizeRow } from "./Repo.ts"
 import { encodePlay, hasEnded, notPlayableReason, toGame, toHostedGame, toHostedPlay, toPlay, toPrize, toStats } from "./View.ts"
 import { traced } from "../platform/Traced.ts"
-
-/** One instant play as the game's entity takes it. */
-interface PlayRequest {
-  readonly playId: PlayId
-  readonly customerId: CustomerId
-}
 
 /** How long one GamePlaysFeed subscription lasts: a client subscribes again, authorized afresh. */
 export const GAME_PLAYS_FEED_LIFETIME = Duration.minutes(15)
