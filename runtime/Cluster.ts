@@ -43,7 +43,7 @@ import { ReferralConversionLive } from "../src/referrals/Conversion.ts"
 import { ReferralsRepo } from "../src/referrals/Repo.ts"
 import { PromotionAwardingLive, PromotionEndingCronLive } from "../src/promotions/Awarding.ts"
 import { LoyaltyRepo } from "../src/loyalty/Repo.ts"
-import { Outbox, OutboxPolls } from "../src/platform/Outbox.ts"
+import { Outbox, OutboxPolls, OutboxQueues } from "../src/platform/Outbox.ts"
 import { PaymentsRepo } from "../src/payments/Repo.ts"
 import { JournalPostings } from "../src/ledger/Journal.ts"
 import { ClusterProbeLive } from "../src/system/ClusterProbe.ts"
@@ -60,7 +60,7 @@ export const entityLayers = [ClusterProbeLive, PaymentEntityLive, CustomerWallet
 export const singletonLayers = [PaymentJobsLive, WebhookDispatcherLive, RetentionCronLive, LoyaltyEarningLive, RiskRulesLive, AnalyticsRollupLive, ReferralConversionLive, NotificationsConsumerLive, NotificationRetriesLive, PromotionAwardingLive, PromotionEndingCronLive, BillingPaymentsLive, GamePrizeCreditsLive, MailSenderLive, ReceiptMailLive] as const
 
 export const EntitiesLive = Layer.mergeAll(...entityLayers, ...singletonLayers).pipe(
-  Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default, Outbox.Default, OutboxPolls.Default, ReferralsRepo.Default, JournalPostings.Default])
+  Layer.provide([PaymentsRepo.Default, LoyaltyRepo.Default, Outbox.Default, OutboxPolls.Default, OutboxQueues.Default, ReferralsRepo.Default, JournalPostings.Default])
 )
 
 /**

@@ -14,6 +14,9 @@
  * fails as a whole (a defect, the entity's runner going away) answers each of its jobs with that failure.
  * A job once handed over is sent even if its caller stops waiting, as a message to an entity with
  * uninterruptible messages would be; what is still waiting when the scope closes is interrupted.
+ *
+ * The same lines serve statements as well as messages: the outbox consumers' reads of their queues go
+ * together this way, one statement in flight (src/platform/Outbox.ts, `OutboxQueues`).
  */
 import { Array as Arr, Deferred, Effect, Either, Exit, FiberId, FiberSet, type Scope } from "effect"
 

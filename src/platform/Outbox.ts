@@ -10,10 +10,11 @@
 import { Singleton } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import * as SqlSchema from "./SqlSchema.ts"
-import { Array as Arr, Deferred, Duration, Effect, FiberRef, Queue, Schema, type Scope, Stream } from "effect"
+import { Array as Arr, Deferred, Duration, Effect, Either, FiberRef, Queue, Schema, type Scope, Stream } from "effect"
 import { EventId, StoreId } from "../../domain/Ids.ts"
 import { ChangeFeed } from "./ChangeFeed.ts"
 import { newId } from "./Ids.ts"
+import { makeMessageBatches } from "./MessageBatches.ts"
 import { currentDate } from "./Time.ts"
 import { traced, spanWhenExported } from "./Traced.ts"
 
@@ -277,33 +278,105 @@ export const oncePerPass = <A, E, R>(key: string, read: Effect.Effect<A, E, R>):
     })
   })
 
+/** What a consumer's pass asks of its queue: up to `limit` of its pending events of `types`, oldest first. */
+interface QueueRead {
+  readonly consumer: string
+  readonly types: ReadonlyArray<string>
+  readonly limit: number
+}
+
+/** Events a consumer has applied, to take off its queue. */
+interface QueueCleared {
+  readonly consumer: string
+  readonly positions: ReadonlyArray<number>
+}
+
+/** A pending event as the shared read answers it: the event, and which of the asking consumers have it queued. */
+const QueuedFor = Schema.Struct({ consumers: Schema.Array(Schema.String) })
+const decodeQueued = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...OutboxEvent.fields, ...QueuedFor.fields })))
+
+/**
+ * The queues of the outbox consumers a process runs, read and cleared together. One outbox event has up to
+ * eight consumers (a completed payment: analytics, risk, notifications, loyalty, promotions, referrals,
+ * billing, receipts), woken by the same notice; each read its own queue with a statement of its own,
+ * decoded the same event again, and took it off with another statement — 16 statements and eight decodes
+ * for one event's row. Here the reads that come while one is in flight go together as one statement that
+ * reads each event once, with the consumers that have it queued (each consumer's own types and limit),
+ * and so do the clears; the first read of an idle process goes at once. A consumer still reads and clears
+ * only its own queue, in the order of its passes, so what it applies and when is as before; a statement
+ * that fails fails the passes that shared it, which read again at their next pass.
+ */
+export class OutboxQueues extends Effect.Service<OutboxQueues>()("platform/OutboxQueues", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    // Each consumer's pending positions by its primary key (consumer, position), up to its limit, of its
+    // types; each event's row then read once for all of them.
+    const readQueues = (reads: ReadonlyArray<QueueRead>) =>
+      sql`
+        SELECT o.position::text AS position, o.event_id AS "eventId", o.type, o.store_id AS "storeId",
+               o.livemode, o.payload, o.created_at AS "createdAt", w.consumers
+        FROM (
+          SELECT p.position, array_agg(c.consumer) AS consumers
+          FROM jsonb_to_recordset(${JSON.stringify(reads)}::jsonb) AS c(consumer text, types text[], "limit" int)
+          CROSS JOIN LATERAL (
+            SELECT q.position FROM outbox_pending q JOIN outbox e ON e.position = q.position
+            WHERE q.consumer = c.consumer AND e.type = ANY (c.types)
+            ORDER BY q.position
+            LIMIT c."limit"
+          ) p
+          GROUP BY p.position
+        ) w JOIN outbox o ON o.position = w.position
+        ORDER BY o.position`.pipe(Effect.flatMap(decodeQueued))
+
+    const clearQueues = (cleared: ReadonlyArray<QueueCleared>) =>
+      sql`
+        DELETE FROM outbox_pending q
+        USING jsonb_to_recordset(${JSON.stringify(cleared)}::jsonb) AS c(consumer text, positions bigint[])
+        WHERE q.consumer = c.consumer AND q.position = ANY (c.positions)`
+
+    // One key: every read (and every clear) of the process goes in the same line, one statement in flight.
+    const readTogether = yield* makeMessageBatches(
+      (_line: "read", reads: Arr.NonEmptyReadonlyArray<QueueRead>) =>
+        readQueues(reads).pipe(
+          Effect.map((rows) => {
+            const eventsOf = new Map(reads.map((read) => [read.consumer, [] as Array<OutboxEvent>]))
+            for (const { consumers, ...fields } of rows) {
+              // Decoded above with the event's own schema: made without checking it again.
+              const event = new OutboxEvent(fields, true)
+              for (const consumer of consumers) eventsOf.get(consumer)?.push(event)
+            }
+            return reads.map((read) => Either.right(eventsOf.get(read.consumer)!))
+          }),
+          Effect.orDie
+        ),
+      { maxInFlight: 1 }
+    )
+    const clearTogether = yield* makeMessageBatches(
+      (_line: "clear", cleared: Arr.NonEmptyReadonlyArray<QueueCleared>) =>
+        clearQueues(cleared).pipe(Effect.as(cleared.map(() => Either.right(undefined))), Effect.orDie),
+      { maxInFlight: 1 }
+    )
+
+    return {
+      /** Up to `limit` of the consumer's pending events of `types`, oldest first. */
+      pending: (read: QueueRead): Effect.Effect<ReadonlyArray<OutboxEvent>> => readTogether("read", read),
+      /** Takes the events at `positions` off the consumer's queue. */
+      clear: (cleared: QueueCleared): Effect.Effect<void> => clearTogether("clear", cleared)
+    }
+  })
+}) {}
+
 /**
  * One pass of consumer `name`: up to a batch of its pending events, applied and taken off its queue.
  * Answers how many were read (a full batch means more may be waiting).
  */
 export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R>) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const queues = yield* OutboxQueues
     const batch = options.batch ?? DEFAULT_BATCH
     const keyOf = options.keyOf ?? ((event: OutboxEvent) => event.storeId)
-    const types = [...options.types]
-
-    const pending = SqlSchema.findAll({
-      Request: Schema.Number,
-      Result: OutboxEvent,
-      execute: (limit) =>
-        sql`
-          SELECT o.position::text AS position, o.event_id AS "eventId", o.type, o.store_id AS "storeId",
-                 o.livemode, o.payload, o.created_at AS "createdAt"
-          FROM outbox_pending q JOIN outbox o ON o.position = q.position
-          WHERE q.consumer = ${name} AND o.type IN ${sql.in(types)}
-          ORDER BY q.position
-          LIMIT ${limit}`
-    })
-    const done = SqlSchema.void({
-      Request: Schema.Array(Schema.Number),
-      execute: (positions) => sql`DELETE FROM outbox_pending WHERE consumer = ${name} AND position IN ${sql.in(positions)}`
-    })
+    const read: QueueRead = { consumer: name, types: [...options.types], limit: batch }
 
     const applyEvents = (events: ReadonlyArray<OutboxEvent>) => Effect.gen(function*() {
       const byKey = new Map<string, Array<OutboxEvent>>()
@@ -328,10 +401,10 @@ export const makeOutboxPass = <R>(name: string, options: OutboxConsumerOptions<R
             ),
         { concurrency: options.concurrency ?? DEFAULT_CONCURRENCY, discard: true }
       )
-      if (applied.length > 0) yield* Effect.orDie(done(applied))
+      if (applied.length > 0) yield* queues.clear({ consumer: name, positions: applied })
     })
     return Effect.gen(function*() {
-      const events = yield* Effect.orDie(pending(batch))
+      const events = yield* queues.pending(read)
       if (events.length === 0) return 0
       // Each pass shares its own events and reads (oncePerPass), and only its own.
       yield* Effect.locally(applyEvents(events), currentPass, { events, reads: new Map() })

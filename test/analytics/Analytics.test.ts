@@ -12,7 +12,7 @@ import { forecastSeries } from "../../src/analytics/Forecast.ts"
 import { applyAnalyticsEvent } from "../../src/analytics/Jobs.ts"
 import { AnalyticsRepo } from "../../src/analytics/Repo.ts"
 import { paymentLines, refundLines, shareReversalOf, shareOf } from "../../src/ledger/Postings.ts"
-import { makeOutboxPass, Outbox } from "../../src/platform/Outbox.ts"
+import { makeOutboxPass, Outbox, OutboxQueues } from "../../src/platform/Outbox.ts"
 import { signUp } from "../support/Accounts.ts"
 import { clientAs, expectFailure } from "../support/Client.ts"
 import { newMerchant, paidPayment, refund } from "../support/Merchant.ts"
@@ -195,7 +195,7 @@ describe("analytics, ledger, revenue shares and risk", () => {
           SELECT day::text AS day, paid_count AS n, revenue::text AS revenue FROM analytics_daily
           WHERE store_id = ${merchant.storeId} AND currency = 'USD' ORDER BY day`
         expect(rows).toEqual([{ day: dayBefore(1), n: 1, revenue: "400" }, { day: today(), n: 3, revenue: "600" }])
-      }))
+      }).pipe(Effect.provide(OutboxQueues.Default)))
 
     it.effect("forecasts a straight-line history as the line, per currency", () =>
       Effect.gen(function*() {

@@ -10,7 +10,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Queue } from "effect"
 import { subscribeOutboxConsumer } from "../../migrations/0010_outbox_consumers.ts"
 import type { StoreId } from "../../domain/Ids.ts"
-import { makeOutboxPass, Outbox, OutboxPolls, type OutboxEvent } from "../../src/platform/Outbox.ts"
+import { makeOutboxPass, Outbox, OutboxPolls, OutboxQueues, type OutboxEvent } from "../../src/platform/Outbox.ts"
 import { Retention } from "../../src/system/Retention.ts"
 import { testAppLayer } from "../support/TestApp.ts"
 
@@ -59,7 +59,7 @@ describe("outbox consumers", () => {
         // Applied events are off the queue: a second pass reads nothing.
         expect(yield* pass).toBe(0)
         expect(yield* queued("test-order")).toBe(0)
-      }))
+      }).pipe(Effect.provide(OutboxQueues.Default)))
 
     it.effect("keeps a failed event and the later ones of its key for the next pass; other keys go on", () =>
       Effect.gen(function*() {
@@ -88,7 +88,7 @@ describe("outbox consumers", () => {
         yield* pass
         expect(applied).toEqual([3, 1, 2])
         expect(yield* queued("test-failure")).toBe(0)
-      }))
+      }).pipe(Effect.provide(OutboxQueues.Default)))
 
     it.effect("two consumers of one type each get the event", () =>
       Effect.gen(function*() {
@@ -102,7 +102,37 @@ describe("outbox consumers", () => {
         expect(yield* first).toBe(1)
         expect(yield* queued("test-first")).toBe(0)
         expect(yield* queued("test-second")).toBe(1)
-      }))
+      }).pipe(Effect.provide(OutboxQueues.Default)))
+
+    it.effect("consumers' passes at once, read and cleared together, each get their own events of their types up to their batch", () =>
+      Effect.gen(function*() {
+        const outbox = yield* Effect.provide(Outbox, Outbox.Default)
+        yield* subscribeOutboxConsumer("test-together-a", ["test.one", "test.two"])
+        yield* subscribeOutboxConsumer("test-together-b", ["test.two"])
+        // Subscribed to both, handling one: its other events stay queued, unread.
+        yield* subscribeOutboxConsumer("test-together-c", ["test.one", "test.two"])
+        for (const [n, type] of [[1, "test.one"], [2, "test.two"], [3, "test.one"], [4, "test.two"], [5, "test.one"], [6, "test.two"]] as const) {
+          yield* outbox.emit({ storeId: storeA, livemode: false, type, object: { n } })
+        }
+        const seen: Record<string, Array<number>> = { a: [], b: [], c: [] }
+        const passOf = (name: "a" | "b" | "c", types: Array<string>, batch: number) =>
+          makeOutboxPass(`test-together-${name}`, {
+            types,
+            batch,
+            apply: (event: OutboxEvent) => Effect.sync(() => seen[name]!.push((event.object as { n: number }).n))
+          })
+        const passes = [
+          yield* passOf("a", ["test.one", "test.two"], 4),
+          yield* passOf("b", ["test.two"], 10),
+          yield* passOf("c", ["test.one"], 1)
+        ]
+        expect(yield* Effect.all(passes, { concurrency: "unbounded" })).toEqual([4, 3, 1])
+        expect(seen).toEqual({ a: [1, 2, 3, 4], b: [2, 4, 6], c: [1] })
+        expect([yield* queued("test-together-a"), yield* queued("test-together-b"), yield* queued("test-together-c")]).toEqual([2, 0, 5])
+        expect(yield* Effect.all(passes, { concurrency: "unbounded" })).toEqual([2, 0, 1])
+        expect(seen).toEqual({ a: [1, 2, 3, 4, 5, 6], b: [2, 4, 6], c: [1, 3] })
+        expect([yield* queued("test-together-a"), yield* queued("test-together-b"), yield* queued("test-together-c")]).toEqual([0, 0, 4])
+      }).pipe(Effect.provide(OutboxQueues.Default)))
 
     it.effect("retention keeps an event a consumer still has queued", () =>
       Effect.gen(function*() {

@@ -13,7 +13,7 @@ import type { CustomerId, StoreId } from "../../domain/Ids.ts"
 import type { UpdateReferralProgram } from "../../domain/Referrals.ts"
 import { applyReferralPaymentEvent, REFERRAL_PAYMENT_EVENTS, REFERRALS_CONSUMER } from "../../src/referrals/Conversion.ts"
 import { ReferralsRepo } from "../../src/referrals/Repo.ts"
-import { makeOutboxPass, Outbox } from "../../src/platform/Outbox.ts"
+import { makeOutboxPass, Outbox, OutboxQueues } from "../../src/platform/Outbox.ts"
 import { addMember } from "../support/Accounts.ts"
 import { clientAs, expectFailure, listParams } from "../support/Client.ts"
 import { makeCall } from "../support/Http.ts"
@@ -221,7 +221,7 @@ describe("referrals", () => {
         yield* settled
         expect(yield* balanceOf(app, merchant.key, referrer.id)).toBe(500)
         expect((yield* owner.referralsConsole.commissions({ path: { storeId }, urlParams: listParams() })).data).toHaveLength(3)
-      }))
+      }).pipe(Effect.provide(OutboxQueues.Default)))
 
     it.effect("flags self-referrals and referrers past the daily limit at creation, with a referral.flagged event", () =>
       Effect.gen(function*() {
@@ -339,7 +339,7 @@ describe("referrals", () => {
         const owner = yield* clientAs(app, merchant.owner.token)
         const commissions = (yield* owner.referralsConsole.commissions({ path: { storeId: merchant.storeId }, urlParams: listParams() })).data
         expect(commissions.map((c) => c.amount)).toEqual(["0.50", "0.50"])
-      }))
+      }).pipe(Effect.provide(OutboxQueues.Default)))
 
     it.effect("refuses bad input with 400, another store's objects with 404, and roles without the permission with 403", () =>
       Effect.gen(function*() {
