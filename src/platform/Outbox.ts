@@ -292,8 +292,9 @@ interface QueueCleared {
 }
 
 /** A pending event as the shared read answers it: the event, and which of the asking consumers have it queued. */
-const QueuedFor = Schema.Struct({ consumers: Schema.Array(Schema.String) })
-const decodeQueued = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...OutboxEvent.fields, ...QueuedFor.fields })))
+const decodeQueued = Schema.decodeUnknown(
+  Schema.Array(Schema.Struct({ ...OutboxEvent.fields, consumers: Schema.Array(Schema.String) }))
+)
 
 /**
  * The queues of the outbox consumers a process runs, read and cleared together. One outbox event has up to
@@ -337,10 +338,13 @@ export class OutboxQueues extends Effect.Service<OutboxQueues>()("platform/Outbo
 
     // One key: every read (and every clear) of the process goes in the same line, one statement in flight.
     const readTogether = yield* makeMessageBatches(
-      (_line: "read", reads: Arr.NonEmptyReadonlyArray<QueueRead>) =>
-        readQueues(reads).pipe(
+      (_line: "read", reads: Arr.NonEmptyReadonlyArray<QueueRead>) => {
+        // Passes of one consumer that ask at once (its singleton runs one at a time; a test may run more)
+        // share one read of its queue, and each gets the consumer's events once.
+        const byConsumer = new Map(reads.map((read) => [read.consumer, read]))
+        return readQueues([...byConsumer.values()]).pipe(
           Effect.map((rows) => {
-            const eventsOf = new Map(reads.map((read) => [read.consumer, [] as Array<OutboxEvent>]))
+            const eventsOf = new Map([...byConsumer.keys()].map((consumer) => [consumer, [] as Array<OutboxEvent>]))
             for (const { consumers, ...fields } of rows) {
               // Decoded above with the event's own schema: made without checking it again.
               const event = new OutboxEvent(fields, true)
@@ -349,7 +353,8 @@ export class OutboxQueues extends Effect.Service<OutboxQueues>()("platform/Outbo
             return reads.map((read) => Either.right(eventsOf.get(read.consumer)!))
           }),
           Effect.orDie
-        ),
+        )
+      },
       { maxInFlight: 1 }
     )
     const clearTogether = yield* makeMessageBatches(

@@ -134,6 +134,24 @@ describe("outbox consumers", () => {
         expect([yield* queued("test-together-a"), yield* queued("test-together-b"), yield* queued("test-together-c")]).toEqual([0, 0, 4])
       }).pipe(Effect.provide(OutboxQueues.Default)))
 
+    it.effect("passes of one consumer at once each read its events once", () =>
+      Effect.gen(function*() {
+        const outbox = yield* Effect.provide(Outbox, Outbox.Default)
+        yield* subscribeOutboxConsumer("test-twice", ["test.twice"])
+        for (const n of [1, 2]) yield* outbox.emit({ storeId: storeA, livemode: false, type: "test.twice", object: { n } })
+        const seen: Array<Array<number>> = [[], [], []]
+        const passOf = (index: number) =>
+          makeOutboxPass("test-twice", {
+            types: ["test.twice"],
+            apply: (event: OutboxEvent) => Effect.sync(() => seen[index]!.push((event.object as { n: number }).n))
+          })
+        // The first read goes at once; the two that come while it is in flight go together.
+        const passes = [yield* passOf(0), yield* passOf(1), yield* passOf(2)]
+        expect(yield* Effect.all(passes, { concurrency: "unbounded" })).toEqual([2, 2, 2])
+        expect(seen).toEqual([[1, 2], [1, 2], [1, 2]])
+        expect(yield* queued("test-twice")).toBe(0)
+      }).pipe(Effect.provide(OutboxQueues.Default)))
+
     it.effect("retention keeps an event a consumer still has queued", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
